@@ -1,0 +1,18 @@
+//! Mailward's pure core.
+//!
+//! This crate owns the model (organizations, accounts, API keys, signup challenges), the rules that
+//! need no I/O (email and name validation, secret hashing) and the *ports*: the traits that the
+//! storage, queue, clock, mailer and DNS adapters implement. It must not depend on an async
+//! runtime, an HTTP stack, the AWS SDK or a database crate; adapters live in `mailward-local` and
+//! `mailward-aws`, and handlers only ever see these traits.
+
+pub mod clock;
+pub mod dns;
+pub mod email;
+pub mod mailer;
+pub mod model;
+pub mod queue;
+pub mod secrets;
+pub mod store;
+
+pub use clock::{Clock, ManualClock, SystemClock};

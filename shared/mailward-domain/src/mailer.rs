@@ -1,0 +1,29 @@
+//! The mailer port: outbound email (signup codes, later invitations).
+//!
+//! Adapters: SES on AWS; locally an `.eml` file per message in the data directory's outbox plus
+//! one log line, so a person running the stack can read their signup code.
+
+use async_trait::async_trait;
+
+/// A plain-text message to one recipient.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundEmail {
+    /// Recipient address.
+    pub to: String,
+    /// Subject line.
+    pub subject: String,
+    /// Plain-text body.
+    pub text: String,
+}
+
+/// Mail sending failures.
+#[derive(Debug, thiserror::Error)]
+#[error("mail not sent: {0}")]
+pub struct MailError(pub String);
+
+/// The mailer port.
+#[async_trait]
+pub trait Mailer: Send + Sync {
+    /// Sends one message.
+    async fn send(&self, email: OutboundEmail) -> Result<(), MailError>;
+}
