@@ -1,1 +1,12 @@
-//! placeholder
+//! Test support shared by the adapter crates and the black-box tests.
+//!
+//! - [`store_conformance`]: the contract of `mailward_domain::store::ItemStore`, run against the
+//!   SQLite adapter always and against DynamoDB (moto) by the test script.
+//! - [`queue_conformance`]: the contract of `mailward_domain::queue::Queue`, likewise for the
+//!   embedded queue and SQS.
+
+mod queue_suite;
+mod store_suite;
+
+pub use queue_suite::{TimeTravel, queue_conformance};
+pub use store_suite::store_conformance;

@@ -1,0 +1,66 @@
+//! [`Mailer`] that writes `.eml` files to a directory (the local stack's outbox).
+
+use async_trait::async_trait;
+use mailward_domain::Clock;
+use mailward_domain::mailer::{MailError, Mailer, OutboundEmail};
+use std::path::PathBuf;
+use std::sync::Arc;
+use time::format_description::well_known::Rfc2822;
+
+/// Writes each message as `<outbox>/<unix-ms>-<id>.eml` and logs one line naming the file
+/// (never the content: signup codes are secrets).
+#[derive(Debug, Clone)]
+pub struct FileMailer {
+    outbox: PathBuf,
+    from: String,
+    clock: Arc<dyn Clock>,
+}
+
+impl FileMailer {
+    /// A mailer writing into `outbox` (created on first send), sending as `from`.
+    pub fn new(outbox: PathBuf, from: String, clock: Arc<dyn Clock>) -> Self {
+        Self { outbox, from, clock }
+    }
+
+    /// The directory messages are written to.
+    pub fn outbox(&self) -> &std::path::Path {
+        &self.outbox
+    }
+}
+
+/// Removes CR and LF so a value cannot inject headers.
+fn header_value(value: &str) -> String {
+    value.replace(['\r', '\n'], " ")
+}
+
+#[async_trait]
+impl Mailer for FileMailer {
+    async fn send(&self, email: OutboundEmail) -> Result<(), MailError> {
+        let now = self.clock.now();
+        let id = uuid::Uuid::new_v4();
+        let date = now.format(&Rfc2822).unwrap_or_default();
+        let text = email.text.replace("\r\n", "\n").replace('\n', "\r\n");
+        let message = format!(
+            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {}\r\nMessage-ID: <{}@mailward.local>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{}\r\n",
+            header_value(&self.from),
+            header_value(&email.to),
+            header_value(&email.subject),
+            date,
+            id,
+            text
+        );
+        let path = self.outbox.join(format!(
+            "{}-{}.eml",
+            now.unix_timestamp_nanos() / 1_000_000,
+            id
+        ));
+        tokio::fs::create_dir_all(&self.outbox)
+            .await
+            .map_err(|e| MailError(format!("cannot create outbox {}: {e}", self.outbox.display())))?;
+        tokio::fs::write(&path, message)
+            .await
+            .map_err(|e| MailError(format!("cannot write {}: {e}", path.display())))?;
+        tracing::info!(mail.path = %path.display(), "email written to the local outbox");
+        Ok(())
+    }
+}
