@@ -1,1 +1,231 @@
-//! placeholder
+//! The local stack: one process that serves every function's router on one port and runs the
+//! queue workers and periodic chores beside it, on the embedded adapters (SQLite file, durable
+//! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
+
+use anyhow::Context as _;
+use mailward_domain::queue::QueueName;
+use mailward_domain::{Clock, SystemClock};
+use mailward_http::config::{RateLimit, Scope};
+use mailward_http::{AppState, Config};
+use mailward_local::{Database, EmbeddedQueue, EmbeddedStore, FileMailer};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Settings of the local stack (the binary fills them from flags and environment).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Data directory: `mailward.db`, `outbox/`, `secret.key`.
+    pub data_dir: PathBuf,
+    /// Public base URL; defaults to `http://<listen>`.
+    pub base_url: Option<String>,
+    /// Secret key; defaults to one generated once and kept in `<data-dir>/secret.key`.
+    pub secret_key: Option<String>,
+    /// Sender address of outbound mail.
+    pub mail_from: String,
+    /// Queue messages are dead-lettered after this many receives.
+    pub max_receives: u32,
+    /// Pause between queue polls when a queue is empty.
+    pub poll_interval: Duration,
+    /// Rate-limit overrides per scope (others keep their defaults).
+    pub rate_limits: Vec<(Scope, RateLimit)>,
+    /// Signup codes one address may request per hour.
+    pub signup_codes_per_hour: u32,
+}
+
+impl Settings {
+    /// Defaults for a data directory.
+    pub fn new(data_dir: PathBuf) -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir,
+            base_url: None,
+            secret_key: None,
+            mail_from: "Mailward <noreply@mailward.local>".into(),
+            max_receives: 5,
+            poll_interval: Duration::from_millis(200),
+            rate_limits: Vec::new(),
+            signup_codes_per_hour: 5,
+        }
+    }
+}
+
+/// Reads the secret key from `<data-dir>/secret.key`, creating it (64 random hex chars) once.
+pub fn load_or_create_secret(data_dir: &Path) -> anyhow::Result<Vec<u8>> {
+    let path = data_dir.join("secret.key");
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        let trimmed = existing.trim();
+        if trimmed.len() >= 32 {
+            return Ok(trimmed.as_bytes().to_vec());
+        }
+    }
+    let secret = hex::encode(mailward_domain::secrets::random_bytes(32));
+    std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+    Ok(secret.into_bytes())
+}
+
+/// The assembled application on embedded adapters.
+pub struct Assembled {
+    /// Application state (ports and config).
+    pub state: AppState,
+    /// The database (for the TTL reaper).
+    pub db: Database,
+}
+
+/// Builds the state for a data directory with the given clock.
+pub fn assemble(
+    settings: &Settings,
+    clock: Arc<dyn Clock>,
+    listen: SocketAddr,
+) -> anyhow::Result<Assembled> {
+    std::fs::create_dir_all(&settings.data_dir)
+        .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
+    let db =
+        Database::open(&settings.data_dir.join("mailward.db")).context("opening the database")?;
+    let secret = match &settings.secret_key {
+        Some(s) if s.len() >= 32 => s.as_bytes().to_vec(),
+        Some(_) => anyhow::bail!("the secret key must be at least 32 characters"),
+        None => load_or_create_secret(&settings.data_dir)?,
+    };
+    let base_url = settings
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{listen}"));
+    let mut config = Config::new(base_url, secret);
+    config
+        .rate_limits
+        .extend(settings.rate_limits.iter().copied());
+    config.signup_codes_per_address_per_hour = settings.signup_codes_per_hour;
+    let store = Arc::new(EmbeddedStore::new(db.clone(), Arc::clone(&clock)));
+    let queue = Arc::new(EmbeddedQueue::new(
+        db.clone(),
+        Arc::clone(&clock),
+        settings.max_receives,
+    ));
+    let mailer = Arc::new(FileMailer::new(
+        settings.data_dir.join("outbox"),
+        settings.mail_from.clone(),
+        Arc::clone(&clock),
+    ));
+    Ok(Assembled {
+        state: AppState::new(store, queue, mailer, clock, config),
+        db,
+    })
+}
+
+/// Every function's routes on one router, as the local stack serves them.
+pub fn router(state: AppState) -> axum::Router {
+    let routes = api_public::routes().merge(api_account::routes());
+    mailward_http::finish(routes, state)
+}
+
+/// A running local stack.
+pub struct LocalStack {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its state (tests use the ports directly, e.g. to run jobs).
+    pub state: AppState,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl LocalStack {
+    /// Starts the server and the background workers with the system clock.
+    pub async fn start(settings: Settings) -> anyhow::Result<Self> {
+        Self::start_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    /// Starts the server and workers with a given clock (tests pass a manual clock).
+    pub async fn start_with_clock(
+        settings: Settings,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("binding {}", settings.listen))?;
+        let addr = listener.local_addr()?;
+        let Assembled { state, db } = assemble(&settings, clock, addr)?;
+        let (shutdown, watcher) = watch::channel(false);
+        let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        let mut server_stop = watcher.clone();
+        let server = tokio::spawn(async move {
+            let result = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = server_stop.wait_for(|stop| *stop).await;
+                })
+                .await;
+            if let Err(e) = result {
+                tracing::error!(error = %e, "HTTP server stopped with an error");
+            }
+        });
+        let mut tasks = vec![server];
+        for queue in QueueName::ALL {
+            tasks.push(tokio::spawn(queue_worker(
+                state.clone(),
+                queue,
+                settings.poll_interval,
+                watcher.clone(),
+            )));
+        }
+        tasks.push(tokio::spawn(reaper(db, state.clock.clone(), watcher)));
+        Ok(Self {
+            addr,
+            state,
+            shutdown,
+            tasks,
+        })
+    }
+
+    /// Stops accepting requests, lets in-flight work finish, and waits for every task.
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Drains one queue until shutdown. Visibility 60 s: a job that crashes comes back a minute later.
+async fn queue_worker(
+    state: AppState,
+    queue: QueueName,
+    idle: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let received = match mailward_http::jobs::drain_once(&state, queue, 10, 60).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(queue = queue.as_str(), error = %e, "queue worker poll failed");
+                0
+            }
+        };
+        if received == 0 {
+            tokio::select! {
+                _ = tokio::time::sleep(idle) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+}
+
+/// Deletes expired items once a minute (DynamoDB's TTL reaper, locally).
+async fn reaper(db: Database, clock: Arc<dyn Clock>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(60)) => {}
+            _ = stop.changed() => return,
+        }
+        if let Err(e) = db.reap_expired(clock.unix()).await {
+            tracing::warn!(error = %e, "expired-item reaper failed");
+        }
+    }
+}

@@ -33,7 +33,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A manual clock starting at `start`.
     pub fn new(start: OffsetDateTime) -> Self {
-        Self { now: Mutex::new(start) }
+        Self {
+            now: Mutex::new(start),
+        }
     }
 
     /// A manual clock starting at the current wall-clock time (truncated to whole seconds).

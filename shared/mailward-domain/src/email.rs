@@ -40,7 +40,9 @@ impl EmailAddress {
                     && label.len() <= 63
                     && !label.starts_with('-')
                     && !label.ends_with('-')
-                    && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
             });
         if !labels_ok {
             return Err(EmailError::Invalid);
@@ -133,8 +135,14 @@ mod tests {
 
     #[test]
     fn disposable_domains_and_their_subdomains_are_refused() {
-        assert_eq!(parse_signup_email("x@mailinator.com"), Err(EmailError::Disposable));
-        assert_eq!(parse_signup_email("x@eu.mailinator.com"), Err(EmailError::Disposable));
+        assert_eq!(
+            parse_signup_email("x@mailinator.com"),
+            Err(EmailError::Disposable)
+        );
+        assert_eq!(
+            parse_signup_email("x@eu.mailinator.com"),
+            Err(EmailError::Disposable)
+        );
         assert!(parse_signup_email("x@example.com").is_ok());
         assert!(parse_signup_email("x@gmail.com").is_ok());
     }

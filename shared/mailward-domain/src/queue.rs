@@ -66,7 +66,8 @@ pub enum QueueError {
 #[async_trait]
 pub trait Queue: Send + Sync {
     /// Enqueues `body`, invisible for `delay_secs` (at most [`MAX_NATIVE_DELAY_SECS`]).
-    async fn send(&self, queue: QueueName, body: String, delay_secs: u64) -> Result<(), QueueError>;
+    async fn send(&self, queue: QueueName, body: String, delay_secs: u64)
+    -> Result<(), QueueError>;
 
     /// Receives up to `max` visible messages, hiding each for `visibility_secs`.
     async fn receive(

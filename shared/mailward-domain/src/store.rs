@@ -80,13 +80,19 @@ impl Item {
 
     /// Sets the secondary index 1 key.
     pub fn with_gsi1(mut self, pk: impl Into<String>, sk: impl Into<String>) -> Self {
-        self.gsi1 = Some(IndexKey { pk: pk.into(), sk: sk.into() });
+        self.gsi1 = Some(IndexKey {
+            pk: pk.into(),
+            sk: sk.into(),
+        });
         self
     }
 
     /// Sets the secondary index 2 key.
     pub fn with_gsi2(mut self, pk: impl Into<String>, sk: impl Into<String>) -> Self {
-        self.gsi2 = Some(IndexKey { pk: pk.into(), sk: sk.into() });
+        self.gsi2 = Some(IndexKey {
+            pk: pk.into(),
+            sk: sk.into(),
+        });
         self
     }
 
@@ -207,9 +213,17 @@ pub enum WriteOp {
     /// Put (create or replace) an item if the condition holds.
     Put { item: Item, condition: Condition },
     /// Delete an item if the condition holds.
-    Delete { pk: String, sk: String, condition: Condition },
+    Delete {
+        pk: String,
+        sk: String,
+        condition: Condition,
+    },
     /// Write nothing, but fail the transaction unless the condition holds.
-    Check { pk: String, sk: String, condition: Condition },
+    Check {
+        pk: String,
+        sk: String,
+        condition: Condition,
+    },
 }
 
 impl WriteOp {

@@ -65,7 +65,9 @@ impl Database {
 
     fn init(conn: Connection) -> Result<Self, rusqlite::Error> {
         conn.execute_batch(SCHEMA)?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)) })
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+        })
     }
 
     /// Runs `f` with exclusive use of the connection on the blocking thread pool.

@@ -31,7 +31,9 @@ mod conformance {
     #[async_trait]
     impl mailward_testkit::TimeTravel for Advance {
         async fn pass(&self, secs: u64) {
-            self.0.advance(time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX)));
+            self.0.advance(time::Duration::seconds(
+                i64::try_from(secs).unwrap_or(i64::MAX),
+            ));
         }
     }
 
@@ -66,9 +68,15 @@ mod conformance {
         let clock = Arc::new(ManualClock::starting_now());
         {
             let queue = EmbeddedQueue::new(Database::open(&path).unwrap(), clock.clone(), 3);
-            queue.send(QueueName::Jobs, "persist".into(), 0).await.unwrap();
+            queue
+                .send(QueueName::Jobs, "persist".into(), 0)
+                .await
+                .unwrap();
             // Received but not acked when the process "dies".
-            assert_eq!(queue.receive(QueueName::Jobs, 1, 30).await.unwrap().len(), 1);
+            assert_eq!(
+                queue.receive(QueueName::Jobs, 1, 30).await.unwrap().len(),
+                1
+            );
         }
         clock.advance(time::Duration::seconds(31));
         let queue = EmbeddedQueue::new(Database::open(&path).unwrap(), clock, 3);

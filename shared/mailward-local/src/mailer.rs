@@ -19,7 +19,11 @@ pub struct FileMailer {
 impl FileMailer {
     /// A mailer writing into `outbox` (created on first send), sending as `from`.
     pub fn new(outbox: PathBuf, from: String, clock: Arc<dyn Clock>) -> Self {
-        Self { outbox, from, clock }
+        Self {
+            outbox,
+            from,
+            clock,
+        }
     }
 
     /// The directory messages are written to.
@@ -54,9 +58,12 @@ impl Mailer for FileMailer {
             now.unix_timestamp_nanos() / 1_000_000,
             id
         ));
-        tokio::fs::create_dir_all(&self.outbox)
-            .await
-            .map_err(|e| MailError(format!("cannot create outbox {}: {e}", self.outbox.display())))?;
+        tokio::fs::create_dir_all(&self.outbox).await.map_err(|e| {
+            MailError(format!(
+                "cannot create outbox {}: {e}",
+                self.outbox.display()
+            ))
+        })?;
         tokio::fs::write(&path, message)
             .await
             .map_err(|e| MailError(format!("cannot write {}: {e}", path.display())))?;

@@ -19,7 +19,11 @@ impl EmbeddedQueue {
     /// A queue over `db`; a message received `max_receives` times without an ack goes to the
     /// dead-letter queue on its next receive (SQS's `maxReceiveCount` rule).
     pub fn new(db: Database, clock: Arc<dyn Clock>, max_receives: u32) -> Self {
-        Self { db, clock, max_receives: max_receives.max(1) }
+        Self {
+            db,
+            clock,
+            max_receives: max_receives.max(1),
+        }
     }
 
     fn now_ms(&self) -> i64 {
@@ -92,7 +96,12 @@ fn secs_to_ms(secs: u64) -> i64 {
 
 #[async_trait]
 impl Queue for EmbeddedQueue {
-    async fn send(&self, queue: QueueName, body: String, delay_secs: u64) -> Result<(), QueueError> {
+    async fn send(
+        &self,
+        queue: QueueName,
+        body: String,
+        delay_secs: u64,
+    ) -> Result<(), QueueError> {
         if delay_secs > MAX_NATIVE_DELAY_SECS {
             return Err(QueueError::Invalid(format!(
                 "delay {delay_secs}s exceeds {MAX_NATIVE_DELAY_SECS}s"
@@ -131,7 +140,10 @@ impl Queue for EmbeddedQueue {
         let receipt = receipt.to_owned();
         self.db
             .with(move |conn| {
-                conn.execute("DELETE FROM queue_messages WHERE receipt = ?1", params![receipt])
+                conn.execute(
+                    "DELETE FROM queue_messages WHERE receipt = ?1",
+                    params![receipt],
+                )
             })
             .await
             .map_err(QueueError::Unavailable)?

@@ -50,7 +50,12 @@ fn unavailable(e: rusqlite::Error) -> StoreError {
 }
 
 /// The live version at a key, `None` when absent or expired.
-fn live_version(conn: &Connection, pk: &str, sk: &str, now: i64) -> Result<Option<u64>, StoreError> {
+fn live_version(
+    conn: &Connection,
+    pk: &str,
+    sk: &str,
+    now: i64,
+) -> Result<Option<u64>, StoreError> {
     conn.query_row(
         "SELECT version FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
         params![pk, sk, now],
@@ -114,8 +119,11 @@ fn apply(conn: &Connection, op: &WriteOp, now: i64) -> Result<bool, StoreError> 
     match op {
         WriteOp::Put { item, .. } => write_item(conn, item)?,
         WriteOp::Delete { pk, sk, .. } => {
-            conn.execute("DELETE FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk])
-                .map_err(unavailable)?;
+            conn.execute(
+                "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
+                params![pk, sk],
+            )
+            .map_err(unavailable)?;
         }
         WriteOp::Check { .. } => {}
     }
@@ -212,13 +220,15 @@ fn run_query(conn: &Connection, q: &Query, now: i64) -> Result<Page, StoreError>
         .map_err(unavailable)?;
     let cursor = if items.len() > limit {
         items.truncate(limit);
-        items.last().map(|last| match (q.index, &last.gsi1, &last.gsi2) {
-            (Index::Primary, _, _) => encode_cursor(&[&last.sk]),
-            (Index::Gsi1, Some(k), _) | (Index::Gsi2, _, Some(k)) => {
-                encode_cursor(&[&k.sk, &last.pk, &last.sk])
-            }
-            _ => encode_cursor(&["", &last.pk, &last.sk]),
-        })
+        items
+            .last()
+            .map(|last| match (q.index, &last.gsi1, &last.gsi2) {
+                (Index::Primary, _, _) => encode_cursor(&[&last.sk]),
+                (Index::Gsi1, Some(k), _) | (Index::Gsi2, _, Some(k)) => {
+                    encode_cursor(&[&k.sk, &last.pk, &last.sk])
+                }
+                _ => encode_cursor(&["", &last.pk, &last.sk]),
+            })
     } else {
         None
     };
@@ -309,7 +319,9 @@ impl ItemStore for EmbeddedStore {
                 for (index, op) in ops.iter().enumerate() {
                     if !apply(&tx, op, now)? {
                         // Dropping `tx` rolls back every earlier op.
-                        return Err(StoreError::TransactionCanceled { failed: Some(index) });
+                        return Err(StoreError::TransactionCanceled {
+                            failed: Some(index),
+                        });
                     }
                 }
                 tx.commit().map_err(unavailable)

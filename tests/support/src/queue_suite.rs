@@ -13,7 +13,11 @@ pub trait TimeTravel: Send + Sync {
 
 async fn receive_one(queue: &dyn Queue, name: QueueName, visibility: u64) -> Option<Received> {
     let mut got = queue.receive(name, 10, visibility).await.unwrap();
-    assert!(got.len() <= 1, "expected at most one message, got {}", got.len());
+    assert!(
+        got.len() <= 1,
+        "expected at most one message, got {}",
+        got.len()
+    );
     got.pop()
 }
 
@@ -31,26 +35,40 @@ pub async fn queue_conformance(queue: Arc<dyn Queue>, time: &dyn TimeTravel) {
 
 async fn sent_messages_are_received_once_and_acked(q: &dyn Queue) {
     q.send(QueueName::Jobs, "hello".into(), 0).await.unwrap();
-    let msg = receive_one(q, QueueName::Jobs, 30).await.expect("message delivered");
+    let msg = receive_one(q, QueueName::Jobs, 30)
+        .await
+        .expect("message delivered");
     assert_eq!(msg.body, "hello");
     assert_eq!(msg.receive_count, 1);
-    assert!(receive_one(q, QueueName::Jobs, 30).await.is_none(), "hidden while in flight");
+    assert!(
+        receive_one(q, QueueName::Jobs, 30).await.is_none(),
+        "hidden while in flight"
+    );
     q.ack(QueueName::Jobs, &msg.receipt).await.unwrap();
 }
 
 async fn queues_are_independent(q: &dyn Queue) {
-    q.send(QueueName::Deliveries, "for deliveries".into(), 0).await.unwrap();
+    q.send(QueueName::Deliveries, "for deliveries".into(), 0)
+        .await
+        .unwrap();
     assert!(receive_one(q, QueueName::Jobs, 30).await.is_none());
-    let msg = receive_one(q, QueueName::Deliveries, 30).await.expect("delivered");
+    let msg = receive_one(q, QueueName::Deliveries, 30)
+        .await
+        .expect("delivered");
     assert_eq!(msg.body, "for deliveries");
     q.ack(QueueName::Deliveries, &msg.receipt).await.unwrap();
 }
 
 async fn delayed_messages_stay_hidden_until_due(q: &dyn Queue, time: &dyn TimeTravel) {
     q.send(QueueName::Jobs, "later".into(), 2).await.unwrap();
-    assert!(receive_one(q, QueueName::Jobs, 30).await.is_none(), "delay must hold");
+    assert!(
+        receive_one(q, QueueName::Jobs, 30).await.is_none(),
+        "delay must hold"
+    );
     time.pass(3).await;
-    let msg = receive_one(q, QueueName::Jobs, 30).await.expect("due after the delay");
+    let msg = receive_one(q, QueueName::Jobs, 30)
+        .await
+        .expect("due after the delay");
     assert_eq!(msg.body, "later");
     q.ack(QueueName::Jobs, &msg.receipt).await.unwrap();
 }
@@ -64,19 +82,28 @@ async fn unacked_messages_come_back_after_the_visibility_timeout(
     assert_eq!(first.receive_count, 1);
     // The consumer "crashes": no ack.
     time.pass(2).await;
-    let second = receive_one(q, QueueName::Jobs, 30).await.expect("redelivered, never lost");
+    let second = receive_one(q, QueueName::Jobs, 30)
+        .await
+        .expect("redelivered, never lost");
     assert_eq!(second.id, first.id);
     assert_eq!(second.body, "retry me");
     assert_eq!(second.receive_count, 2);
     q.ack(QueueName::Jobs, &second.receipt).await.unwrap();
     time.pass(31).await;
-    assert!(receive_one(q, QueueName::Jobs, 30).await.is_none(), "acked means gone");
+    assert!(
+        receive_one(q, QueueName::Jobs, 30).await.is_none(),
+        "acked means gone"
+    );
 }
 
 async fn messages_dead_letter_after_three_receives(q: &dyn Queue, time: &dyn TimeTravel) {
-    q.send(QueueName::Deliveries, "poison".into(), 0).await.unwrap();
+    q.send(QueueName::Deliveries, "poison".into(), 0)
+        .await
+        .unwrap();
     for expected in 1..=3 {
-        let msg = receive_one(q, QueueName::Deliveries, 1).await.expect("delivered");
+        let msg = receive_one(q, QueueName::Deliveries, 1)
+            .await
+            .expect("delivered");
         assert_eq!(msg.receive_count, expected);
         time.pass(2).await;
     }
@@ -86,7 +113,10 @@ async fn messages_dead_letter_after_three_receives(q: &dyn Queue, time: &dyn Tim
     );
     let mut dead = Vec::new();
     for _ in 0..5 {
-        dead = q.receive_dead_letters(QueueName::Deliveries, 10, 30).await.unwrap();
+        dead = q
+            .receive_dead_letters(QueueName::Deliveries, 10, 30)
+            .await
+            .unwrap();
         if !dead.is_empty() {
             break;
         }
@@ -94,9 +124,18 @@ async fn messages_dead_letter_after_three_receives(q: &dyn Queue, time: &dyn Tim
     }
     assert_eq!(dead.len(), 1, "the message is in the dead-letter queue");
     assert_eq!(dead[0].body, "poison");
-    assert!(q.receive_dead_letters(QueueName::Jobs, 10, 30).await.unwrap().is_empty());
+    assert!(
+        q.receive_dead_letters(QueueName::Jobs, 10, 30)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn delays_beyond_the_native_maximum_are_refused(q: &dyn Queue) {
-    assert!(q.send(QueueName::Jobs, "too late".into(), 901).await.is_err());
+    assert!(
+        q.send(QueueName::Jobs, "too late".into(), 901)
+            .await
+            .is_err()
+    );
 }

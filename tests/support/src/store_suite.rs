@@ -1,9 +1,9 @@
 //! The item-store conformance suite.
 
-use mailward_domain::{Clock as _, ManualClock};
 use mailward_domain::store::{
     Condition, Index, Item, ItemStore, Query, SortKey, StoreError, WriteOp, query_all,
 };
+use mailward_domain::{Clock as _, ManualClock};
 use std::sync::Arc;
 use time::Duration;
 
@@ -42,7 +42,11 @@ async fn put_then_get_round_trips_every_field(store: &dyn ItemStore) {
         .with_version(7)
         .expiring_at(4_102_444_800);
     store.put(written.clone(), Condition::None).await.unwrap();
-    let read = store.get(&pk, "A", true).await.unwrap().expect("item written");
+    let read = store
+        .get(&pk, "A", true)
+        .await
+        .unwrap()
+        .expect("item written");
     written.counter = None;
     assert_eq!(read, written);
     assert!(store.get(&pk, "B", true).await.unwrap().is_none());
@@ -50,26 +54,42 @@ async fn put_then_get_round_trips_every_field(store: &dyn ItemStore) {
 
 async fn conditional_put_not_exists_refuses_a_second_writer(store: &dyn ItemStore) {
     let pk = unique("UNIQUE");
-    store.put(item(&pk, "A", "first"), Condition::NotExists).await.unwrap();
-    let second = store.put(item(&pk, "A", "second"), Condition::NotExists).await;
-    assert!(matches!(second, Err(StoreError::ConditionFailed)), "{second:?}");
+    store
+        .put(item(&pk, "A", "first"), Condition::NotExists)
+        .await
+        .unwrap();
+    let second = store
+        .put(item(&pk, "A", "second"), Condition::NotExists)
+        .await;
+    assert!(
+        matches!(second, Err(StoreError::ConditionFailed)),
+        "{second:?}"
+    );
     let read = store.get(&pk, "A", true).await.unwrap().unwrap();
     assert_eq!(read.data, b"first");
     // Exists on a missing key fails; on a present key succeeds.
     let missing = store.put(item(&pk, "B", "x"), Condition::Exists).await;
     assert!(matches!(missing, Err(StoreError::ConditionFailed)));
-    store.put(item(&pk, "A", "third"), Condition::Exists).await.unwrap();
+    store
+        .put(item(&pk, "A", "third"), Condition::Exists)
+        .await
+        .unwrap();
 }
 
 async fn version_condition_detects_lost_updates(store: &dyn ItemStore) {
     let pk = unique("VERSION");
-    store.put(item(&pk, "A", "v1"), Condition::NotExists).await.unwrap();
+    store
+        .put(item(&pk, "A", "v1"), Condition::NotExists)
+        .await
+        .unwrap();
     store
         .put(item(&pk, "A", "v2").with_version(2), Condition::Version(1))
         .await
         .unwrap();
     // A writer still holding version 1 loses.
-    let stale = store.put(item(&pk, "A", "v2b").with_version(2), Condition::Version(1)).await;
+    let stale = store
+        .put(item(&pk, "A", "v2b").with_version(2), Condition::Version(1))
+        .await;
     assert!(matches!(stale, Err(StoreError::ConditionFailed)));
     let read = store.get(&pk, "A", true).await.unwrap().unwrap();
     assert_eq!((read.data.as_slice(), read.version), (&b"v2"[..], 2));
@@ -77,7 +97,10 @@ async fn version_condition_detects_lost_updates(store: &dyn ItemStore) {
 
 async fn delete_honours_conditions_and_reports_existence(store: &dyn ItemStore) {
     let pk = unique("DELETE");
-    store.put(item(&pk, "A", "x").with_version(3), Condition::None).await.unwrap();
+    store
+        .put(item(&pk, "A", "x").with_version(3), Condition::None)
+        .await
+        .unwrap();
     let wrong = store.delete(&pk, "A", Condition::Version(2)).await;
     assert!(matches!(wrong, Err(StoreError::ConditionFailed)));
     assert!(store.delete(&pk, "A", Condition::Version(3)).await.unwrap());
@@ -89,16 +112,30 @@ async fn delete_honours_conditions_and_reports_existence(store: &dyn ItemStore) 
 async fn query_pages_in_order_with_prefix_and_cursor(store: &dyn ItemStore) {
     let pk = unique("QUERY");
     for i in (0..25).rev() {
-        store.put(item(&pk, &format!("ITEM#{i:03}"), "x"), Condition::None).await.unwrap();
+        store
+            .put(item(&pk, &format!("ITEM#{i:03}"), "x"), Condition::None)
+            .await
+            .unwrap();
     }
-    store.put(item(&pk, "OTHER#1", "x"), Condition::None).await.unwrap();
-    store.put(item(&pk, "ITEL", "x"), Condition::None).await.unwrap();
+    store
+        .put(item(&pk, "OTHER#1", "x"), Condition::None)
+        .await
+        .unwrap();
+    store
+        .put(item(&pk, "ITEL", "x"), Condition::None)
+        .await
+        .unwrap();
     let mut seen = Vec::new();
     let mut cursor = None;
     let mut pages = 0;
     loop {
         let page = store
-            .query(Query::partition(&pk).prefix("ITEM#").limit(10).after(cursor))
+            .query(
+                Query::partition(&pk)
+                    .prefix("ITEM#")
+                    .limit(10)
+                    .after(cursor),
+            )
             .await
             .unwrap();
         assert!(page.items.len() <= 10);
@@ -114,7 +151,10 @@ async fn query_pages_in_order_with_prefix_and_cursor(store: &dyn ItemStore) {
     assert_eq!(seen, expected);
     let everything = query_all(store, Query::partition(&pk)).await.unwrap();
     assert_eq!(everything.len(), 27);
-    let empty = store.query(Query::partition(unique("EMPTY"))).await.unwrap();
+    let empty = store
+        .query(Query::partition(unique("EMPTY")))
+        .await
+        .unwrap();
     assert!(empty.items.is_empty() && empty.cursor.is_none());
     let bad = store
         .query(Query::partition(&pk).after(Some("not a cursor!".into())))
@@ -125,13 +165,22 @@ async fn query_pages_in_order_with_prefix_and_cursor(store: &dyn ItemStore) {
 async fn query_ranges_and_descending_order(store: &dyn ItemStore) {
     let pk = unique("RANGE");
     for sk in ["a", "b", "c", "d", "e"] {
-        store.put(item(&pk, sk, "x"), Condition::None).await.unwrap();
+        store
+            .put(item(&pk, sk, "x"), Condition::None)
+            .await
+            .unwrap();
     }
     let keys = |items: Vec<Item>| items.into_iter().map(|i| i.sk).collect::<Vec<_>>();
     let mut q = Query::partition(&pk);
     q.sort = SortKey::Between("b".into(), "d".into());
-    assert_eq!(keys(query_all(store, q.clone()).await.unwrap()), ["b", "c", "d"]);
-    assert_eq!(keys(query_all(store, q.descending()).await.unwrap()), ["d", "c", "b"]);
+    assert_eq!(
+        keys(query_all(store, q.clone()).await.unwrap()),
+        ["b", "c", "d"]
+    );
+    assert_eq!(
+        keys(query_all(store, q.descending()).await.unwrap()),
+        ["d", "c", "b"]
+    );
     let mut q = Query::partition(&pk);
     q.sort = SortKey::AtLeast("d".into());
     assert_eq!(keys(query_all(store, q).await.unwrap()), ["d", "e"]);
@@ -199,13 +248,30 @@ async fn secondary_indexes_are_queryable(store: &dyn ItemStore) {
 
 async fn transaction_applies_all_ops(store: &dyn ItemStore) {
     let pk = unique("TXN");
-    store.put(item(&pk, "DEL", "x"), Condition::None).await.unwrap();
-    store.put(item(&pk, "CHECK", "x").with_version(5), Condition::None).await.unwrap();
+    store
+        .put(item(&pk, "DEL", "x"), Condition::None)
+        .await
+        .unwrap();
+    store
+        .put(item(&pk, "CHECK", "x").with_version(5), Condition::None)
+        .await
+        .unwrap();
     store
         .transact(vec![
-            WriteOp::Put { item: item(&pk, "NEW", "n"), condition: Condition::NotExists },
-            WriteOp::Delete { pk: pk.clone(), sk: "DEL".into(), condition: Condition::Exists },
-            WriteOp::Check { pk: pk.clone(), sk: "CHECK".into(), condition: Condition::Version(5) },
+            WriteOp::Put {
+                item: item(&pk, "NEW", "n"),
+                condition: Condition::NotExists,
+            },
+            WriteOp::Delete {
+                pk: pk.clone(),
+                sk: "DEL".into(),
+                condition: Condition::Exists,
+            },
+            WriteOp::Check {
+                pk: pk.clone(),
+                sk: "CHECK".into(),
+                condition: Condition::Version(5),
+            },
         ])
         .await
         .unwrap();
@@ -215,37 +281,75 @@ async fn transaction_applies_all_ops(store: &dyn ItemStore) {
 
 async fn transaction_that_fails_changes_nothing(store: &dyn ItemStore) {
     let pk = unique("TXNFAIL");
-    store.put(item(&pk, "TAKEN", "x"), Condition::None).await.unwrap();
-    store.put(item(&pk, "KEEP", "x"), Condition::None).await.unwrap();
+    store
+        .put(item(&pk, "TAKEN", "x"), Condition::None)
+        .await
+        .unwrap();
+    store
+        .put(item(&pk, "KEEP", "x"), Condition::None)
+        .await
+        .unwrap();
     let result = store
         .transact(vec![
-            WriteOp::Put { item: item(&pk, "A", "a"), condition: Condition::NotExists },
-            WriteOp::Delete { pk: pk.clone(), sk: "KEEP".into(), condition: Condition::None },
-            WriteOp::Put { item: item(&pk, "TAKEN", "b"), condition: Condition::NotExists },
+            WriteOp::Put {
+                item: item(&pk, "A", "a"),
+                condition: Condition::NotExists,
+            },
+            WriteOp::Delete {
+                pk: pk.clone(),
+                sk: "KEEP".into(),
+                condition: Condition::None,
+            },
+            WriteOp::Put {
+                item: item(&pk, "TAKEN", "b"),
+                condition: Condition::NotExists,
+            },
         ])
         .await;
     match result {
         Err(StoreError::TransactionCanceled { failed }) => assert_eq!(failed, Some(2)),
         other => panic!("expected TransactionCanceled, got {other:?}"),
     }
-    assert!(store.get(&pk, "A", true).await.unwrap().is_none(), "first op rolled back");
-    assert!(store.get(&pk, "KEEP", true).await.unwrap().is_some(), "delete rolled back");
-    assert_eq!(store.get(&pk, "TAKEN", true).await.unwrap().unwrap().data, b"x");
+    assert!(
+        store.get(&pk, "A", true).await.unwrap().is_none(),
+        "first op rolled back"
+    );
+    assert!(
+        store.get(&pk, "KEEP", true).await.unwrap().is_some(),
+        "delete rolled back"
+    );
+    assert_eq!(
+        store.get(&pk, "TAKEN", true).await.unwrap().unwrap().data,
+        b"x"
+    );
 }
 
 async fn transaction_rejects_duplicate_keys(store: &dyn ItemStore) {
     let pk = unique("TXNDUP");
     let result = store
         .transact(vec![
-            WriteOp::Put { item: item(&pk, "A", "1"), condition: Condition::None },
-            WriteOp::Delete { pk: pk.clone(), sk: "A".into(), condition: Condition::None },
+            WriteOp::Put {
+                item: item(&pk, "A", "1"),
+                condition: Condition::None,
+            },
+            WriteOp::Delete {
+                pk: pk.clone(),
+                sk: "A".into(),
+                condition: Condition::None,
+            },
         ])
         .await;
     assert!(matches!(result, Err(StoreError::Invalid(_))), "{result:?}");
     let too_many: Vec<WriteOp> = (0..101)
-        .map(|i| WriteOp::Put { item: item(&pk, &format!("K{i}"), "x"), condition: Condition::None })
+        .map(|i| WriteOp::Put {
+            item: item(&pk, &format!("K{i}"), "x"),
+            condition: Condition::None,
+        })
         .collect();
-    assert!(matches!(store.transact(too_many).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        store.transact(too_many).await,
+        Err(StoreError::Invalid(_))
+    ));
 }
 
 async fn counters_are_atomic_under_concurrency(store: Arc<dyn ItemStore>) {
@@ -262,21 +366,34 @@ async fn counters_are_atomic_under_concurrency(store: Arc<dyn ItemStore>) {
         values.push(t.await.unwrap());
     }
     values.sort_unstable();
-    assert_eq!(values, (1..=20).collect::<Vec<i64>>(), "every increment saw a distinct value");
+    assert_eq!(
+        values,
+        (1..=20).collect::<Vec<i64>>(),
+        "every increment saw a distinct value"
+    );
     assert_eq!(store.increment(&pk, "N", 5, None).await.unwrap(), 25);
-    assert_eq!(store.get(&pk, "N", true).await.unwrap().unwrap().counter, Some(25));
+    assert_eq!(
+        store.get(&pk, "N", true).await.unwrap().unwrap().counter,
+        Some(25)
+    );
 }
 
 async fn racing_conditional_puts_have_exactly_one_winner(store: Arc<dyn ItemStore>) {
     let pk = unique("RACE");
-    store.put(item(&pk, "DOC", "v1"), Condition::NotExists).await.unwrap();
+    store
+        .put(item(&pk, "DOC", "v1"), Condition::NotExists)
+        .await
+        .unwrap();
     let writers: Vec<_> = (0..8)
         .map(|i| {
             let store = Arc::clone(&store);
             let pk = pk.clone();
             tokio::spawn(async move {
                 store
-                    .put(item(&pk, "DOC", &format!("writer{i}")).with_version(2), Condition::Version(1))
+                    .put(
+                        item(&pk, "DOC", &format!("writer{i}")).with_version(2),
+                        Condition::Version(1),
+                    )
                     .await
             })
         })
@@ -296,26 +413,45 @@ async fn expired_items_are_invisible(store: &dyn ItemStore, clock: &ManualClock)
     let pk = unique("TTL");
     let soon = clock.unix() + 60;
     store
-        .put(item(&pk, "A", "x").expiring_at(soon).with_gsi1(&pk, "a"), Condition::None)
+        .put(
+            item(&pk, "A", "x").expiring_at(soon).with_gsi1(&pk, "a"),
+            Condition::None,
+        )
         .await
         .unwrap();
-    store.put(item(&pk, "B", "x"), Condition::None).await.unwrap();
+    store
+        .put(item(&pk, "B", "x"), Condition::None)
+        .await
+        .unwrap();
     assert!(store.get(&pk, "A", true).await.unwrap().is_some());
     clock.advance(Duration::seconds(61));
     assert!(store.get(&pk, "A", true).await.unwrap().is_none());
     let listed = query_all(store, Query::partition(&pk)).await.unwrap();
-    assert_eq!(listed.iter().map(|i| i.sk.as_str()).collect::<Vec<_>>(), ["B"]);
-    let indexed = query_all(store, Query::partition(&pk).on(Index::Gsi1)).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|i| i.sk.as_str()).collect::<Vec<_>>(),
+        ["B"]
+    );
+    let indexed = query_all(store, Query::partition(&pk).on(Index::Gsi1))
+        .await
+        .unwrap();
     assert!(indexed.is_empty());
     // An expired item counts as absent for conditions.
-    store.put(item(&pk, "A", "fresh"), Condition::NotExists).await.unwrap();
+    store
+        .put(item(&pk, "A", "fresh"), Condition::NotExists)
+        .await
+        .unwrap();
     let expired_pk = unique("TTL2");
     store
-        .put(item(&expired_pk, "A", "x").expiring_at(clock.unix() + 1), Condition::None)
+        .put(
+            item(&expired_pk, "A", "x").expiring_at(clock.unix() + 1),
+            Condition::None,
+        )
         .await
         .unwrap();
     clock.advance(Duration::seconds(2));
-    let exists = store.put(item(&expired_pk, "A", "y"), Condition::Exists).await;
+    let exists = store
+        .put(item(&expired_pk, "A", "y"), Condition::Exists)
+        .await;
     assert!(matches!(exists, Err(StoreError::ConditionFailed)));
 }
 
@@ -324,7 +460,19 @@ async fn expired_counters_restart(store: &dyn ItemStore, clock: &ManualClock) {
     let end = clock.unix() + 30;
     assert_eq!(store.increment(&pk, "W", 1, Some(end)).await.unwrap(), 1);
     // A later increment does not move the window's end.
-    assert_eq!(store.increment(&pk, "W", 1, Some(end + 1000)).await.unwrap(), 2);
+    assert_eq!(
+        store
+            .increment(&pk, "W", 1, Some(end + 1000))
+            .await
+            .unwrap(),
+        2
+    );
     clock.advance(Duration::seconds(31));
-    assert_eq!(store.increment(&pk, "W", 1, Some(clock.unix() + 30)).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .increment(&pk, "W", 1, Some(clock.unix() + 30))
+            .await
+            .unwrap(),
+        1
+    );
 }

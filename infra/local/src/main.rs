@@ -1,0 +1,234 @@
+//! `mailward`: the local stack. With no subcommand it serves; `mailward token` mints a dashboard
+//! session token for an account (the local stand-in for the dashboard's identity provider).
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use mailward_http::config::{RateLimit, Scope};
+use mailward_local_stack::{LocalStack, Settings, assemble};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mailward",
+    version,
+    about = "Mailward local stack: the whole service in one process on 127.0.0.1"
+)]
+struct Cli {
+    /// Address to listen on.
+    #[arg(
+        long,
+        env = "MAILWARD_LISTEN",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
+    listen: SocketAddr,
+    /// Data directory (database, outgoing mail in outbox/*.eml, secret key).
+    #[arg(
+        long,
+        env = "MAILWARD_DATA_DIR",
+        default_value = "./.mailward",
+        global = true
+    )]
+    data_dir: PathBuf,
+    /// Public base URL used in links (default: http://<listen>).
+    #[arg(long, env = "MAILWARD_BASE_URL", global = true)]
+    base_url: Option<String>,
+    /// Secret key (at least 32 characters) signing session tokens and keying code hashes
+    /// (default: generated once into <data-dir>/secret.key).
+    #[arg(
+        long,
+        env = "MAILWARD_SECRET_KEY",
+        hide_env_values = true,
+        global = true
+    )]
+    secret_key: Option<String>,
+    /// Sender of outbound mail.
+    #[arg(
+        long,
+        env = "MAILWARD_MAIL_FROM",
+        default_value = "Mailward <noreply@mailward.local>",
+        global = true
+    )]
+    mail_from: String,
+    /// Rate limit of the global bucket, <limit>/<window seconds>.
+    #[arg(long, env = "MAILWARD_RATE_GLOBAL", global = true)]
+    rate_global: Option<RateLimit>,
+    /// Rate limit of the api_key bucket.
+    #[arg(long, env = "MAILWARD_RATE_API_KEY", global = true)]
+    rate_api_key: Option<RateLimit>,
+    /// Rate limit of the dns bucket.
+    #[arg(long, env = "MAILWARD_RATE_DNS", global = true)]
+    rate_dns: Option<RateLimit>,
+    /// Rate limit of the api_key_dns bucket.
+    #[arg(long, env = "MAILWARD_RATE_API_KEY_DNS", global = true)]
+    rate_api_key_dns: Option<RateLimit>,
+    /// Rate limit of the signup bucket (per client IP).
+    #[arg(long, env = "MAILWARD_RATE_SIGNUP", global = true)]
+    rate_signup: Option<RateLimit>,
+    /// Signup codes one address may request per hour.
+    #[arg(
+        long,
+        env = "MAILWARD_SIGNUP_CODES_PER_HOUR",
+        default_value_t = 5,
+        global = true
+    )]
+    signup_codes_per_hour: u32,
+    /// Queue messages are dead-lettered after this many receives.
+    #[arg(
+        long,
+        env = "MAILWARD_MAX_RECEIVES",
+        default_value_t = 5,
+        global = true
+    )]
+    max_receives: u32,
+    /// Log format: text or json.
+    #[arg(
+        long,
+        env = "MAILWARD_LOG_FORMAT",
+        default_value = "text",
+        global = true
+    )]
+    log_format: String,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve (the default).
+    Serve,
+    /// Print a dashboard session token (JWT) for an account that belongs to an organization.
+    Token {
+        /// The account's email.
+        #[arg(long)]
+        email: String,
+        /// The organization id (default: the account's only organization).
+        #[arg(long)]
+        org: Option<uuid::Uuid>,
+        /// Mark the sign-in as having completed MFA (amr contains "mfa").
+        #[arg(long)]
+        mfa: bool,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: i64,
+    },
+}
+
+fn init_tracing(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_tracing(&cli.log_format);
+    let mut settings = Settings::new(cli.data_dir.clone());
+    settings.listen = cli.listen;
+    settings.base_url = cli.base_url.clone();
+    settings.secret_key = cli.secret_key.clone();
+    settings.mail_from = cli.mail_from.clone();
+    settings.max_receives = cli.max_receives;
+    settings.signup_codes_per_hour = cli.signup_codes_per_hour;
+    for (scope, limit) in [
+        (Scope::Global, cli.rate_global),
+        (Scope::ApiKey, cli.rate_api_key),
+        (Scope::Dns, cli.rate_dns),
+        (Scope::ApiKeyDns, cli.rate_api_key_dns),
+        (Scope::Signup, cli.rate_signup),
+    ] {
+        if let Some(limit) = limit {
+            settings.rate_limits.push((scope, limit));
+        }
+    }
+    match cli.command {
+        None | Some(Command::Serve) => serve(settings).await,
+        Some(Command::Token {
+            email,
+            org,
+            mfa,
+            ttl,
+        }) => token(settings, &email, org, mfa, ttl).await,
+    }
+}
+
+async fn serve(settings: Settings) -> anyhow::Result<()> {
+    let data_dir = settings.data_dir.clone();
+    let stack = LocalStack::start(settings).await?;
+    println!("Mailward listening on http://{}", stack.addr);
+    println!(
+        "Data directory: {} (outgoing mail: {}/outbox/*.eml)",
+        data_dir.display(),
+        data_dir.display()
+    );
+    println!("Press Ctrl-C to stop.");
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    println!("Shutting down…");
+    tokio::time::timeout(Duration::from_secs(10), stack.stop())
+        .await
+        .ok();
+    Ok(())
+}
+
+async fn token(
+    settings: Settings,
+    email: &str,
+    org: Option<uuid::Uuid>,
+    mfa: bool,
+    ttl: i64,
+) -> anyhow::Result<()> {
+    use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
+    use mailward_http::repo::accounts;
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock.clone(), settings.listen)?;
+    let state = assembled.state;
+    let email = mailward_domain::email::EmailAddress::parse(email)
+        .map_err(|_| anyhow::anyhow!("not a valid email"))?;
+    let account = accounts::get_by_email(state.store.as_ref(), email.as_str())
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no account for {email}; sign up first"))?
+        .value;
+    let memberships = accounts::memberships_of(state.store.as_ref(), account.id).await?;
+    let membership = match org {
+        Some(org) => memberships.into_iter().find(|m| m.org_id == org),
+        None if memberships.len() == 1 => memberships.into_iter().next(),
+        None => anyhow::bail!(
+            "{email} belongs to {} organizations; pass --org",
+            memberships.len()
+        ),
+    }
+    .ok_or_else(|| anyhow::anyhow!("{email} is not a member of that organization"))?;
+    let role = membership
+        .roles
+        .first()
+        .copied()
+        .unwrap_or(mailward_domain::model::Role::Viewer);
+    let now = clock.unix();
+    let claims = SessionClaims {
+        sub: account.id,
+        org: membership.org_id,
+        role,
+        amr: if mfa {
+            vec!["pwd".into(), "mfa".into()]
+        } else {
+            vec!["pwd".into()]
+        },
+        iss: JWT_ISSUER.into(),
+        aud: JWT_AUDIENCE.into(),
+        iat: now,
+        exp: now + ttl.clamp(60, 86_400),
+    };
+    println!("{}", mint_session_token(&state.config.secret_key, &claims)?);
+    Ok(())
+}

@@ -1,0 +1,425 @@
+//! [`ItemStore`] over one DynamoDB table.
+//!
+//! Contract points and how they are met here:
+//! - Expiry: DynamoDB's TTL reaper is lazy, so every read filters on `ttl > now` and every
+//!   condition treats an expired item as absent (see [`expr`]). "Now" is the injected clock.
+//! - Query pages: `Limit` applies before the expiry filter, so a page may be short (allowed by
+//!   the contract); the cursor is the encoded `LastEvaluatedKey`.
+//! - Transactions map to `TransactWriteItems`; limits are checked before calling AWS.
+//! - Secondary indexes are eventually consistent on AWS: `consistent` only applies to the table.
+//! - DynamoDB refuses empty strings as key values (table or index): writes with one fail as
+//!   [`StoreError::Invalid`] before calling AWS, and reads of such a key find nothing.
+
+mod codec;
+mod expr;
+mod table;
+
+pub use table::create_table;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::error::DisplayErrorContext;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, ReturnValue, TransactWriteItem};
+use codec::{Attrs, COUNTER, PK, TTL, VERSION, from_attrs, is_live, key, n, number, to_attrs};
+use expr::Expr;
+use mailward_domain::Clock;
+use mailward_domain::store::{
+    Condition, Item, ItemStore, MAX_TRANSACTION_OPS, Page, Query, StoreError, WriteOp,
+};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// How often `increment` retries when it races other writers restarting an expired counter.
+const INCREMENT_ATTEMPTS: usize = 5;
+
+/// The item store on AWS: one table, keys and indexes as described in [`create_table`].
+#[derive(Debug, Clone)]
+pub struct DynamoStore {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+    clock: Arc<dyn Clock>,
+}
+
+impl DynamoStore {
+    /// A store over `table`, judging TTLs by `clock` (a manual clock in tests, so expiry can be
+    /// checked without waiting; moto never reaps expired items).
+    pub fn new(client: aws_sdk_dynamodb::Client, table: String, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            client,
+            table,
+            clock,
+        }
+    }
+
+    /// Adds `by` to a live or missing counter; `None` when the counter exists but has expired.
+    async fn add_to_counter(
+        &self,
+        pk: &str,
+        sk: &str,
+        by: i64,
+        expires_at: Option<i64>,
+        now: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let mut update = "ADD #n :by SET #v = if_not_exists(#v, :one)".to_owned();
+        let mut values: Attrs = [(":by", n(by)), (":one", n(1)), (":now", n(now))]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        if let Some(ttl) = expires_at {
+            update.push_str(", #ttl = if_not_exists(#ttl, :ttl)");
+            values.insert(":ttl".to_owned(), n(ttl));
+        }
+        let names = [("#n", COUNTER), ("#v", VERSION), ("#ttl", TTL), ("#pk", PK)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression(update)
+            .condition_expression(
+                "attribute_not_exists(#pk) OR attribute_not_exists(#ttl) OR #ttl > :now",
+            )
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match result {
+            Ok(out) => {
+                let attrs = out.attributes.unwrap_or_default();
+                let value = number(&attrs, COUNTER)?.ok_or_else(|| {
+                    StoreError::Unavailable("UpdateItem returned no counter".into())
+                })?;
+                Ok(Some(value))
+            }
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(unavailable("UpdateItem", &e)),
+        }
+    }
+
+    /// Replaces an expired counter with a fresh one holding `by`; false when another writer got
+    /// there first (the item is no longer expired).
+    async fn restart_counter(
+        &self,
+        pk: &str,
+        sk: &str,
+        by: i64,
+        expires_at: Option<i64>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut item = Item::new(pk, sk, Vec::new());
+        item.counter = Some(by);
+        item.expires_at = expires_at;
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(to_attrs(item)))
+            .condition_expression("#ttl <= :now")
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_values(":now", n(now))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(unavailable("PutItem", &e)),
+        }
+    }
+
+    fn transact_item(&self, op: WriteOp, now: i64) -> Result<TransactWriteItem, StoreError> {
+        let built = |e: aws_sdk_dynamodb::error::BuildError| StoreError::Invalid(e.to_string());
+        let item = match op {
+            WriteOp::Put { item, condition } => {
+                let cond = expr::condition(condition, now);
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(to_attrs(item)))
+                    .set_condition_expression(cond.as_ref().map(|c| c.text.clone()))
+                    .set_expression_attribute_names(cond.as_ref().and_then(Expr::names))
+                    .set_expression_attribute_values(cond.as_ref().and_then(Expr::values))
+                    .build()
+                    .map_err(built)?;
+                TransactWriteItem::builder().put(put)
+            }
+            WriteOp::Delete { pk, sk, condition } => {
+                let cond = expr::condition(condition, now);
+                let delete = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key(&pk, &sk)))
+                    .set_condition_expression(cond.as_ref().map(|c| c.text.clone()))
+                    .set_expression_attribute_names(cond.as_ref().and_then(Expr::names))
+                    .set_expression_attribute_values(cond.as_ref().and_then(Expr::values))
+                    .build()
+                    .map_err(built)?;
+                TransactWriteItem::builder().delete(delete)
+            }
+            WriteOp::Check { pk, sk, condition } => {
+                let cond = expr::check_condition(condition, now);
+                let check = ConditionCheck::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key(&pk, &sk)))
+                    .condition_expression(cond.text.clone())
+                    .set_expression_attribute_names(cond.names())
+                    .set_expression_attribute_values(cond.values())
+                    .build()
+                    .map_err(built)?;
+                TransactWriteItem::builder().condition_check(check)
+            }
+        };
+        Ok(item.build())
+    }
+}
+
+/// Refuses empty key strings, which DynamoDB rejects with a validation error.
+fn check_key(pk: &str, sk: &str) -> Result<(), StoreError> {
+    if pk.is_empty() || sk.is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "empty key part in ({pk:?}, {sk:?})"
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_key`] for an item's own key and its index keys.
+fn check_item_keys(item: &Item) -> Result<(), StoreError> {
+    check_key(&item.pk, &item.sk)?;
+    for index_key in [&item.gsi1, &item.gsi2].into_iter().flatten() {
+        check_key(&index_key.pk, &index_key.sk)?;
+    }
+    Ok(())
+}
+
+/// [`check_key`] for every item a transaction writes or checks.
+fn check_op_keys(op: &WriteOp) -> Result<(), StoreError> {
+    match op {
+        WriteOp::Put { item, .. } => check_item_keys(item),
+        WriteOp::Delete { pk, sk, .. } | WriteOp::Check { pk, sk, .. } => check_key(pk, sk),
+    }
+}
+
+fn unavailable<E: std::error::Error + 'static>(op: &str, err: &E) -> StoreError {
+    StoreError::Unavailable(format!("DynamoDB {op}: {}", DisplayErrorContext(err)))
+}
+
+/// Maps a rejected `TransactWriteItems` to the port's error: a failed condition names its op;
+/// a conflict with a concurrent transaction is a cancellation without one; anything else
+/// (throttling, validation) is a backend failure.
+fn transaction_error(
+    err: aws_sdk_dynamodb::error::SdkError<
+        TransactWriteItemsError,
+        aws_sdk_dynamodb::config::http::HttpResponse,
+    >,
+) -> StoreError {
+    let Some(TransactWriteItemsError::TransactionCanceledException(canceled)) =
+        err.as_service_error()
+    else {
+        return unavailable("TransactWriteItems", &err);
+    };
+    let codes: Vec<&str> = canceled
+        .cancellation_reasons()
+        .iter()
+        .map(|r| r.code().unwrap_or("None"))
+        .collect();
+    if let Some(failed) = codes.iter().position(|c| *c == "ConditionalCheckFailed") {
+        return StoreError::TransactionCanceled {
+            failed: Some(failed),
+        };
+    }
+    if codes
+        .iter()
+        .all(|c| matches!(*c, "None" | "TransactionConflict"))
+    {
+        return StoreError::TransactionCanceled { failed: None };
+    }
+    StoreError::Unavailable(format!("DynamoDB TransactWriteItems canceled: {codes:?}"))
+}
+
+#[async_trait]
+impl ItemStore for DynamoStore {
+    async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError> {
+        if check_key(pk, sk).is_err() {
+            return Ok(None);
+        }
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .consistent_read(consistent)
+            .send()
+            .await
+            .map_err(|e| unavailable("GetItem", &e))?;
+        match out.item {
+            Some(attrs) if is_live(&attrs, self.clock.unix())? => Ok(Some(from_attrs(&attrs)?)),
+            _ => Ok(None),
+        }
+    }
+
+    async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
+        check_item_keys(&item)?;
+        let cond = expr::condition(condition, self.clock.unix());
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(to_attrs(item)))
+            .set_condition_expression(cond.as_ref().map(|c| c.text.clone()))
+            .set_expression_attribute_names(cond.as_ref().and_then(Expr::names))
+            .set_expression_attribute_values(cond.as_ref().and_then(Expr::values))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(StoreError::ConditionFailed)
+            }
+            Err(e) => Err(unavailable("PutItem", &e)),
+        }
+    }
+
+    async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<bool, StoreError> {
+        check_key(pk, sk)?;
+        let now = self.clock.unix();
+        let cond = expr::condition(condition, now);
+        let result = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .set_condition_expression(cond.as_ref().map(|c| c.text.clone()))
+            .set_expression_attribute_names(cond.as_ref().and_then(Expr::names))
+            .set_expression_attribute_values(cond.as_ref().and_then(Expr::values))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(out) => match out.attributes {
+                Some(old) if !old.is_empty() => is_live(&old, now),
+                _ => Ok(false),
+            },
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(StoreError::ConditionFailed)
+            }
+            Err(e) => Err(unavailable("DeleteItem", &e)),
+        }
+    }
+
+    async fn query(&self, query: Query) -> Result<Page, StoreError> {
+        if query.pk.is_empty() {
+            return Ok(Page::default());
+        }
+        let start = match &query.cursor {
+            Some(cursor) => Some(codec::decode_cursor(cursor, query.index, &query.pk)?),
+            None => None,
+        };
+        let Some(key_condition) = expr::key_condition(query.index, &query.pk, &query.sort) else {
+            return Ok(Page::default());
+        };
+        let filter = expr::live_filter(self.clock.unix());
+        let placeholders = expr::merged(&[&key_condition, &filter]);
+        let (index_name, _, _) = codec::key_attrs(query.index);
+        let limit = query
+            .limit
+            .map(|l| i32::try_from(l.max(1)).unwrap_or(i32::MAX));
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .set_index_name(index_name.map(str::to_owned))
+            .key_condition_expression(key_condition.text)
+            .filter_expression(filter.text)
+            .set_expression_attribute_names(placeholders.names())
+            .set_expression_attribute_values(placeholders.values())
+            .scan_index_forward(query.ascending)
+            .set_limit(limit)
+            .set_exclusive_start_key(start)
+            .consistent_read(query.consistent && index_name.is_none())
+            .send()
+            .await
+            .map_err(|e| unavailable("Query", &e))?;
+        let items = out
+            .items()
+            .iter()
+            .map(from_attrs)
+            .collect::<Result<Vec<_>, _>>()?;
+        let cursor = match out.last_evaluated_key() {
+            Some(last) if !last.is_empty() => Some(codec::encode_cursor(last)?),
+            _ => None,
+        };
+        Ok(Page { items, cursor })
+    }
+
+    async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        if ops.len() > MAX_TRANSACTION_OPS {
+            return Err(StoreError::Invalid(format!(
+                "{} operations in one transaction (at most {MAX_TRANSACTION_OPS})",
+                ops.len()
+            )));
+        }
+        let mut keys = HashSet::new();
+        if let Some(op) = ops.iter().find(|op| !keys.insert(op.key())) {
+            let (pk, sk) = op.key();
+            return Err(StoreError::Invalid(format!(
+                "two operations on item ({pk}, {sk})"
+            )));
+        }
+        ops.iter().try_for_each(check_op_keys)?;
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let now = self.clock.unix();
+        let items = ops
+            .into_iter()
+            .map(|op| self.transact_item(op, now))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .map_err(transaction_error)?;
+        Ok(())
+    }
+
+    async fn increment(
+        &self,
+        pk: &str,
+        sk: &str,
+        by: i64,
+        expires_at: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        check_key(pk, sk)?;
+        for _ in 0..INCREMENT_ATTEMPTS {
+            let now = self.clock.unix();
+            if let Some(value) = self.add_to_counter(pk, sk, by, expires_at, now).await? {
+                return Ok(value);
+            }
+            if self.restart_counter(pk, sk, by, expires_at, now).await? {
+                return Ok(by);
+            }
+        }
+        Err(StoreError::Unavailable(format!(
+            "counter ({pk}, {sk}) still contended after {INCREMENT_ATTEMPTS} attempts"
+        )))
+    }
+}

@@ -1,0 +1,49 @@
+//! [`Mailer`] over Amazon SES (API v2).
+
+use async_trait::async_trait;
+use aws_sdk_sesv2::error::DisplayErrorContext;
+use aws_sdk_sesv2::types::{Body, Content, Destination, EmailContent, Message};
+use mailward_domain::mailer::{MailError, Mailer, OutboundEmail};
+
+/// Sends Mailward's plain-text mail (signup codes, invitations) through SES from one verified
+/// sender address.
+#[derive(Debug, Clone)]
+pub struct SesMailer {
+    client: aws_sdk_sesv2::Client,
+    from: String,
+}
+
+impl SesMailer {
+    /// A mailer sending as `from`, which must be a verified SES identity (or belong to a
+    /// verified domain) in the client's region.
+    pub fn new(client: aws_sdk_sesv2::Client, from: String) -> Self {
+        Self { client, from }
+    }
+}
+
+fn utf8(text: String) -> Result<Content, MailError> {
+    Content::builder()
+        .data(text)
+        .charset("UTF-8")
+        .build()
+        .map_err(|e| MailError(e.to_string()))
+}
+
+#[async_trait]
+impl Mailer for SesMailer {
+    async fn send(&self, email: OutboundEmail) -> Result<(), MailError> {
+        let message = Message::builder()
+            .subject(utf8(email.subject)?)
+            .body(Body::builder().text(utf8(email.text)?).build())
+            .build();
+        self.client
+            .send_email()
+            .from_email_address(&self.from)
+            .destination(Destination::builder().to_addresses(email.to).build())
+            .content(EmailContent::builder().simple(message).build())
+            .send()
+            .await
+            .map_err(|e| MailError(format!("SES SendEmail: {}", DisplayErrorContext(&e))))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,407 @@
+//! Credentials (SPEC §5): API keys over HTTP Basic and dashboard session JWTs over Bearer.
+//!
+//! The request middleware resolves the `Authorization` header once into a [`ResolvedAuth`]
+//! (so the global rate limit can be keyed by key or subject); handlers then take a [`Principal`]
+//! extractor, which turns "no credential" or "rejected credential" into the 401 of SPEC §7.3 and
+//! enforces the version header for API keys (SPEC §9.3). The organization a handler acts on is
+//! always `Principal::org_id`: it comes from the credential, never from the request.
+
+use crate::error::ApiError;
+use crate::repo::{accounts, api_keys, orgs};
+use crate::state::AppState;
+use crate::version::{ApiVersion, missing_version, requested_version};
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use mailward_domain::model::{ApiKeyAccess, OrgState, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use uuid::Uuid;
+
+/// JWT issuer of dashboard sessions.
+pub const JWT_ISSUER: &str = "mailward";
+/// JWT audience of dashboard sessions (the REST API).
+pub const JWT_AUDIENCE: &str = "mailward-api";
+
+/// What the caller proved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// An organization API key.
+    ApiKey {
+        /// Key id.
+        key_id: Uuid,
+        /// Access level.
+        access: ApiKeyAccess,
+    },
+    /// A signed-in person (dashboard session JWT).
+    Session {
+        /// The person's account.
+        account_id: Uuid,
+        /// Role in the token's organization.
+        role: Role,
+        /// Whether the sign-in completed multi-factor authentication (`amr` contains `mfa`).
+        mfa: bool,
+    },
+}
+
+/// An authenticated caller acting on one organization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The organization, from the credential.
+    pub org_id: Uuid,
+    /// How the caller authenticated.
+    pub credential: Credential,
+    /// The API version in force for this request.
+    pub version: ApiVersion,
+}
+
+impl Principal {
+    /// The rate-limit subject (SPEC §5.12): per key, or per session subject.
+    pub fn subject(&self) -> String {
+        match &self.credential {
+            Credential::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            Credential::Session { account_id, .. } => format!("sub:{account_id}"),
+        }
+    }
+
+    /// Refuses read-only keys and viewers.
+    pub fn require_write(&self) -> Result<(), ApiError> {
+        match &self.credential {
+            Credential::ApiKey {
+                access: ApiKeyAccess::ReadWrite,
+                ..
+            } => Ok(()),
+            Credential::Session { role, .. } if role.can_write() => Ok(()),
+            _ => Err(ApiError::forbidden("this credential may only read")),
+        }
+    }
+
+    /// Refuses everything but read-write keys and administrators.
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        match &self.credential {
+            Credential::ApiKey {
+                access: ApiKeyAccess::ReadWrite,
+                ..
+            } => Ok(()),
+            Credential::Session {
+                role: Role::Admin, ..
+            } => Ok(()),
+            _ => Err(ApiError::forbidden(
+                "this action needs an administrator or a read-write API key",
+            )),
+        }
+    }
+
+    /// Requires a signed-in administrator (not an API key).
+    pub fn require_session_admin(&self) -> Result<Uuid, ApiError> {
+        match &self.credential {
+            Credential::Session {
+                account_id,
+                role: Role::Admin,
+                ..
+            } => Ok(*account_id),
+            Credential::Session { .. } => {
+                Err(ApiError::forbidden("this action needs an administrator"))
+            }
+            Credential::ApiKey { .. } => Err(ApiError::forbidden(
+                "this action needs a signed-in person; API keys cannot perform it",
+            )),
+        }
+    }
+
+    /// Path ids naming an organization must be the credential's own; any other id is 404 (the
+    /// caller cannot learn whether it exists).
+    pub fn require_own_org(&self, path_org: Uuid) -> Result<(), ApiError> {
+        if path_org == self.org_id {
+            Ok(())
+        } else {
+            Err(ApiError::not_found("organization"))
+        }
+    }
+}
+
+/// Dashboard session claims.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SessionClaims {
+    /// The account id.
+    pub sub: Uuid,
+    /// The organization the session is scoped to.
+    pub org: Uuid,
+    /// The role in that organization.
+    pub role: Role,
+    /// Authentication methods; `mfa` when a second factor was used.
+    #[serde(default)]
+    pub amr: Vec<String>,
+    /// Issuer.
+    pub iss: String,
+    /// Audience.
+    pub aud: String,
+    /// Issued at (Unix seconds).
+    pub iat: i64,
+    /// Expiry (Unix seconds).
+    pub exp: i64,
+}
+
+/// Signs a session token. The dashboard's identity provider does this in production; the local
+/// stack's `mailward token` command and the tests use it directly.
+pub fn mint_session_token(
+    secret: &[u8],
+    claims: &SessionClaims,
+) -> Result<String, jsonwebtoken::errors::Error> {
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        claims,
+        &EncodingKey::from_secret(secret),
+    )
+}
+
+fn verify_session_token(secret: &[u8], token: &str) -> Option<SessionClaims> {
+    let mut validation = Validation::new(Algorithm::HS256);
+    validation.set_issuer(&[JWT_ISSUER]);
+    validation.set_audience(&[JWT_AUDIENCE]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    validation.leeway = 30;
+    jsonwebtoken::decode::<SessionClaims>(token, &DecodingKey::from_secret(secret), &validation)
+        .ok()
+        .map(|data| data.claims)
+}
+
+/// The credential as resolved by the middleware, before any route decided it needs one.
+#[derive(Debug, Clone)]
+pub enum ResolvedAuth {
+    /// No `Authorization` header.
+    Anonymous,
+    /// A valid credential (the version is checked later by [`Principal`]).
+    Valid {
+        org_id: Uuid,
+        credential: Credential,
+    },
+    /// A credential was sent and refused; the message says why (SPEC §7.3).
+    Rejected(&'static str),
+}
+
+/// Resolves the `Authorization` header. Store failures surface as an error (503), not a 401.
+pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAuth, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(ResolvedAuth::Anonymous);
+    };
+    let Ok(value) = value.to_str() else {
+        return Ok(ResolvedAuth::Rejected(
+            "the Authorization header is malformed",
+        ));
+    };
+    let (scheme, rest) = value.trim().split_once(' ').unwrap_or((value.trim(), ""));
+    if scheme.eq_ignore_ascii_case("basic") {
+        let Some(key) = basic_user(rest.trim()) else {
+            return Ok(ResolvedAuth::Rejected(
+                "the Basic credential is malformed; send the API key as the user name with an empty password",
+            ));
+        };
+        let Some(lookup) = api_keys::find_by_key(state.store.as_ref(), &key).await? else {
+            return Ok(ResolvedAuth::Rejected(
+                "the API key was rejected: it is invalid, rotated or revoked",
+            ));
+        };
+        if !org_is_usable(state, lookup.org_id).await? {
+            return Ok(ResolvedAuth::Rejected(
+                "the API key was rejected: its organization is deleted",
+            ));
+        }
+        return Ok(ResolvedAuth::Valid {
+            org_id: lookup.org_id,
+            credential: Credential::ApiKey {
+                key_id: lookup.key_id,
+                access: lookup.access,
+            },
+        });
+    }
+    if scheme.eq_ignore_ascii_case("bearer") {
+        let Some(claims) = verify_session_token(&state.config.secret_key, rest.trim()) else {
+            return Ok(ResolvedAuth::Rejected(
+                "the bearer token is invalid or expired",
+            ));
+        };
+        // The membership must still exist: a removed member's token stops working at once.
+        let Some(membership) =
+            accounts::membership(state.store.as_ref(), claims.org, claims.sub).await?
+        else {
+            return Ok(ResolvedAuth::Rejected(
+                "the bearer token's account is not a member of its organization",
+            ));
+        };
+        if !org_is_usable(state, claims.org).await? {
+            return Ok(ResolvedAuth::Rejected(
+                "the bearer token's organization is deleted",
+            ));
+        }
+        // The stored membership is authoritative for the role; the claim cannot escalate it.
+        let role = strongest_allowed(&membership.roles, claims.role);
+        return Ok(ResolvedAuth::Valid {
+            org_id: claims.org,
+            credential: Credential::Session {
+                account_id: claims.sub,
+                role,
+                mfa: claims.amr.iter().any(|m| m == "mfa"),
+            },
+        });
+    }
+    Ok(ResolvedAuth::Rejected(
+        "unsupported Authorization scheme; use Basic (API key) or Bearer (session)",
+    ))
+}
+
+/// The claimed role if the membership grants it, else the membership's weakest-privilege role.
+fn strongest_allowed(granted: &[Role], claimed: Role) -> Role {
+    if granted.contains(&claimed) {
+        return claimed;
+    }
+    for role in [Role::Viewer, Role::Editor, Role::Admin] {
+        if granted.contains(&role) {
+            return role;
+        }
+    }
+    Role::Viewer
+}
+
+async fn org_is_usable(state: &AppState, org: Uuid) -> Result<bool, ApiError> {
+    Ok(orgs::get(state.store.as_ref(), org)
+        .await?
+        .is_some_and(|o| o.value.state == OrgState::Active))
+}
+
+fn basic_user(encoded: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let (user, _password) = text.split_once(':').unwrap_or((text.as_str(), ""));
+    (!user.is_empty()).then(|| user.to_owned())
+}
+
+/// The 401 of SPEC §7.3 / §5.11: `WWW-Authenticate` naming Basic and Bearer (Bearer alone for a
+/// browser fetch, so the browser shows no password prompt) and a documentation link.
+pub fn unauthorized(state: &AppState, headers: &HeaderMap, message: &'static str) -> ApiError {
+    let browser_fetch = headers
+        .get("sec-fetch-mode")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|mode| !mode.eq_ignore_ascii_case("navigate"));
+    let challenge = if browser_fetch {
+        HeaderValue::from_static("Bearer realm=\"Mailward\"")
+    } else {
+        HeaderValue::from_static("Basic realm=\"Mailward\", Bearer realm=\"Mailward\"")
+    };
+    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        .details(
+            json!({ "documentation": format!("{}/docs/authentication", state.config.base_url) }),
+        )
+        .header(header::WWW_AUTHENTICATE, challenge)
+}
+
+impl FromRequestParts<AppState> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let resolved = parts
+            .extensions
+            .get::<ResolvedAuth>()
+            .cloned()
+            .unwrap_or(ResolvedAuth::Anonymous);
+        match resolved {
+            ResolvedAuth::Anonymous => Err(unauthorized(
+                state,
+                &parts.headers,
+                "no credential was sent; send an API key with HTTP Basic (key as user name, empty password)",
+            )),
+            ResolvedAuth::Rejected(message) => Err(unauthorized(state, &parts.headers, message)),
+            ResolvedAuth::Valid { org_id, credential } => {
+                let requested = requested_version(&parts.headers)?;
+                let version = match (&credential, requested) {
+                    (_, Some(v)) => v,
+                    (Credential::Session { .. }, None) => ApiVersion::LATEST,
+                    (Credential::ApiKey { .. }, None) => return Err(missing_version()),
+                };
+                let principal = Principal {
+                    org_id,
+                    credential,
+                    version,
+                };
+                if let Credential::ApiKey { .. } = principal.credential {
+                    crate::rate_limit::enforce(
+                        state,
+                        parts,
+                        crate::config::Scope::ApiKey,
+                        &principal.subject(),
+                    )
+                    .await?;
+                }
+                Ok(principal)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_user_reads_the_key_as_user_name() {
+        let enc = base64::engine::general_purpose::STANDARD.encode("mw_abc:");
+        assert_eq!(basic_user(&enc).as_deref(), Some("mw_abc"));
+        let enc = base64::engine::general_purpose::STANDARD.encode("mw_abc");
+        assert_eq!(basic_user(&enc).as_deref(), Some("mw_abc"));
+        assert_eq!(basic_user("!!!"), None);
+        let enc = base64::engine::general_purpose::STANDARD.encode(":pw");
+        assert_eq!(basic_user(&enc), None);
+    }
+
+    #[test]
+    fn session_tokens_round_trip_and_reject_tampering() {
+        let claims = SessionClaims {
+            sub: Uuid::new_v4(),
+            org: Uuid::new_v4(),
+            role: Role::Admin,
+            amr: vec!["pwd".into(), "mfa".into()],
+            iss: JWT_ISSUER.into(),
+            aud: JWT_AUDIENCE.into(),
+            iat: time::OffsetDateTime::now_utc().unix_timestamp(),
+            exp: time::OffsetDateTime::now_utc().unix_timestamp() + 600,
+        };
+        let token = mint_session_token(b"0123456789abcdef0123456789abcdef", &claims).unwrap();
+        assert_eq!(
+            verify_session_token(b"0123456789abcdef0123456789abcdef", &token),
+            Some(claims.clone())
+        );
+        assert_eq!(
+            verify_session_token(b"another-secret-another-secret-xx", &token),
+            None
+        );
+        let expired = SessionClaims {
+            exp: claims.iat - 3600,
+            ..claims
+        };
+        let token = mint_session_token(b"0123456789abcdef0123456789abcdef", &expired).unwrap();
+        assert_eq!(
+            verify_session_token(b"0123456789abcdef0123456789abcdef", &token),
+            None
+        );
+    }
+
+    #[test]
+    fn a_claim_cannot_escalate_the_stored_role() {
+        assert_eq!(
+            strongest_allowed(&[Role::Viewer], Role::Admin),
+            Role::Viewer
+        );
+        assert_eq!(strongest_allowed(&[Role::Admin], Role::Admin), Role::Admin);
+        assert_eq!(
+            strongest_allowed(&[Role::Editor, Role::Admin], Role::Editor),
+            Role::Editor
+        );
+    }
+}

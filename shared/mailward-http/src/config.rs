@@ -1,0 +1,161 @@
+//! Settings shared by every entry point (Lambda functions and the local stack).
+
+use std::collections::HashMap;
+
+/// A rate-limit scope (SPEC §7.6, §8.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// Every request, keyed by API key, session subject or client IP.
+    Global,
+    /// Endpoints that resolve DNS during the request, per client.
+    Dns,
+    /// Every API-key request, per key.
+    ApiKey,
+    /// DNS endpoints called with an API key, per key (stricter).
+    ApiKeyDns,
+    /// Headless signup, per client IP.
+    Signup,
+}
+
+impl Scope {
+    /// Every scope, for configuration listings.
+    pub const ALL: [Scope; 5] = [
+        Scope::Global,
+        Scope::Dns,
+        Scope::ApiKey,
+        Scope::ApiKeyDns,
+        Scope::Signup,
+    ];
+
+    /// The wire name used in 429 bodies and settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Dns => "dns",
+            Scope::ApiKey => "api_key",
+            Scope::ApiKeyDns => "api_key_dns",
+            Scope::Signup => "signup",
+        }
+    }
+
+    /// The environment variable that overrides this scope's limit.
+    pub fn env_var(self) -> String {
+        format!("MAILWARD_RATE_{}", self.as_str().to_ascii_uppercase())
+    }
+
+    fn default_limit(self) -> RateLimit {
+        match self {
+            Scope::Global => RateLimit {
+                limit: 1200,
+                window_secs: 60,
+            },
+            Scope::Dns => RateLimit {
+                limit: 120,
+                window_secs: 60,
+            },
+            Scope::ApiKey => RateLimit {
+                limit: 600,
+                window_secs: 60,
+            },
+            Scope::ApiKeyDns => RateLimit {
+                limit: 60,
+                window_secs: 60,
+            },
+            Scope::Signup => RateLimit {
+                limit: 10,
+                window_secs: 3600,
+            },
+        }
+    }
+}
+
+/// One bucket's size: `limit` requests per fixed window of `window_secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests allowed per window.
+    pub limit: u32,
+    /// Window length in seconds.
+    pub window_secs: u32,
+}
+
+impl std::str::FromStr for RateLimit {
+    type Err = String;
+
+    /// Parses `<limit>/<window seconds>`, e.g. `600/60`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (limit, window) = s
+            .split_once('/')
+            .ok_or_else(|| format!("expected <limit>/<window seconds>, got {s:?}"))?;
+        let limit: u32 = limit
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad limit in {s:?}"))?;
+        let window_secs: u32 = window
+            .trim()
+            .trim_end_matches('s')
+            .parse()
+            .map_err(|_| format!("bad window in {s:?}"))?;
+        if limit == 0 || window_secs == 0 {
+            return Err(format!("limit and window must be positive in {s:?}"));
+        }
+        Ok(Self { limit, window_secs })
+    }
+}
+
+/// Everything the HTTP layer needs to know about its deployment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Public base URL (used in links of error bodies and emails).
+    pub base_url: String,
+    /// Secret key material: signs dashboard JWTs and keys the signup-code hashes.
+    pub secret_key: Vec<u8>,
+    /// Rate limits per scope.
+    pub rate_limits: HashMap<Scope, RateLimit>,
+    /// Signup codes one address may request per hour (SPEC §8.2: "a small number").
+    pub signup_codes_per_address_per_hour: u32,
+    /// Trust `X-Forwarded-For` (the last hop) for the client IP: true behind API Gateway.
+    pub trust_proxy: bool,
+    /// Largest accepted request body in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Config {
+    /// Settings for tests and the local stack: the given secret, default limits.
+    pub fn new(base_url: impl Into<String>, secret_key: Vec<u8>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            secret_key,
+            rate_limits: Scope::ALL.iter().map(|s| (*s, s.default_limit())).collect(),
+            signup_codes_per_address_per_hour: 5,
+            trust_proxy: false,
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+
+    /// Applies `MAILWARD_RATE_<SCOPE>`, `MAILWARD_SIGNUP_CODES_PER_HOUR` and
+    /// `MAILWARD_TRUST_PROXY` from the environment.
+    pub fn with_env_overrides(mut self) -> Result<Self, String> {
+        for scope in Scope::ALL {
+            if let Ok(value) = std::env::var(scope.env_var()) {
+                self.rate_limits.insert(scope, value.parse()?);
+            }
+        }
+        if let Ok(value) = std::env::var("MAILWARD_SIGNUP_CODES_PER_HOUR") {
+            self.signup_codes_per_address_per_hour = value
+                .parse()
+                .map_err(|_| format!("MAILWARD_SIGNUP_CODES_PER_HOUR: bad number {value:?}"))?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
+            self.trust_proxy = matches!(value.as_str(), "1" | "true" | "yes");
+        }
+        Ok(self)
+    }
+
+    /// The limit of one scope.
+    pub fn limit(&self, scope: Scope) -> RateLimit {
+        self.rate_limits
+            .get(&scope)
+            .copied()
+            .unwrap_or_else(|| scope.default_limit())
+    }
+}

@@ -1,0 +1,202 @@
+//! The one error type at the HTTP edge, rendered as SPEC §7's error body.
+//!
+//! Library errors (`StoreError`, `QueueError`, ...) are mapped to it once, here. Internal causes
+//! are logged once, where they become a response, and never sent to the client.
+
+use crate::views::ErrorBody;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use mailward_domain::queue::QueueError;
+use mailward_domain::store::StoreError;
+use serde_json::{Value, json};
+use std::borrow::Cow;
+
+/// Where the API documentation lives, relative to the base URL.
+pub const DOCS_PATH: &str = "/docs";
+/// Where the OpenAPI document lives, relative to the base URL.
+pub const OPENAPI_PATH: &str = "/swagger.json";
+
+/// An error response: status, a lowercase `code` clients branch on, a message for people, the
+/// offending field when there is one, and optional details.
+#[derive(Debug)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Stable lowercase code.
+    pub code: Cow<'static, str>,
+    /// Human-readable message.
+    pub message: Cow<'static, str>,
+    /// The offending field, when one is to blame.
+    pub param: Option<Cow<'static, str>>,
+    /// Extra machine-readable data.
+    pub details: Option<Value>,
+    /// Headers to add (e.g. `WWW-Authenticate`, `Retry-After`).
+    pub headers: Vec<(header::HeaderName, HeaderValue)>,
+    /// Cause, logged and never sent.
+    pub internal: Option<String>,
+    /// A body that replaces the standard error body (the 429 body of SPEC §7.6 differs).
+    pub raw_body: Option<Value>,
+}
+
+impl ApiError {
+    /// A new error.
+    pub fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            status,
+            code: code.into(),
+            message: message.into(),
+            param: None,
+            details: None,
+            headers: Vec::new(),
+            internal: None,
+            raw_body: None,
+        }
+    }
+
+    /// Names the offending field.
+    pub fn param(mut self, param: impl Into<Cow<'static, str>>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    /// Adds details.
+    pub fn details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// 400 `parameter_invalid_or_missing` naming the field (SPEC §7.7).
+    pub fn invalid_param(
+        param: impl Into<Cow<'static, str>>,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "parameter_invalid_or_missing",
+            message,
+        )
+        .param(param)
+    }
+
+    /// 404 for a resource that does not exist in the caller's organization.
+    pub fn not_found(what: &'static str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "resource_not_found",
+            format!("no such {what}"),
+        )
+    }
+
+    /// 403 for a credential that may not do this.
+    pub fn forbidden(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    /// 409 for a write that lost a race with another write.
+    pub fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::CONFLICT, "conflict", message)
+    }
+
+    /// 500 with an internal cause (logged, not sent).
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        let mut e = Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "the service failed; retry later and quote the request id if it persists",
+        );
+        e.internal = Some(cause.to_string());
+        e
+    }
+
+    /// 503 with an internal cause: a backing service is unavailable.
+    pub fn unavailable(cause: impl std::fmt::Display) -> Self {
+        let mut e = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "service_unavailable",
+            "a backing service is unavailable; retry later and quote the request id if it persists",
+        );
+        e.internal = Some(cause.to_string());
+        e
+    }
+
+    /// 404 for a path that matches no route (SPEC §7.4).
+    pub fn route_not_found(base_url: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no route matches this method and path",
+        )
+        .details(json!({
+            "documentation": format!("{base_url}{DOCS_PATH}"),
+            "openapi": format!("{base_url}{OPENAPI_PATH}"),
+        }))
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::ConditionFailed | StoreError::TransactionCanceled { .. } => {
+                ApiError::conflict("the resource changed concurrently; read it again and retry")
+            }
+            StoreError::Invalid(msg) => ApiError::internal(format!("invalid store request: {msg}")),
+            StoreError::Unavailable(msg) => ApiError::unavailable(format!("store: {msg}")),
+        }
+    }
+}
+
+impl From<QueueError> for ApiError {
+    fn from(e: QueueError) -> Self {
+        ApiError::unavailable(format!("queue: {e}"))
+    }
+}
+
+/// Marker put in the response extensions so the logging middleware can report the cause.
+#[derive(Clone, Debug)]
+pub struct InternalCause(pub String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut details = self.details;
+        if self.status.is_server_error() {
+            // A 5xx always carries the request id so a person can quote it.
+            if let Some(id) = crate::middleware::current_request_id() {
+                let mut map = match details {
+                    Some(Value::Object(map)) => map,
+                    _ => serde_json::Map::new(),
+                };
+                map.insert("request_id".into(), Value::String(id));
+                details = Some(Value::Object(map));
+            }
+        }
+        let mut response = match self.raw_body {
+            Some(raw) => (self.status, axum::Json(raw)).into_response(),
+            None => {
+                let body = ErrorBody {
+                    code: self.code.into_owned(),
+                    message: self.message.into_owned(),
+                    param: self.param.map(Cow::into_owned),
+                    details,
+                };
+                (self.status, axum::Json(body)).into_response()
+            }
+        };
+        for (name, value) in self.headers {
+            response.headers_mut().append(name, value);
+        }
+        if let Some(cause) = self.internal {
+            response.extensions_mut().insert(InternalCause(cause));
+        }
+        response
+    }
+}

@@ -1,0 +1,288 @@
+//! Request extractors whose rejections are SPEC §7 error bodies naming the offending field.
+
+use crate::error::ApiError;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use bytes_body::read_body;
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
+
+/// A JSON body. Malformed JSON is 400 `invalid_json`; a wrong type, missing or unknown field is
+/// 400 `parameter_invalid_or_missing` with `param` set to the field's path (e.g.
+/// `settings.email_notifications.domain_failed`); a non-JSON content type is 415; a body over
+/// the configured limit is 413.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Json<T>(pub T);
+
+mod bytes_body {
+    use super::*;
+
+    /// Reads the body, honouring the router's `DefaultBodyLimit`.
+    pub async fn read_body(req: Request) -> Result<axum::body::Bytes, ApiError> {
+        axum::body::Bytes::from_request(req, &())
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "payload_too_large",
+                        "the request body is larger than the service accepts",
+                    )
+                } else {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_body",
+                        "the request body could not be read",
+                    )
+                }
+            })
+    }
+}
+
+fn is_json_content_type(req: &Request) -> bool {
+    req.headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|ct| {
+            let mime = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            mime == "application/json"
+                || (mime.starts_with("application/") && mime.ends_with("+json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Parses JSON bytes into `T`, mapping serde's error to an [`ApiError`] naming the field.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed = serde_path_to_error::deserialize::<_, T>(&mut de);
+    match parsed {
+        Ok(value) => {
+            de.end().map_err(|e| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_json",
+                    format!(
+                        "the body is not valid JSON: {}",
+                        strip_position(&e.to_string())
+                    ),
+                )
+            })?;
+            Ok(value)
+        }
+        Err(err) => {
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            if inner.is_syntax() || inner.is_eof() {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_json",
+                    format!("the body is not valid JSON: {inner}"),
+                ));
+            }
+            let message = inner.to_string();
+            // serde reports a missing or unknown field at the parent path; name the field itself.
+            let field = field_from_message(&message);
+            let param = match (path.as_str(), field) {
+                (".", Some(f)) | ("", Some(f)) => f,
+                (".", None) | ("", None) => String::new(),
+                (p, Some(f))
+                    if message.starts_with("missing field")
+                        || message.starts_with("unknown field") =>
+                {
+                    format!("{p}.{f}")
+                }
+                (p, _) => p.to_owned(),
+            };
+            let message = strip_position(&message);
+            let mut e = ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "parameter_invalid_or_missing",
+                message,
+            );
+            if !param.is_empty() {
+                e = e.param(param);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Pulls the field name out of serde's "missing field `x`" / "unknown field `x`" messages.
+fn field_from_message(message: &str) -> Option<String> {
+    if !(message.starts_with("missing field") || message.starts_with("unknown field")) {
+        return None;
+    }
+    let start = message.find('`')? + 1;
+    let end = start + message[start..].find('`')?;
+    Some(message[start..end].to_owned())
+}
+
+fn strip_position(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+impl<S, T> FromRequest<S> for Json<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json_content_type(&req) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with Content-Type: application/json",
+            ));
+        }
+        let bytes = read_body(req).await?;
+        parse_json(&bytes).map(Json)
+    }
+}
+
+/// A JSON body that may be absent: an empty body (with or without a content type) reads as
+/// `T::default()`; anything else is parsed like [`Json`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OptionalJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for OptionalJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Default,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let json_type = is_json_content_type(&req);
+        let bytes = read_body(req).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(T::default()));
+        }
+        if !json_type {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with Content-Type: application/json",
+            ));
+        }
+        parse_json(&bytes).map(OptionalJson)
+    }
+}
+
+/// Query parameters (repeated keys such as `expand[]=a&expand[]=b` become arrays). A bad value
+/// is 400 `parameter_invalid_or_missing` naming the parameter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Query<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Query<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_html_form::Deserializer::from_bytes(query.as_bytes());
+        serde_path_to_error::deserialize(de)
+            .map(Query)
+            .map_err(|err| {
+                let path = err.path().to_string();
+                let message = err.into_inner().to_string();
+                let param = field_from_message(&message).unwrap_or(path);
+                let mut e = ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "parameter_invalid_or_missing",
+                    message,
+                );
+                if !param.is_empty() && param != "." {
+                    e = e.param(param);
+                }
+                e
+            })
+    }
+}
+
+/// The `{id}` path segment parsed as a UUID; anything else is 400 naming `id`.
+#[derive(Debug, Clone, Copy)]
+pub struct PathId(pub Uuid);
+
+impl<S> FromRequestParts<S> for PathId
+where
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(raw): axum::extract::Path<String> =
+            axum::extract::Path::from_request_parts(parts, state)
+                .await
+                .map_err(|_| ApiError::invalid_param("id", "the path must carry one id"))?;
+        Uuid::parse_str(&raw)
+            .map(PathId)
+            .map_err(|_| ApiError::invalid_param("id", "the id in the path is not a valid UUID"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        flag: bool,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        name: String,
+        inner: Option<Inner>,
+    }
+
+    fn param_of(json: &str) -> (String, Option<String>) {
+        let e = parse_json::<Body>(json.as_bytes()).unwrap_err();
+        (e.code.into_owned(), e.param.map(|p| p.into_owned()))
+    }
+
+    #[test]
+    fn json_errors_name_the_field() {
+        assert_eq!(param_of("{"), ("invalid_json".into(), None));
+        assert_eq!(
+            param_of("{}"),
+            ("parameter_invalid_or_missing".into(), Some("name".into()))
+        );
+        assert_eq!(
+            param_of(r#"{"name": 3}"#),
+            ("parameter_invalid_or_missing".into(), Some("name".into()))
+        );
+        assert_eq!(
+            param_of(r#"{"name": "a", "nmae": 1}"#).1,
+            Some("nmae".into())
+        );
+        assert_eq!(
+            param_of(r#"{"name": "a", "inner": {"flag": "yes"}}"#).1,
+            Some("inner.flag".into())
+        );
+        assert_eq!(
+            param_of(r#"{"name": "a", "inner": {}}"#).1,
+            Some("inner.flag".into())
+        );
+        assert_eq!(param_of(r#"{"name": "a"} trailing"#).0, "invalid_json");
+        assert_eq!(param_of("[]").0, "parameter_invalid_or_missing");
+    }
+}

@@ -1,0 +1,150 @@
+//! Background jobs: enqueued as [`Envelope`]s, run by the queue worker (an SQS-triggered Lambda
+//! on AWS, in-process workers locally). Every job is idempotent: at-least-once delivery may run
+//! it twice.
+
+use crate::error::ApiError;
+use crate::repo::{api_keys, decode, keys, orgs};
+use crate::state::AppState;
+use futures::StreamExt as _;
+use mailward_domain::model::{ApiKey, OrgState};
+use mailward_domain::queue::{Due, Envelope, QueueName, check_due, send_job};
+use mailward_domain::store::{Condition, Query, query_all};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Job name: purge an organization marked `deleting`.
+pub const DELETE_ORGANIZATION: &str = "delete_organization";
+
+/// Payload of [`DELETE_ORGANIZATION`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeleteOrganization {
+    /// The organization to purge.
+    pub org_id: Uuid,
+}
+
+/// Queues the purge of an organization.
+pub async fn enqueue_delete_organization(state: &AppState, org_id: Uuid) -> Result<(), ApiError> {
+    let data = serde_json::to_value(DeleteOrganization { org_id }).map_err(ApiError::internal)?;
+    send_job(
+        state.queue.as_ref(),
+        QueueName::Jobs,
+        DELETE_ORGANIZATION,
+        data,
+        state.clock.unix(),
+        0,
+    )
+    .await?;
+    Ok(())
+}
+
+/// What happened to one message.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// The job ran to completion: ack it.
+    Done,
+    /// The job is not due yet and was sent again with the remaining delay: ack this copy.
+    Requeued,
+    /// The body is not a job (or an unknown job): ack it so it does not loop; it was logged.
+    Discarded,
+}
+
+/// Handles one received message body. An `Err` means "leave it on the queue": it comes back
+/// after the visibility timeout and dead-letters after too many attempts.
+pub async fn handle_message(
+    state: &AppState,
+    queue: QueueName,
+    body: &str,
+) -> anyhow::Result<Handled> {
+    let due = match check_due(body, state.clock.unix()) {
+        Ok(due) => due,
+        Err(e) => {
+            tracing::error!(queue = queue.as_str(), error = %e, "discarding a message that is not a job envelope");
+            return Ok(Handled::Discarded);
+        }
+    };
+    match due {
+        Due::Requeue(envelope, delay) => {
+            let body = serde_json::to_string(&envelope)?;
+            state.queue.send(queue, body, delay).await?;
+            Ok(Handled::Requeued)
+        }
+        Due::Run(envelope) => run_job(state, envelope).await,
+    }
+}
+
+async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {
+    match envelope.job.as_str() {
+        DELETE_ORGANIZATION => {
+            let job: DeleteOrganization = serde_json::from_value(envelope.data)?;
+            delete_organization(state, job.org_id).await?;
+            Ok(Handled::Done)
+        }
+        other => {
+            tracing::error!(job = other, "discarding an unknown job");
+            Ok(Handled::Discarded)
+        }
+    }
+}
+
+/// Removes every item of an organization marked `deleting`: API key lookups first (the keys
+/// already answer 401 because the organization is `deleting`), then the partition, then the
+/// organization record itself, so a crash half-way leaves the job repeatable.
+pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Result<()> {
+    let store = state.store.as_ref();
+    let Some(org) = orgs::get(store, org_id).await? else {
+        return Ok(());
+    };
+    if org.value.state != OrgState::Deleting {
+        tracing::warn!(org.id = %org_id, "refusing to purge an organization that is not marked deleting");
+        return Ok(());
+    }
+    let items = query_all(store, Query::partition(keys::org_pk(org_id))).await?;
+    let mut deletes: Vec<(String, String)> = Vec::with_capacity(items.len() * 2);
+    for item in &items {
+        if item.sk == keys::ORG_META {
+            continue;
+        }
+        if item.sk.starts_with(keys::API_KEY_PREFIX) {
+            let key: ApiKey = decode(item)?;
+            for op in api_keys::delete_ops(&key, None).into_iter().skip(1) {
+                let (pk, sk) = op.key();
+                deletes.push((pk.to_owned(), sk.to_owned()));
+            }
+        }
+        deletes.push((item.pk.clone(), item.sk.clone()));
+    }
+    let results: Vec<_> = futures::stream::iter(deletes)
+        .map(|(pk, sk)| async move { store.delete(&pk, &sk, Condition::None).await })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    for result in results {
+        result?;
+    }
+    store
+        .delete(&keys::org_pk(org_id), keys::ORG_META, Condition::None)
+        .await?;
+    tracing::info!(org.id = %org_id, items = items.len(), "organization purged");
+    Ok(())
+}
+
+/// Receives and handles up to `max` messages from `queue` once (the local workers call this in a
+/// loop). Returns how many messages were received.
+pub async fn drain_once(
+    state: &AppState,
+    queue: QueueName,
+    max: usize,
+    visibility_secs: u64,
+) -> anyhow::Result<usize> {
+    let messages = state.queue.receive(queue, max, visibility_secs).await?;
+    let count = messages.len();
+    for message in messages {
+        match handle_message(state, queue, &message.body).await {
+            Ok(_) => state.queue.ack(queue, &message.receipt).await?,
+            Err(e) => {
+                tracing::warn!(queue = queue.as_str(), message.id = %message.id, attempt = message.receive_count, error = %e, "job failed; it will be retried")
+            }
+        }
+    }
+    Ok(count)
+}

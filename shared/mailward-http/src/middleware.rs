@@ -1,0 +1,170 @@
+//! The middleware every entry point shares: request ids and logs, the HTTPS rule, credential
+//! resolution, the global rate limit and `RateLimit-*` headers, and plain-text 401/404 for
+//! clients that ask for text (SPEC §7.5).
+
+use crate::auth::{ResolvedAuth, resolve};
+use crate::config::Scope;
+use crate::error::{ApiError, InternalCause};
+use crate::rate_limit::{RateLimitLog, hit, too_many_requests, write_headers};
+use crate::state::AppState;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+tokio::task_local! {
+    static REQUEST_ID: String;
+}
+
+/// The id of the request being served on this task, if any.
+pub fn current_request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+/// The client address used for per-IP buckets.
+#[derive(Debug, Clone)]
+pub struct ClientIp(pub String);
+
+fn request_id_from(headers: &HeaderMap) -> String {
+    headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned)
+}
+
+fn client_ip(state: &AppState, req: &Request) -> String {
+    if state.config.trust_proxy {
+        // API Gateway appends the address it saw; earlier entries are client-supplied.
+        if let Some(last) = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            return last.to_owned();
+        }
+    }
+    req.extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unknown".to_owned(), |ci| ci.0.ip().to_string())
+}
+
+fn wants_plain_text(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|accept| accept.split(',').next())
+        .map(|first| {
+            first
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|mime| mime == "text/plain" || mime == "text/html")
+}
+
+/// The request pipeline: see the module docs.
+pub async fn request_context(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let request_id = request_id_from(req.headers());
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let plain_text = wants_plain_text(req.headers());
+    let id_for_scope = request_id.clone();
+
+    let mut response = REQUEST_ID
+        .scope(id_for_scope, async {
+            if req
+                .headers()
+                .get("x-forwarded-proto")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|proto| proto.eq_ignore_ascii_case("http"))
+            {
+                return ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "https_required",
+                    "requests must use HTTPS",
+                )
+                .into_response();
+            }
+            let ip = client_ip(&state, &req);
+            let resolved = match resolve(&state, req.headers()).await {
+                Ok(resolved) => resolved,
+                Err(e) => return e.into_response(),
+            };
+            let subject = match &resolved {
+                ResolvedAuth::Valid { credential, .. } => match credential {
+                    crate::auth::Credential::ApiKey { key_id, .. } => format!("key:{key_id}"),
+                    crate::auth::Credential::Session { account_id, .. } => {
+                        format!("sub:{account_id}")
+                    }
+                },
+                _ => format!("ip:{ip}"),
+            };
+            let log = RateLimitLog::default();
+            let global = hit(&state, Scope::Global, &subject).await;
+            if let Some(bucket) = global {
+                log.push(bucket);
+            }
+            req.extensions_mut().insert(resolved);
+            req.extensions_mut().insert(ClientIp(ip));
+            req.extensions_mut().insert(log.clone());
+            let mut response = match global {
+                Some(bucket) if bucket.exceeded => too_many_requests(bucket).into_response(),
+                _ => next.run(req).await,
+            };
+            if let Some(bucket) = log.tightest() {
+                write_headers(response.headers_mut(), bucket);
+            }
+            response
+        })
+        .await;
+
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    let status = response.status();
+    if plain_text && (status == StatusCode::UNAUTHORIZED || status == StatusCode::NOT_FOUND) {
+        response = plain_status_line(response);
+    }
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Some(InternalCause(cause)) = response.extensions().get::<InternalCause>() {
+        tracing::error!(request.id = %request_id, http.method = %method, http.path = %path, http.status = status.as_u16(), elapsed_ms, error = %cause, "request failed");
+    } else {
+        tracing::info!(request.id = %request_id, http.method = %method, http.path = %path, http.status = status.as_u16(), elapsed_ms, "request served");
+    }
+    response
+}
+
+/// Replaces a JSON error body with the plain status line, keeping the headers.
+fn plain_status_line(response: Response) -> Response {
+    let (mut parts, _) = response.into_parts();
+    let line = format!(
+        "{} {}",
+        parts.status.as_u16(),
+        parts.status.canonical_reason().unwrap_or("")
+    );
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(line))
+}

@@ -1,0 +1,99 @@
+//! The single-table key layout (DESIGN.md §3). Every key string is built here.
+//!
+//! | item | pk | sk | gsi1 (pk / sk) |
+//! |---|---|---|---|
+//! | organization | `ORG#<org>` | `META` | |
+//! | membership | `ORG#<org>` | `MEMBER#<account>` | `ACCOUNTID#<account>` / `ORG#<org>` |
+//! | API key metadata | `ORG#<org>` | `APIKEY#<key id>` | |
+//! | API key lookup | `APIKEY#<sha256 of key>` | `APIKEY` | |
+//! | account | `ACCOUNT#<email>` | `ACCOUNT` | `ACCOUNTID#<account>` / `ACCOUNT` |
+//! | signup challenge (TTL 15 min) | `SIGNUP#<id>` | `SIGNUP` | |
+//! | signup codes per address (TTL 1 h) | `SIGNUPRATE#<email>` | `<hour start>` | |
+//! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
+//! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |
+//!
+//! Every tenant item's partition starts with `ORG#<org>`, and the organization always comes
+//! from the credential, so one organization's handler cannot address another's items.
+
+use uuid::Uuid;
+
+/// Partition of an organization's items.
+pub fn org_pk(org: Uuid) -> String {
+    format!("ORG#{org}")
+}
+
+/// Sort key of the organization record.
+pub const ORG_META: &str = "META";
+
+/// Sort key of a membership inside the organization partition.
+pub fn member_sk(account: Uuid) -> String {
+    format!("MEMBER#{account}")
+}
+
+/// Prefix of memberships in an organization partition.
+pub const MEMBER_PREFIX: &str = "MEMBER#";
+
+/// Sort key of API key metadata inside the organization partition.
+pub fn api_key_sk(key_id: Uuid) -> String {
+    format!("APIKEY#{key_id}")
+}
+
+/// Prefix of API key metadata in an organization partition.
+pub const API_KEY_PREFIX: &str = "APIKEY#";
+
+/// Partition of the lookup item for a presented key's hash.
+pub fn api_key_lookup_pk(hash: &str) -> String {
+    format!("APIKEY#{hash}")
+}
+
+/// Sort key of the API key lookup item.
+pub const API_KEY_LOOKUP_SK: &str = "APIKEY";
+
+/// Partition of an account, keyed by normalised email (uniqueness by conditional put).
+pub fn account_pk(email: &str) -> String {
+    format!("ACCOUNT#{email}")
+}
+
+/// Sort key of the account item.
+pub const ACCOUNT_SK: &str = "ACCOUNT";
+
+/// GSI1 partition grouping an account's record and its memberships.
+pub fn account_id_gsi(account: Uuid) -> String {
+    format!("ACCOUNTID#{account}")
+}
+
+/// GSI1 sort key of a membership under its account.
+pub fn membership_gsi_sk(org: Uuid) -> String {
+    format!("ORG#{org}")
+}
+
+/// Partition of a signup challenge.
+pub fn signup_pk(id: Uuid) -> String {
+    format!("SIGNUP#{id}")
+}
+
+/// Sort key of a signup challenge.
+pub const SIGNUP_SK: &str = "SIGNUP";
+
+/// Partition of the per-address signup-code counter.
+pub fn signup_rate_pk(email: &str) -> String {
+    format!("SIGNUPRATE#{email}")
+}
+
+/// Partition of a rate-limit bucket.
+pub fn rate_pk(scope: &str, subject: &str) -> String {
+    format!("RATE#{scope}#{subject}")
+}
+
+/// Number of outbox partitions (spreads write load; the publisher drains each).
+pub const OUTBOX_SHARDS: u32 = 4;
+
+/// Partition of an outbox shard.
+pub fn outbox_pk(shard: u32) -> String {
+    format!("OUTBOX#{shard}")
+}
+
+/// Sort key of an outbox event (time-ordered within the shard).
+pub fn outbox_sk(unix_ms: i128, event_id: &str) -> String {
+    format!("{unix_ms:015}#{event_id}")
+}

@@ -1,0 +1,7 @@
+//! Route handlers, one module per endpoint group.
+
+pub mod api_keys;
+pub mod health;
+pub mod openapi;
+pub mod organizations;
+pub mod signup;

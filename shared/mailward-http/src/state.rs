@@ -1,0 +1,53 @@
+//! The application state every handler receives: the ports and the configuration.
+
+use crate::config::Config;
+use mailward_domain::Clock;
+use mailward_domain::mailer::Mailer;
+use mailward_domain::queue::Queue;
+use mailward_domain::store::ItemStore;
+use std::sync::Arc;
+
+/// Ports and settings, shared by every request. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(pub Arc<App>);
+
+/// What [`AppState`] holds. Handlers never know which adapters are behind the ports.
+pub struct App {
+    /// Item store (SQLite or DynamoDB).
+    pub store: Arc<dyn ItemStore>,
+    /// Queue (embedded or SQS).
+    pub queue: Arc<dyn Queue>,
+    /// Outbound mail (file outbox or SES).
+    pub mailer: Arc<dyn Mailer>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// Settings.
+    pub config: Config,
+}
+
+impl AppState {
+    /// Bundles the ports and settings.
+    pub fn new(
+        store: Arc<dyn ItemStore>,
+        queue: Arc<dyn Queue>,
+        mailer: Arc<dyn Mailer>,
+        clock: Arc<dyn Clock>,
+        config: Config,
+    ) -> Self {
+        Self(Arc::new(App {
+            store,
+            queue,
+            mailer,
+            clock,
+            config,
+        }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.0
+    }
+}

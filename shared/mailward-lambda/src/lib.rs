@@ -1,0 +1,165 @@
+//! Lambda wiring: what every function's ten-line `main` calls.
+//!
+//! [`state_from_env`] builds the application state on the AWS adapters (DynamoDB, SQS, SES) once
+//! per cold start from the variables `template.yaml` sets; [`run_http`] serves a group's routes
+//! through `lambda_http`; [`run_queue_worker`] consumes SQS batches with partial-batch failures.
+
+use anyhow::Context as _;
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use lambda_runtime::{LambdaEvent, service_fn};
+use mailward_aws::QueueUrls;
+use mailward_domain::queue::QueueName;
+use mailward_domain::{Clock, SystemClock};
+use mailward_http::{AppState, Config};
+use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+
+fn env(name: &str) -> anyhow::Result<String> {
+    std::env::var(name).with_context(|| format!("environment variable {name} is not set"))
+}
+
+/// JSON logs to stdout (CloudWatch), filtered by `RUST_LOG`.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(false)
+        .with_ansi(false)
+        .without_time()
+        .init();
+}
+
+/// The queue URLs from the environment.
+pub fn queue_urls_from_env() -> anyhow::Result<QueueUrls> {
+    Ok(QueueUrls {
+        jobs: env("MAILWARD_JOBS_QUEUE_URL")?,
+        jobs_dlq: env("MAILWARD_JOBS_DLQ_URL")?,
+        deliveries: env("MAILWARD_DELIVERIES_QUEUE_URL")?,
+        deliveries_dlq: env("MAILWARD_DELIVERIES_DLQ_URL")?,
+    })
+}
+
+/// Builds the application state on the AWS adapters.
+pub async fn state_from_env() -> anyhow::Result<AppState> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let ports = mailward_aws::ports_from_env(
+        env("MAILWARD_TABLE")?,
+        queue_urls_from_env()?,
+        env("MAILWARD_MAIL_FROM")?,
+        Arc::clone(&clock),
+    )
+    .await;
+    let secret = env("MAILWARD_SECRET_KEY")?;
+    anyhow::ensure!(
+        secret.len() >= 32,
+        "MAILWARD_SECRET_KEY must be at least 32 characters"
+    );
+    let mut config = Config::new(
+        std::env::var("MAILWARD_BASE_URL").unwrap_or_default(),
+        secret.into_bytes(),
+    );
+    // Behind API Gateway the client address is the last X-Forwarded-For hop.
+    config.trust_proxy = true;
+    let config = config.with_env_overrides().map_err(anyhow::Error::msg)?;
+    Ok(AppState::new(
+        Arc::new(ports.store),
+        Arc::new(ports.queue),
+        Arc::new(ports.mailer),
+        clock,
+        config,
+    ))
+}
+
+/// Serves one group's routes as an API Gateway HTTP API Lambda.
+pub async fn run_http(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Error> {
+    init_tracing();
+    let state = state_from_env()
+        .await
+        .map_err(|e| lambda_http::Error::from(format!("{e:#}")))?;
+    lambda_http::run(mailward_http::finish(routes, state)).await
+}
+
+/// Which queue an SQS record came from, by the queue name at the end of its ARN.
+fn queue_of(arn: &str, urls: &QueueUrls) -> Option<QueueName> {
+    let name = arn.rsplit(':').next()?;
+    let last = |url: &str| url.rsplit('/').next().map(str::to_owned);
+    if last(&urls.jobs).as_deref() == Some(name) {
+        Some(QueueName::Jobs)
+    } else if last(&urls.deliveries).as_deref() == Some(name) {
+        Some(QueueName::Deliveries)
+    } else {
+        None
+    }
+}
+
+/// Handles one SQS batch: every record that fails is reported back so only it is retried.
+pub async fn handle_sqs_batch(
+    state: &AppState,
+    urls: &QueueUrls,
+    event: SqsEvent,
+) -> SqsBatchResponse {
+    let mut response = SqsBatchResponse::default();
+    for record in event.records {
+        let id = record.message_id.clone().unwrap_or_default();
+        let queue = record
+            .event_source_arn
+            .as_deref()
+            .and_then(|arn| queue_of(arn, urls));
+        let outcome = match (queue, record.body.as_deref()) {
+            (Some(queue), Some(body)) => mailward_http::jobs::handle_message(state, queue, body)
+                .await
+                .map(|_| ()),
+            _ => Err(anyhow::anyhow!(
+                "record from an unknown queue or without a body"
+            )),
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(message.id = %id, error = %e, "job failed; SQS will retry it");
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            response.batch_item_failures.push(failure);
+        }
+    }
+    response
+}
+
+/// Runs the queue-worker Lambda.
+pub async fn run_queue_worker() -> Result<(), lambda_runtime::Error> {
+    init_tracing();
+    let state = state_from_env()
+        .await
+        .map_err(|e| lambda_runtime::Error::from(format!("{e:#}")))?;
+    let urls = queue_urls_from_env().map_err(|e| lambda_runtime::Error::from(format!("{e:#}")))?;
+    let state = &state;
+    let urls = &urls;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
+        Ok::<_, lambda_runtime::Error>(handle_sqs_batch(state, urls, event.payload).await)
+    }))
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_matched_to_their_queue_by_arn() {
+        let urls = QueueUrls {
+            jobs: "https://sqs.us-east-1.amazonaws.com/1/mailward-jobs".into(),
+            jobs_dlq: "https://sqs.us-east-1.amazonaws.com/1/mailward-jobs-dlq".into(),
+            deliveries: "https://sqs.us-east-1.amazonaws.com/1/mailward-deliveries".into(),
+            deliveries_dlq: "https://sqs.us-east-1.amazonaws.com/1/mailward-deliveries-dlq".into(),
+        };
+        assert_eq!(
+            queue_of("arn:aws:sqs:us-east-1:1:mailward-jobs", &urls),
+            Some(QueueName::Jobs)
+        );
+        assert_eq!(
+            queue_of("arn:aws:sqs:us-east-1:1:mailward-deliveries", &urls),
+            Some(QueueName::Deliveries)
+        );
+        assert_eq!(queue_of("arn:aws:sqs:us-east-1:1:other", &urls), None);
+    }
+}
