@@ -91,12 +91,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             let param = match (path.as_str(), field) {
                 (".", Some(f)) | ("", Some(f)) => f,
                 (".", None) | ("", None) => String::new(),
-                (p, Some(f))
-                    if message.starts_with("missing field")
-                        || message.starts_with("unknown field") =>
-                {
-                    format!("{p}.{f}")
-                }
+                // serde_path_to_error already ends an unknown field's path with the field.
+                (p, Some(f)) if message.starts_with("missing field") => format!("{p}.{f}"),
                 (p, _) => p.to_owned(),
             };
             let message = strip_position(&message);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use time::format_description::well_known::Rfc2822;
 
-/// Writes each message as `<outbox>/<unix-ms>-<id>.eml` and logs one line naming the file
+/// Writes each message as `<outbox>/<unix-ms>-<sequence>-<id>.eml` and logs one line naming the file
 /// (never the content: signup codes are secrets).
 #[derive(Debug, Clone)]
 pub struct FileMailer {
@@ -32,6 +32,8 @@ impl FileMailer {
     }
 }
 
+static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Removes CR and LF so a value cannot inject headers.
 fn header_value(value: &str) -> String {
     value.replace(['\r', '\n'], " ")
@@ -53,8 +55,10 @@ impl Mailer for FileMailer {
             id,
             text
         );
+        // The sequence keeps names in sending order even when the clock stands still.
+        let seq = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = self.outbox.join(format!(
-            "{}-{}.eml",
+            "{}-{seq:08}-{}.eml",
             now.unix_timestamp_nanos() / 1_000_000,
             id
         ));

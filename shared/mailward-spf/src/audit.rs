@@ -661,7 +661,7 @@ impl<'r> Auditor<'r> {
             })
             .filter(|(_, e)| !e.is_empty())
             .collect();
-        exchanges.sort();
+        exchanges.sort_by_key(|(preference, _)| *preference);
         self.note(
             node,
             format!("{} MX hosts, one lookup for the term", exchanges.len()),
@@ -670,7 +670,7 @@ impl<'r> Auditor<'r> {
             self.problem(Some(node), Problem::error(
                 ProblemCode::MxTooManyRecords,
                 domain,
-                format!("{name} has {} MX records; an mx term may use at most {MX_RECORD_LIMIT}, so evaluation ends in permerror", exchanges.len()),
+                format!("{name} has {} MX records; an mx term may look up at most {MX_RECORD_LIMIT}, so evaluation ends in permerror for senders not matched by the first {MX_RECORD_LIMIT}", exchanges.len()),
             ));
         }
         for (_, exchange) in exchanges.into_iter().take(MX_RECORD_LIMIT) {

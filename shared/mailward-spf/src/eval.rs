@@ -7,8 +7,10 @@
 //! - A void lookup is a term's own query answering NXDOMAIN or no records. It is counted in one
 //!   place ([`Evaluator::note_void`]); the third is a permerror. Address lookups of MX hosts and of
 //!   PTR names, and the `exp=` lookup, are not terms' own queries and are not counted.
-//! - An `mx` term costs one however many MX hosts it has; more than ten MX records is a permerror
-//!   (§4.6.4, the RFC 7208 suite's `mx-limit`). At most ten PTR names are checked (§4.6.4).
+//! - An `mx` term costs one however many MX hosts it has. Its hosts are tried in preference order
+//!   and at most ten are looked up: needing an eleventh is a permerror (§4.6.4: the evaluation
+//!   "MUST NOT result in querying more than 10 address records"; the RFC 7208 suite's
+//!   `mx-limit`). A match among the first ten is a match. At most ten PTR names are checked.
 //! - A DNS failure (timeout, SERVFAIL, ...) on a term's query is a temperror, never a non-match,
 //!   except where the RFC says otherwise: the PTR lookups of `ptr` and `%{p}` (§5.5) and `exp=`
 //!   (§6.2), whose failures are ignored.
@@ -390,26 +392,31 @@ impl<'r> Evaluator<'r> {
                     return Ok(false);
                 };
                 let records = self.term_query(domain, &name, RecordType::Mx).await?;
-                let exchanges: Vec<String> = records
+                let mut exchanges: Vec<(u16, String)> = records
                     .iter()
                     .filter_map(|r| match r {
-                        RecordData::Mx { exchange, .. } => Some(strip_trailing_dot(exchange)),
+                        RecordData::Mx {
+                            preference,
+                            exchange,
+                        } => Some((*preference, strip_trailing_dot(exchange).to_string())),
                         _ => None,
                     })
-                    .filter(|e| !e.is_empty())
-                    .map(str::to_string)
+                    .filter(|(_, e)| !e.is_empty())
                     .collect();
-                if exchanges.len() > MX_RECORD_LIMIT {
-                    return Err(Stop::Perm(Problem::error(
-                        ProblemCode::MxTooManyRecords,
-                        domain,
-                        format!(
-                            "{name} has {} MX records; an mx term may use at most {MX_RECORD_LIMIT}",
-                            exchanges.len()
-                        ),
-                    )));
-                }
-                for exchange in exchanges {
+                // Lowest preference first, as a sending MTA would try them; the sort is stable
+                // so equal preferences keep the answer's order.
+                exchanges.sort_by_key(|(preference, _)| *preference);
+                let total = exchanges.len();
+                for (position, (_, exchange)) in exchanges.into_iter().enumerate() {
+                    if position == MX_RECORD_LIMIT {
+                        return Err(Stop::Perm(Problem::error(
+                            ProblemCode::MxTooManyRecords,
+                            domain,
+                            format!(
+                                "{name} has {total} MX records and none of the first {MX_RECORD_LIMIT} matched; an mx term may look up at most {MX_RECORD_LIMIT}"
+                            ),
+                        )));
+                    }
                     if !is_queryable(&exchange) {
                         continue;
                     }
@@ -541,15 +548,14 @@ impl<'r> Evaluator<'r> {
                 continue;
             }
             // §5.5: a DNS error on this lookup skips the name.
-            if let Ok(answer) = self.resolver.lookup(name, self.address_type()).await {
-                if answer
+            if let Ok(answer) = self.resolver.lookup(name, self.address_type()).await
+                && answer
                     .records
                     .iter()
                     .filter_map(RecordData::ip)
                     .any(|a| a == self.ip)
-                {
-                    validated.push(name.clone());
-                }
+            {
+                validated.push(name.clone());
             }
         }
         let result = PtrNames {

@@ -66,6 +66,31 @@ impl FakeResolver {
         );
     }
 
+    pub fn a(&mut self, name: &str, ip: &str) {
+        self.add(name, Entry::Data(RecordData::A(ip.parse().expect("ipv4"))));
+    }
+
+    pub fn aaaa(&mut self, name: &str, ip: &str) {
+        self.add(
+            name,
+            Entry::Data(RecordData::Aaaa(ip.parse().expect("ipv6"))),
+        );
+    }
+
+    pub fn mx(&mut self, name: &str, preference: u16, exchange: &str) {
+        self.add(
+            name,
+            Entry::Data(RecordData::Mx {
+                preference,
+                exchange: key(exchange),
+            }),
+        );
+    }
+
+    pub fn timeout(&mut self, name: &str) {
+        self.add(name, Entry::Timeout);
+    }
+
     fn lookup_sync(&self, name: &str, qtype: RecordType) -> Result<Answer, DnsError> {
         let mut current = key(name);
         let mut chain = Vec::new();
@@ -76,10 +101,10 @@ impl FakeResolver {
             {
                 return Err(DnsError::InvalidName(current));
             }
-            if let Some(marker) = &self.error_marker {
-                if current.contains(marker.as_str()) {
-                    return Err(DnsError::ServFail);
-                }
+            if let Some(marker) = &self.error_marker
+                && current.contains(marker.as_str())
+            {
+                return Err(DnsError::ServFail);
             }
             let Some(entries) = self.names.get(&current) else {
                 return Err(DnsError::NxDomain);
@@ -108,12 +133,12 @@ impl FakeResolver {
                     }
                 }
             }
-            if records.is_empty() {
-                if let Some(target) = cname {
-                    chain.push(key(&target));
-                    current = key(&target);
-                    continue;
-                }
+            if records.is_empty()
+                && let Some(target) = cname
+            {
+                chain.push(key(&target));
+                current = key(&target);
+                continue;
             }
             return Ok(Answer {
                 records,
@@ -189,11 +214,9 @@ pub fn zone_from_openspf(zonedata: &Value) -> FakeResolver {
                     continue;
                 }
                 match kind.as_str() {
-                    "SPF" => {
-                        if !has_txt {
-                            if let Some(strings) = txt_strings(value) {
-                                generated.push(RecordData::Txt(strings));
-                            }
+                    "SPF" if !has_txt => {
+                        if let Some(strings) = txt_strings(value) {
+                            generated.push(RecordData::Txt(strings));
                         }
                     }
                     "TXT" => {

@@ -1,0 +1,7 @@
+//! Black-box tests over HTTP against the local stack. One module per route group.
+
+mod api_keys;
+mod conventions;
+mod openapi;
+mod organizations;
+mod signup;
