@@ -17,7 +17,8 @@ pub const DOCS_PATH: &str = "/docs";
 pub const OPENAPI_PATH: &str = "/swagger.json";
 
 /// An error response: status, a lowercase `code` clients branch on, a message for people, the
-/// offending field when there is one, and optional details.
+/// offending field when there is one, and optional details. Rarely used parts live behind one
+/// box so `Result<_, ApiError>` stays small.
 #[derive(Debug)]
 pub struct ApiError {
     /// HTTP status.
@@ -28,14 +29,19 @@ pub struct ApiError {
     pub message: Cow<'static, str>,
     /// The offending field, when one is to blame.
     pub param: Option<Cow<'static, str>>,
+    extras: Option<Box<Extras>>,
+}
+
+#[derive(Debug, Default)]
+struct Extras {
     /// Extra machine-readable data.
-    pub details: Option<Value>,
+    details: Option<Value>,
     /// Headers to add (e.g. `WWW-Authenticate`, `Retry-After`).
-    pub headers: Vec<(header::HeaderName, HeaderValue)>,
+    headers: Vec<(header::HeaderName, HeaderValue)>,
     /// Cause, logged and never sent.
-    pub internal: Option<String>,
+    internal: Option<String>,
     /// A body that replaces the standard error body (the 429 body of SPEC §7.6 differs).
-    pub raw_body: Option<Value>,
+    raw_body: Option<Value>,
 }
 
 impl ApiError {
@@ -50,11 +56,29 @@ impl ApiError {
             code: code.into(),
             message: message.into(),
             param: None,
-            details: None,
-            headers: Vec::new(),
-            internal: None,
-            raw_body: None,
+            extras: None,
         }
+    }
+
+    fn extras(&mut self) -> &mut Extras {
+        self.extras.get_or_insert_with(Box::default)
+    }
+
+    /// The details object, if any.
+    pub fn details_value(&self) -> Option<&Value> {
+        self.extras.as_ref().and_then(|e| e.details.as_ref())
+    }
+
+    /// Replaces the whole body (used by the 429 response, whose shape differs).
+    pub fn with_raw_body(mut self, body: Value) -> Self {
+        self.extras().raw_body = Some(body);
+        self
+    }
+
+    /// Records an internal cause: logged once, never sent.
+    pub fn with_internal(mut self, cause: impl std::fmt::Display) -> Self {
+        self.extras().internal = Some(cause.to_string());
+        self
     }
 
     /// Names the offending field.
@@ -65,13 +89,13 @@ impl ApiError {
 
     /// Adds details.
     pub fn details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.extras().details = Some(details);
         self
     }
 
     /// Adds a response header.
     pub fn header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
-        self.headers.push((name, value));
+        self.extras().headers.push((name, value));
         self
     }
 
@@ -109,24 +133,22 @@ impl ApiError {
 
     /// 500 with an internal cause (logged, not sent).
     pub fn internal(cause: impl std::fmt::Display) -> Self {
-        let mut e = Self::new(
+        Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal_error",
             "the service failed; retry later and quote the request id if it persists",
-        );
-        e.internal = Some(cause.to_string());
-        e
+        )
+        .with_internal(cause)
     }
 
     /// 503 with an internal cause: a backing service is unavailable.
     pub fn unavailable(cause: impl std::fmt::Display) -> Self {
-        let mut e = Self::new(
+        Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "service_unavailable",
             "a backing service is unavailable; retry later and quote the request id if it persists",
-        );
-        e.internal = Some(cause.to_string());
-        e
+        )
+        .with_internal(cause)
     }
 
     /// 404 for a path that matches no route (SPEC §7.4).
@@ -167,7 +189,8 @@ pub struct InternalCause(pub String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut details = self.details;
+        let extras = self.extras.map(|e| *e).unwrap_or_default();
+        let mut details = extras.details;
         if self.status.is_server_error() {
             // A 5xx always carries the request id so a person can quote it.
             if let Some(id) = crate::middleware::current_request_id() {
@@ -179,7 +202,7 @@ impl IntoResponse for ApiError {
                 details = Some(Value::Object(map));
             }
         }
-        let mut response = match self.raw_body {
+        let mut response = match extras.raw_body {
             Some(raw) => (self.status, axum::Json(raw)).into_response(),
             None => {
                 let body = ErrorBody {
@@ -191,10 +214,10 @@ impl IntoResponse for ApiError {
                 (self.status, axum::Json(body)).into_response()
             }
         };
-        for (name, value) in self.headers {
+        for (name, value) in extras.headers {
             response.headers_mut().append(name, value);
         }
-        if let Some(cause) = self.internal {
+        if let Some(cause) = extras.internal {
             response.extensions_mut().insert(InternalCause(cause));
         }
         response

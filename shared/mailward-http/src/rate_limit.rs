@@ -142,14 +142,16 @@ pub fn too_many_requests(bucket: BucketState) -> ApiError {
         window_seconds: bucket.window_secs,
         retry_after_seconds: bucket.reset_secs,
     };
-    let mut e = ApiError::new(
+    let e = ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,
         "rate_limit_exceeded",
         "too many requests",
     )
     .header(header::RETRY_AFTER, HeaderValue::from(bucket.reset_secs));
-    e.raw_body = serde_json::to_value(body).ok();
-    e
+    match serde_json::to_value(body) {
+        Ok(raw) => e.with_raw_body(raw),
+        Err(_) => e,
+    }
 }
 
 /// Writes `RateLimit-Limit/Remaining/Reset` for a bucket.

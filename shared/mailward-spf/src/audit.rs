@@ -178,9 +178,11 @@ pub async fn audit_record(resolver: &dyn DnsResolver, domain: &str, record: &str
     audit.record = Some(record.to_string());
     audit.records = vec![record.to_string()];
     auditor.path.push(domain.clone());
+    // A proposed record has no character-strings yet: whoever publishes it splits it, so
+    // `string_too_long` is not reported here.
     let published = PublishedRecord {
         text: record.to_string(),
-        string_lengths: vec![record.len().min(crate::select::MAX_TXT_STRING_LEN)],
+        string_lengths: Vec::new(),
     };
     auditor.walk_published(&domain, &published, 0).await;
     auditor.finish(audit)
@@ -319,8 +321,11 @@ impl<'r> Auditor<'r> {
         }
     }
 
-    /// Charges one lookup for `node` and flags the node that crosses the limit.
+    /// Charges one lookup to `node` and flags the node that crosses the limit.
     fn charge(&mut self, node: usize) {
+        if let Some(node) = self.nodes.get_mut(node) {
+            node.cost = 1;
+        }
         self.lookups += 1;
         if self.lookups == LOOKUP_LIMIT + 1 {
             self.note(
@@ -454,7 +459,6 @@ impl<'r> Auditor<'r> {
                 }
                 continue;
             }
-            self.nodes[node].cost = 1;
             self.charge(node);
             if kind == NodeKind::Ptr {
                 self.problem(Some(node), Problem::warning(
@@ -526,7 +530,6 @@ impl<'r> Auditor<'r> {
                 ));
                 return;
             }
-            self.nodes[node].cost = 1;
             self.charge(node);
             match target {
                 Target::Name(name) => self.follow(node, domain, &name, depth, true).await,

@@ -5,7 +5,7 @@
 //!   before its DNS query, across the whole evaluation (includes and redirects share the count).
 //!   `ip4`, `ip6`, `all` and `exp` cost nothing. The eleventh charged term is a permerror.
 //! - A void lookup is a term's own query answering NXDOMAIN or no records. It is counted in one
-//!   place ([`Evaluator::note_void`]); the third is a permerror. Address lookups of MX hosts and of
+//!   place (`Evaluator::note_void`); the third is a permerror. Address lookups of MX hosts and of
 //!   PTR names, and the `exp=` lookup, are not terms' own queries and are not counted.
 //! - An `mx` term costs one however many MX hosts it has. Its hosts are tried in preference order
 //!   and at most ten are looked up: needing an eleventh is a permerror (§4.6.4: the evaluation

@@ -61,9 +61,9 @@ pub fn is_same_or_subdomain(name: &str, parent: &str) -> bool {
     let name = strip_trailing_dot(name).to_ascii_lowercase();
     let parent = strip_trailing_dot(parent).to_ascii_lowercase();
     name == parent
-        || (name.len() > parent.len()
-            && name.ends_with(&parent)
-            && name.as_bytes()[name.len() - parent.len() - 1] == b'.')
+        || name
+            .strip_suffix(parent.as_str())
+            .is_some_and(|prefix| prefix.len() > 1 && prefix.ends_with('.'))
 }
 
 /// The reverse-lookup name of an address (`4.3.2.1.in-addr.arpa`, nibbles under `ip6.arpa`).

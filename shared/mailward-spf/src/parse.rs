@@ -292,9 +292,9 @@ impl fmt::Display for Qualifier {
 
 /// True when `text` is an SPF version 1 record: `v=spf1` (any case) then a space or the end (§4.5).
 pub fn is_spf_record(text: &[u8]) -> bool {
-    text.len() >= 6
-        && text[..6].eq_ignore_ascii_case(b"v=spf1")
-        && (text.len() == 6 || text[6] == b' ')
+    text.get(..6)
+        .is_some_and(|version| version.eq_ignore_ascii_case(b"v=spf1"))
+        && matches!(text.get(6), None | Some(b' '))
 }
 
 /// Parses a whole record (with its `v=spf1` prefix).
@@ -318,7 +318,12 @@ pub fn parse_record(text: &str) -> Result<Record, SyntaxError> {
     let mut terms = Vec::new();
     let mut seen_redirect = false;
     let mut seen_exp = false;
-    for raw in text[6..].split(' ').filter(|t| !t.is_empty()) {
+    for raw in text
+        .get(6..)
+        .unwrap_or_default()
+        .split(' ')
+        .filter(|t| !t.is_empty())
+    {
         let term = parse_term(raw)?;
         if let Term::Modifier(m) = &term {
             let seen = match m {
@@ -534,7 +539,8 @@ fn is_top_label(label: &str) -> bool {
         return false;
     }
     if bytes.contains(&b'-') {
-        bytes[0].is_ascii_alphanumeric() && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+            && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
     } else {
         bytes.iter().any(u8::is_ascii_alphabetic)
     }
@@ -796,6 +802,46 @@ mod tests {
         assert!(!is_spf_record(b"v=spf10"));
         assert!(!is_spf_record(b"v=spf1mx"));
         assert!(!is_spf_record(b""));
+    }
+
+    /// A deterministic fuzz loop over the characters that drive the parser's branches, including
+    /// multi-byte ones, through the public entry points.
+    #[test]
+    fn random_terms_never_panic() {
+        let alphabet: Vec<char> = "aAlmxpinc4e6ldsvhrt0123456789.:/%{}=+-~?_ é😀\r"
+            .chars()
+            .collect();
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let values = crate::macros::MacroValues {
+            sender: Some("a.b@c.d".into()),
+            local_part: Some("a.b".into()),
+            sender_domain: Some("c.d".into()),
+            domain: "c.d".into(),
+            ip: Some("2001:db8::1".parse().unwrap()),
+            validated_domain: Some("unknown".into()),
+            helo: Some("h.e".into()),
+            receiver: None,
+            timestamp: Some(1),
+        };
+        for _ in 0..20_000 {
+            let len = usize::try_from(next() % 24).unwrap();
+            let term: String = (0..len)
+                .map(|_| alphabet[usize::try_from(next()).unwrap() % alphabet.len()])
+                .collect();
+            let _ = parse_term(&term);
+            let _ = parse_record(&format!("v=spf1 {term}"));
+            for place in [MacroPlace::Record, MacroPlace::Explanation] {
+                if let Ok(parsed) = MacroString::parse(&term, place) {
+                    let _ = parsed.expand(&values);
+                }
+            }
+        }
     }
 
     #[test]

@@ -142,3 +142,18 @@ async fn hostile_records_terminate() {
     assert_eq!(fan_outcome.result, SpfResult::PermError);
     assert_eq!(fan_outcome.dns_lookups, 11);
 }
+
+/// The HTTP layer runs these on a multi-threaded runtime: their futures must be `Send`.
+#[test]
+fn futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let zone = FakeResolver::default();
+    let req = request("192.0.2.1", "u@example.com");
+    assert_send(&check_host(&zone, &req));
+    assert_send(&mailward_spf::audit_domain(&zone, "example.com"));
+    assert_send(&mailward_spf::audit_record(
+        &zone,
+        "example.com",
+        "v=spf1 -all",
+    ));
+}

@@ -2,6 +2,7 @@
 
 mod api_keys;
 mod conventions;
+mod failures;
 mod openapi;
 mod organizations;
 mod signup;

@@ -145,10 +145,8 @@ pub async fn delete_api_key(
         .store
         .transact(api_keys::delete_ops(&current.value, Some(current.version)))
         .await?;
-    if let Credential::ApiKey { key_id, .. } = principal.credential {
-        if key_id == id {
-            tracing::info!(api_key.id = %id, "an API key deleted itself");
-        }
+    if matches!(principal.credential, Credential::ApiKey { key_id, .. } if key_id == id) {
+        tracing::info!(api_key.id = %id, "an API key deleted itself");
     }
     Ok(StatusCode::NO_CONTENT)
 }

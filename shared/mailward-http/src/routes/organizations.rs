@@ -362,26 +362,24 @@ pub async fn update_organization(
     if let Some(n) = body.settings.and_then(|s| s.email_notifications) {
         apply_notifications(&mut org.email_notifications, n);
     }
-    if let Some(require_mfa) = body.require_mfa {
-        if require_mfa != org.require_mfa {
-            let allowed = matches!(
-                principal.credential,
-                Credential::Session {
-                    role: Role::Admin,
-                    mfa: true,
-                    ..
-                }
-            );
-            if !allowed {
-                return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "mfa_confirmation_required",
-                    "require_mfa can be changed only by an administrator signed in with MFA, not with an API key",
-                )
-                .param("require_mfa"));
+    if let Some(require_mfa) = body.require_mfa.filter(|wanted| *wanted != org.require_mfa) {
+        let allowed = matches!(
+            principal.credential,
+            Credential::Session {
+                role: Role::Admin,
+                mfa: true,
+                ..
             }
-            org.require_mfa = require_mfa;
+        );
+        if !allowed {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "mfa_confirmation_required",
+                "require_mfa can be changed only by an administrator signed in with MFA, not with an API key",
+            )
+            .param("require_mfa"));
         }
+        org.require_mfa = require_mfa;
     }
     if org == before {
         return Ok(axum::Json(views::Organization::from(&org)));

@@ -1,0 +1,124 @@
+//! A failing backing store surfaces as a 5xx carrying a request id, never a panic, and the
+//! service keeps serving.
+
+use async_trait::async_trait;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use mailward_domain::store::{Condition, Item, ItemStore, Page, Query, StoreError, WriteOp};
+use mailward_domain::{Clock, SystemClock};
+use mailward_http::{AppState, Config};
+use mailward_local::{Database, EmbeddedQueue, EmbeddedStore, FileMailer};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tower::ServiceExt as _;
+
+/// The embedded store, failing every call while `broken` is set.
+struct FlakyStore {
+    inner: EmbeddedStore,
+    broken: AtomicBool,
+}
+
+impl FlakyStore {
+    fn check(&self) -> Result<(), StoreError> {
+        if self.broken.load(Ordering::SeqCst) {
+            Err(StoreError::Unavailable("injected outage".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[async_trait]
+impl ItemStore for FlakyStore {
+    async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError> {
+        self.check()?;
+        self.inner.get(pk, sk, consistent).await
+    }
+    async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.put(item, condition).await
+    }
+    async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.delete(pk, sk, condition).await
+    }
+    async fn query(&self, query: Query) -> Result<Page, StoreError> {
+        self.check()?;
+        self.inner.query(query).await
+    }
+    async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.transact(ops).await
+    }
+    async fn increment(
+        &self,
+        pk: &str,
+        sk: &str,
+        by: i64,
+        expires_at: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        self.check()?;
+        self.inner.increment(pk, sk, by, expires_at).await
+    }
+}
+
+#[tokio::test]
+async fn a_store_outage_is_a_503_with_a_request_id_and_the_service_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let db = Database::in_memory().unwrap();
+    let store = Arc::new(FlakyStore {
+        inner: EmbeddedStore::new(db.clone(), clock.clone()),
+        broken: AtomicBool::new(false),
+    });
+    let state = AppState::new(
+        store.clone(),
+        Arc::new(EmbeddedQueue::new(db, clock.clone(), 5)),
+        Arc::new(FileMailer::new(
+            dir.path().join("outbox"),
+            "t@example.com".into(),
+            clock.clone(),
+        )),
+        clock,
+        Config::new("http://test", b"0123456789abcdef0123456789abcdef".to_vec()),
+    );
+    let router = mailward_local_stack::router(state);
+    let request = || {
+        Request::post("/signup")
+            .header("content-type", "application/json")
+            .body(Body::from(
+                r#"{"email":"z@example.com","organization_name":"Zed Org"}"#,
+            ))
+            .unwrap()
+    };
+
+    store.broken.store(true, Ordering::SeqCst);
+    let res = router.clone().oneshot(request()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let request_id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let body: Value = serde_json::from_slice(
+        &axum::body::to_bytes(res.into_body(), 1 << 20)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(body["code"], "service_unavailable");
+    assert_eq!(body["details"]["request_id"], request_id);
+    assert!(
+        !body["message"].as_str().unwrap().contains("injected"),
+        "internal causes are not sent"
+    );
+
+    // Requests that need no store still answer (rate limiting fails open).
+    let res = router
+        .clone()
+        .oneshot(Request::get("/health-check").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+
+    store.broken.store(false, Ordering::SeqCst);
+    let res = router.oneshot(request()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+}
