@@ -294,7 +294,7 @@ pub fn unauthorized(state: &AppState, headers: &HeaderMap, message: &'static str
     };
     ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
         .details(
-            json!({ "documentation": format!("{}/docs/authentication", state.config.base_url) }),
+            json!({ "documentation": format!("{}/docs/authentication", state.config.base_url_for(headers)) }),
         )
         .header(header::WWW_AUTHENTICATE, challenge)
 }

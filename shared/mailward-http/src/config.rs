@@ -151,6 +151,23 @@ impl Config {
         Ok(self)
     }
 
+    /// The public base URL for links: the configured one, or (when none is configured, as behind
+    /// API Gateway without a custom domain) `https://<Host>` of the request itself.
+    pub fn base_url_for(&self, headers: &axum::http::HeaderMap) -> String {
+        if !self.base_url.is_empty() {
+            return self.base_url.trim_end_matches('/').to_owned();
+        }
+        headers
+            .get(axum::http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| {
+                !h.is_empty()
+                    && h.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+            })
+            .map_or_else(String::new, |host| format!("https://{host}"))
+    }
+
     /// The limit of one scope.
     pub fn limit(&self, scope: Scope) -> RateLimit {
         self.rate_limits

@@ -47,8 +47,9 @@ pub fn all_routes() -> OpenApiRouter<AppState> {
 
 async fn route_not_found(
     axum::extract::State(state): axum::extract::State<AppState>,
+    headers: axum::http::HeaderMap,
 ) -> impl IntoResponse {
-    error::ApiError::route_not_found(&state.config.base_url)
+    error::ApiError::route_not_found(&state.config.base_url_for(&headers))
 }
 
 /// Turns a group's routes into the served router: the JSON 404 fallback, the body limit and the

@@ -1,0 +1,270 @@
+//! `mailward-bench`: the numbers the README reports.
+//!
+//! - `http`: starts the local stack in-process (embedded adapters, a temporary data directory),
+//!   signs up through the API, then sends an authenticated GET (`GET /api-keys` with a session
+//!   token: credential resolution, membership and organization reads, two rate-limit counters and
+//!   a partition query per request) from concurrent clients, and prints requests per second and
+//!   p50/p99/max latency. Client and server share the machine, so the figures are conservative.
+//! - `lambda-init`: starts a function's bootstrap binary against a fake Lambda Runtime API and
+//!   measures the time from process start to its first `GET /runtime/invocation/next`, i.e. the
+//!   init phase of our own code (configuration, SDK clients, router). Repeated; prints p50/p99.
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "mailward-bench")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Authenticated GET throughput and latency on the local stack.
+    Http {
+        /// Total requests.
+        #[arg(long, default_value_t = 20_000)]
+        requests: usize,
+        /// Concurrent clients.
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+    },
+    /// Init time of a Lambda bootstrap binary.
+    LambdaInit {
+        /// Path to the function binary (e.g. target/release/api-public).
+        binary: PathBuf,
+        /// Runs.
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+    },
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Http {
+            requests,
+            concurrency,
+        } => http(requests, concurrency).await,
+        Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
+    }
+}
+
+async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
+    use mailward_http::config::Scope;
+    let dir = tempfile::tempdir()?;
+    let mut settings = mailward_local_stack::Settings::new(dir.path().to_path_buf());
+    settings.listen = "127.0.0.1:0".parse()?;
+    for scope in [Scope::Global, Scope::ApiKey] {
+        settings
+            .rate_limits
+            .push((scope, "1000000000/60".parse().map_err(anyhow::Error::msg)?));
+    }
+    let stack = mailward_local_stack::LocalStack::start(settings).await?;
+    let base = format!("http://{}", stack.addr);
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .build()?;
+
+    let started: serde_json::Value = client
+        .post(format!("{base}/signup"))
+        .json(&serde_json::json!({"email": "bench@example.com", "organization_name": "Bench Org"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let outbox = dir.path().join("outbox");
+    let mail_path = std::fs::read_dir(&outbox)?
+        .next()
+        .context("no signup mail")??
+        .path();
+    let mail = std::fs::read_to_string(mail_path)?;
+    let at = mail.find("code is ").context("no code")? + 8;
+    let code = &mail[at..at + 6];
+    let verified: serde_json::Value = client
+        .post(format!("{base}/signup/verify"))
+        .json(&serde_json::json!({"signup_id": started["signup_id"], "code": code}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let org: uuid_like::Id = verified["organization"]["id"]
+        .as_str()
+        .context("org id")?
+        .parse()?;
+    let account = mailward_http::repo::accounts::get_by_email(
+        stack.state.store.as_ref(),
+        "bench@example.com",
+    )
+    .await?
+    .context("account")?
+    .value;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let token = mailward_http::auth::mint_session_token(
+        &stack.state.config.secret_key,
+        &mailward_http::auth::SessionClaims {
+            sub: account.id,
+            org: org.0,
+            role: mailward_domain::model::Role::Admin,
+            amr: vec!["pwd".into()],
+            iss: mailward_http::auth::JWT_ISSUER.into(),
+            aud: mailward_http::auth::JWT_AUDIENCE.into(),
+            iat: now,
+            exp: now + 3600,
+        },
+    )?;
+    let url = Arc::new(format!("{base}/api-keys"));
+    let token = Arc::new(token);
+
+    // Warm up.
+    for _ in 0..200 {
+        client
+            .get(url.as_str())
+            .bearer_auth(token.as_str())
+            .send()
+            .await?
+            .error_for_status()?;
+    }
+    let per_client = requests / concurrency.max(1);
+    let wall = Instant::now();
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (client, url, token) = (client.clone(), Arc::clone(&url), Arc::clone(&token));
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(per_client);
+                for _ in 0..per_client {
+                    let t = Instant::now();
+                    let res = client
+                        .get(url.as_str())
+                        .bearer_auth(token.as_str())
+                        .send()
+                        .await?;
+                    anyhow::ensure!(res.status() == 200, "status {}", res.status());
+                    res.bytes().await?;
+                    latencies.push(t.elapsed());
+                }
+                Ok::<_, anyhow::Error>(latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(requests);
+    for task in tasks {
+        latencies.extend(task.await??);
+    }
+    let elapsed = wall.elapsed();
+    latencies.sort_unstable();
+    println!(
+        "GET /api-keys (session), {} requests, {} clients: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        latencies.len(),
+        concurrency,
+        latencies.len() as f64 / elapsed.as_secs_f64(),
+        ms(percentile(&latencies, 0.50)),
+        ms(percentile(&latencies, 0.99)),
+        ms(*latencies.last().unwrap_or(&Duration::ZERO)),
+    );
+    stack.stop().await;
+    Ok(())
+}
+
+/// A tiny UUID parse without pulling the uuid crate's features here.
+mod uuid_like {
+    /// An organization id.
+    pub struct Id(pub mailward_domain::model::OrgId);
+
+    impl std::str::FromStr for Id {
+        type Err = anyhow::Error;
+
+        fn from_str(s: &str) -> Result<Self, Self::Err> {
+            Ok(Id(serde_json::from_value(serde_json::Value::String(
+                s.to_owned(),
+            ))?))
+        }
+    }
+}
+
+async fn lambda_init(binary: PathBuf, runs: usize) -> anyhow::Result<()> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new(&binary)
+            .env_clear()
+            .env("AWS_LAMBDA_RUNTIME_API", addr.to_string())
+            .env("AWS_LAMBDA_FUNCTION_NAME", "bench")
+            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+            .env("AWS_LAMBDA_LOG_STREAM_NAME", "bench")
+            .env("AWS_LAMBDA_LOG_GROUP_NAME", "bench")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "bench")
+            .env("AWS_SECRET_ACCESS_KEY", "bench")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("MAILWARD_TABLE", "bench")
+            .env(
+                "MAILWARD_JOBS_QUEUE_URL",
+                "https://sqs.us-east-1.amazonaws.com/1/jobs",
+            )
+            .env(
+                "MAILWARD_JOBS_DLQ_URL",
+                "https://sqs.us-east-1.amazonaws.com/1/jobs-dlq",
+            )
+            .env(
+                "MAILWARD_DELIVERIES_QUEUE_URL",
+                "https://sqs.us-east-1.amazonaws.com/1/deliveries",
+            )
+            .env(
+                "MAILWARD_DELIVERIES_DLQ_URL",
+                "https://sqs.us-east-1.amazonaws.com/1/deliveries-dlq",
+            )
+            .env("MAILWARD_MAIL_FROM", "bench@example.com")
+            .env("MAILWARD_SECRET_KEY", "0123456789abcdef0123456789abcdef")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        let (mut socket, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+            .await
+            .context("the function never called the Runtime API")??;
+        let mut buf = [0u8; 1024];
+        let n = socket.read(&mut buf).await?;
+        let elapsed = started.elapsed();
+        let request = String::from_utf8_lossy(&buf[..n]);
+        anyhow::ensure!(
+            request.contains("/runtime/invocation/next"),
+            "unexpected first request: {request}"
+        );
+        let _ = socket.shutdown().await;
+        let _ = child.kill().await;
+        samples.push(elapsed);
+    }
+    samples.sort_unstable();
+    println!(
+        "{}: init (process start to first invocation/next), {} runs: p50 {:.1} ms, p99 {:.1} ms, min {:.1} ms",
+        binary.display(),
+        samples.len(),
+        ms(percentile(&samples, 0.50)),
+        ms(percentile(&samples, 0.99)),
+        ms(samples[0]),
+    );
+    Ok(())
+}
