@@ -1,6 +1,8 @@
 //! `TestApp`: the local stack on a random loopback port with a manual clock and a temporary data
 //! directory, plus helpers to sign up, read the emailed code and call the API as a client would.
 
+pub mod receiver;
+
 use mailward_domain::ManualClock;
 use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
 use mailward_local_stack::{LocalStack, Settings};
@@ -21,6 +23,7 @@ pub struct TestApp {
     pub http: reqwest::Client,
     /// Data directory (kept alive for the test).
     pub dir: tempfile::TempDir,
+    settings: Settings,
 }
 
 /// Organization and key returned by a completed signup.
@@ -52,7 +55,7 @@ impl TestApp {
         settings.poll_interval = Duration::from_millis(20);
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());
-        let stack = LocalStack::start_with_clock(settings, clock.clone())
+        let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())
             .await
             .expect("stack starts");
         let http = reqwest::Client::builder()
@@ -64,6 +67,31 @@ impl TestApp {
             clock,
             http,
             dir,
+            settings,
+        }
+    }
+
+    /// Stops the stack and starts a new one on the same data directory and clock (a restart of
+    /// the local process: only what was persisted survives).
+    pub async fn restart(self) -> Self {
+        let Self {
+            stack,
+            clock,
+            http,
+            dir,
+            mut settings,
+        } = self;
+        settings.listen = stack.addr;
+        stack.stop().await;
+        let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())
+            .await
+            .expect("stack restarts");
+        Self {
+            stack,
+            clock,
+            http,
+            dir,
+            settings,
         }
     }
 

@@ -36,6 +36,12 @@ pub struct Settings {
     pub rate_limits: Vec<(Scope, RateLimit)>,
     /// Signup codes one address may request per hour.
     pub signup_codes_per_hour: u32,
+    /// Allow webhook deliveries to loopback addresses (local tests only).
+    pub webhook_allow_loopback: bool,
+    /// Extra trusted root certificate (PEM file) for webhook receivers (local tests only).
+    pub extra_ca: Option<PathBuf>,
+    /// Time a webhook receiver has to answer.
+    pub webhook_timeout: Duration,
 }
 
 impl Settings {
@@ -51,6 +57,9 @@ impl Settings {
             poll_interval: Duration::from_millis(200),
             rate_limits: Vec::new(),
             signup_codes_per_hour: 5,
+            webhook_allow_loopback: false,
+            extra_ca: None,
+            webhook_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -101,6 +110,14 @@ pub fn assemble(
         .rate_limits
         .extend(settings.rate_limits.iter().copied());
     config.signup_codes_per_address_per_hour = settings.signup_codes_per_hour;
+    config.outbound.allow_loopback = settings.webhook_allow_loopback;
+    config.outbound.timeout = settings.webhook_timeout;
+    if let Some(path) = &settings.extra_ca {
+        config.outbound.extra_ca_pem = Some(
+            std::fs::read(path)
+                .with_context(|| format!("reading the extra CA {}", path.display()))?,
+        );
+    }
     let store = Arc::new(EmbeddedStore::new(db.clone(), Arc::clone(&clock)));
     let queue = Arc::new(EmbeddedQueue::new(
         db.clone(),
@@ -120,7 +137,9 @@ pub fn assemble(
 
 /// Every function's routes on one router, as the local stack serves them.
 pub fn router(state: AppState) -> axum::Router {
-    let routes = api_public::routes().merge(api_account::routes());
+    let routes = api_public::routes()
+        .merge(api_account::routes())
+        .merge(api_webhooks::routes());
     mailward_http::finish(routes, state)
 }
 
@@ -172,6 +191,11 @@ impl LocalStack {
                 watcher.clone(),
             )));
         }
+        tasks.push(tokio::spawn(outbox_publisher(
+            state.clone(),
+            settings.poll_interval,
+            watcher.clone(),
+        )));
         tasks.push(tokio::spawn(reaper(db, state.clock.clone(), watcher)));
         Ok(Self {
             addr,
@@ -209,6 +233,28 @@ async fn queue_worker(
             }
         };
         if received == 0 {
+            tokio::select! {
+                _ = tokio::time::sleep(idle) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+}
+
+/// Publishes outbox events until shutdown (the local stand-in for DynamoDB Streams).
+async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Receiver<bool>) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let published = match mailward_http::webhooks::publisher::drain_outbox(&state, 100).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "outbox publisher failed; retrying");
+                0
+            }
+        };
+        if published == 0 {
             tokio::select! {
                 _ = tokio::time::sleep(idle) => {}
                 _ = stop.changed() => {}

@@ -84,6 +84,12 @@ struct Cli {
         global = true
     )]
     max_receives: u32,
+    /// Allow webhook deliveries to loopback addresses. For local testing only; never on AWS.
+    #[arg(long, env = "MAILWARD_WEBHOOK_ALLOW_LOOPBACK", global = true)]
+    webhook_allow_loopback: bool,
+    /// An extra trusted root certificate (PEM file) for webhook receivers. For local testing only.
+    #[arg(long, env = "MAILWARD_EXTRA_CA", global = true)]
+    extra_ca: Option<PathBuf>,
     /// Log format: text or json.
     #[arg(
         long,
@@ -139,6 +145,8 @@ async fn main() -> anyhow::Result<()> {
     settings.mail_from = cli.mail_from.clone();
     settings.max_receives = cli.max_receives;
     settings.signup_codes_per_hour = cli.signup_codes_per_hour;
+    settings.webhook_allow_loopback = cli.webhook_allow_loopback;
+    settings.extra_ca = cli.extra_ca.clone();
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),

@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod dns;
 pub mod email;
+pub mod events;
 pub mod mailer;
 pub mod model;
 pub mod queue;

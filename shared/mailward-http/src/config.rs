@@ -117,6 +117,8 @@ pub struct Config {
     pub trust_proxy: bool,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Rules for requests to customer-supplied URLs (webhooks).
+    pub outbound: crate::webhooks::client::OutboundPolicy,
 }
 
 impl Config {
@@ -129,6 +131,11 @@ impl Config {
             signup_codes_per_address_per_hour: 5,
             trust_proxy: false,
             max_body_bytes: 1024 * 1024,
+            outbound: crate::webhooks::client::OutboundPolicy {
+                allow_loopback: false,
+                extra_ca_pem: None,
+                timeout: crate::webhooks::delivery::RECEIVER_TIMEOUT,
+            },
         }
     }
 

@@ -79,6 +79,12 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             delete_organization(state, job.org_id).await?;
             Ok(Handled::Done)
         }
+        crate::webhooks::delivery::DELIVER_WEBHOOK => {
+            let job: crate::webhooks::delivery::DeliveryJob =
+                serde_json::from_value(envelope.data)?;
+            crate::webhooks::delivery::deliver(state, job).await?;
+            Ok(Handled::Done)
+        }
         other => {
             tracing::error!(job = other, "discarding an unknown job");
             Ok(Handled::Discarded)

@@ -16,9 +16,11 @@ pub mod pagination;
 pub mod rate_limit;
 pub mod repo;
 pub mod routes;
+pub mod secret_box;
 pub mod state;
 pub mod version;
 pub mod views;
+pub mod webhooks;
 
 pub use config::Config;
 pub use state::AppState;
@@ -40,9 +42,16 @@ pub fn account_routes() -> OpenApiRouter<AppState> {
     routes::api_keys::routes().merge(routes::organizations::routes())
 }
 
+/// Webhook group: endpoints, deliveries and the event catalogue (the `api-webhooks` function).
+pub fn webhook_routes() -> OpenApiRouter<AppState> {
+    routes::webhooks::routes()
+}
+
 /// Every group, as the local stack serves them.
 pub fn all_routes() -> OpenApiRouter<AppState> {
-    public_routes().merge(account_routes())
+    public_routes()
+        .merge(account_routes())
+        .merge(webhook_routes())
 }
 
 async fn route_not_found(

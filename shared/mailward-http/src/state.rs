@@ -5,7 +5,7 @@ use mailward_domain::Clock;
 use mailward_domain::mailer::Mailer;
 use mailward_domain::queue::Queue;
 use mailward_domain::store::ItemStore;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Ports and settings, shared by every request. Cheap to clone.
 #[derive(Clone)]
@@ -23,6 +23,8 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     /// Settings.
     pub config: Config,
+    /// The outbound HTTP client, built on first use from `config.outbound`.
+    outbound: OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl AppState {
@@ -40,7 +42,16 @@ impl AppState {
             mailer,
             clock,
             config,
+            outbound: OnceLock::new(),
         }))
+    }
+
+    /// The client for customer-supplied URLs (see `webhooks::client`), built on first use.
+    pub fn outbound_client(&self) -> Result<reqwest::Client, String> {
+        self.0
+            .outbound
+            .get_or_init(|| crate::webhooks::client::build(&self.config.outbound))
+            .clone()
     }
 }
 

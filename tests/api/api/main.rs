@@ -6,3 +6,4 @@ mod failures;
 mod openapi;
 mod organizations;
 mod signup;
+mod webhooks;

@@ -33,6 +33,14 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/organizations/{id}"),
         ("delete", "/organizations/{id}"),
         ("post", "/organizations/{id}/onboarding/dismiss"),
+        ("get", "/webhook-events"),
+        ("get", "/webhook-endpoints"),
+        ("post", "/webhook-endpoints"),
+        ("get", "/webhook-endpoints/{id}"),
+        ("post", "/webhook-endpoints/{id}"),
+        ("delete", "/webhook-endpoints/{id}"),
+        ("post", "/webhook-endpoints/{id}/rotate-secret"),
+        ("get", "/webhook-endpoints/{id}/deliveries"),
     ];
     for (method, path) in expected {
         assert!(

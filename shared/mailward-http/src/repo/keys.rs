@@ -10,6 +10,8 @@
 //! | signup challenge (TTL 15 min) | `SIGNUP#<id>` | `SIGNUP` | |
 //! | signup codes per address (TTL 1 h) | `SIGNUPRATE#<email>` | `<hour start>` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
+//! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
+//! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
 //! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |
 //!
 //! Every tenant item's partition starts with `ORG#<org>`, and the organization always comes
@@ -96,4 +98,22 @@ pub fn outbox_pk(shard: u32) -> String {
 /// Sort key of an outbox event (time-ordered within the shard).
 pub fn outbox_sk(unix_ms: i128, event_id: &str) -> String {
     format!("{unix_ms:015}#{event_id}")
+}
+
+/// Sort key of a webhook endpoint.
+pub fn webhook_sk(id: Uuid) -> String {
+    format!("WEBHOOK#{id}")
+}
+
+/// Prefix of webhook endpoints in an organization partition.
+pub const WEBHOOK_PREFIX: &str = "WEBHOOK#";
+
+/// Prefix of one endpoint's delivery attempts.
+pub fn delivery_prefix(endpoint: Uuid) -> String {
+    format!("DELIVERY#{endpoint}#")
+}
+
+/// Sort key of a delivery attempt (time-ordered per endpoint).
+pub fn delivery_sk(endpoint: Uuid, unix_ms: i128, id: Uuid) -> String {
+    format!("DELIVERY#{endpoint}#{unix_ms:015}#{id}")
 }

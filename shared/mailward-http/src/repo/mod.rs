@@ -6,6 +6,7 @@ pub mod keys;
 pub mod orgs;
 pub mod outbox;
 pub mod signups;
+pub mod webhooks;
 
 use mailward_domain::store::{Item, StoreError};
 use serde::Serialize;

@@ -23,8 +23,11 @@ pub struct OutboxEvent {
     /// The resource in its REST shape.
     pub object: serde_json::Value,
     /// Old values of the changed attributes, for change events.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_attributes: Option<serde_json::Value>,
+    /// The hosted record (dmarc, spf, dkim, bimi, mta_sts) of hosted-record events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
 }
 
 impl OutboxEvent {
@@ -43,6 +46,7 @@ impl OutboxEvent {
             created,
             object,
             previous_attributes,
+            record: None,
         }
     }
 

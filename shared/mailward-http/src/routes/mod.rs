@@ -5,3 +5,4 @@ pub mod health;
 pub mod openapi;
 pub mod organizations;
 pub mod signup;
+pub mod webhooks;
