@@ -33,6 +33,12 @@ enum Command {
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
     },
+    /// Webhook deliveries per second from the local stack to a loopback HTTPS receiver.
+    Webhooks {
+        /// Events to deliver (one endpoint, so one delivery each).
+        #[arg(long, default_value_t = 2_000)]
+        events: usize,
+    },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
         /// Path to the function binary (e.g. target/release/api-public).
@@ -62,6 +68,7 @@ async fn main() -> anyhow::Result<()> {
             requests,
             concurrency,
         } => http(requests, concurrency).await,
+        Command::Webhooks { events } => webhooks(events).await,
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
     }
 }
@@ -179,6 +186,62 @@ async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
         ms(*latencies.last().unwrap_or(&Duration::ZERO)),
     );
     stack.stop().await;
+    Ok(())
+}
+
+async fn webhooks(events: usize) -> anyhow::Result<()> {
+    use mailward_api_tests::TestApp;
+    use mailward_api_tests::receiver::Receiver;
+    use mailward_http::repo::outbox::OutboxEvent;
+    let certs = tempfile::tempdir()?;
+    let receiver = Receiver::start(certs.path()).await;
+    let ca = receiver.ca_path.clone();
+    let app = TestApp::start_with(|s| {
+        s.webhook_allow_loopback = true;
+        s.extra_ca = Some(ca);
+        s.poll_interval = Duration::from_millis(5);
+    })
+    .await;
+    let org = app.sign_up("bench@example.com", "Bench Org").await;
+    let res = app
+        .with_key(reqwest::Method::POST, "/webhook-endpoints", &org.key)
+        .json(&serde_json::json!({"url": receiver.url("/hook")}))
+        .send()
+        .await?;
+    anyhow::ensure!(
+        res.status() == 201,
+        "endpoint creation failed: {}",
+        res.status()
+    );
+    let org_id: uuid_like::Id = org.org_id.parse()?;
+    let store = app.stack.state.store.clone();
+    let started = Instant::now();
+    for chunk in (0..events).collect::<Vec<_>>().chunks(50) {
+        let mut ops = Vec::new();
+        for i in chunk {
+            let event = OutboxEvent::new(
+                "organization.updated",
+                org_id.0,
+                time::OffsetDateTime::now_utc(),
+                serde_json::json!({"id": org.org_id, "name": format!("Bench {i}")}),
+                None,
+            );
+            ops.push(event.write_op()?);
+        }
+        store.transact(ops).await?;
+    }
+    let got = receiver.wait_for(events, Duration::from_secs(600)).await;
+    let elapsed = started.elapsed();
+    anyhow::ensure!(
+        got.len() >= events,
+        "only {} of {events} deliveries arrived",
+        got.len()
+    );
+    println!(
+        "webhooks: {events} events published and delivered over HTTPS to a loopback receiver in {:.2} s: {:.0} deliveries/s",
+        elapsed.as_secs_f64(),
+        events as f64 / elapsed.as_secs_f64()
+    );
     Ok(())
 }
 

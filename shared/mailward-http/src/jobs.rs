@@ -144,13 +144,18 @@ pub async fn drain_once(
 ) -> anyhow::Result<usize> {
     let messages = state.queue.receive(queue, max, visibility_secs).await?;
     let count = messages.len();
-    for message in messages {
-        match handle_message(state, queue, &message.body).await {
-            Ok(_) => state.queue.ack(queue, &message.receipt).await?,
-            Err(e) => {
-                tracing::warn!(queue = queue.as_str(), message.id = %message.id, attempt = message.receive_count, error = %e, "job failed; it will be retried")
+    // The batch runs concurrently: one slow receiver must not hold up the others.
+    futures::stream::iter(messages)
+        .for_each_concurrent(None, |message| async move {
+            match handle_message(state, queue, &message.body).await {
+                Ok(_) => {
+                    if let Err(e) = state.queue.ack(queue, &message.receipt).await {
+                        tracing::warn!(queue = queue.as_str(), message.id = %message.id, error = %e, "ack failed; the message will run again");
+                    }
+                }
+                Err(e) => tracing::warn!(queue = queue.as_str(), message.id = %message.id, attempt = message.receive_count, error = %e, "job failed; it will be retried"),
             }
-        }
-    }
+        })
+        .await;
     Ok(count)
 }

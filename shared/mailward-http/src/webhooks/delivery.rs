@@ -272,7 +272,8 @@ async fn update_failure_count(
     succeeded: bool,
 ) -> anyhow::Result<bool> {
     let store = state.store.as_ref();
-    for _ in 0..8 {
+    // Concurrent deliveries to one endpoint race here; each retry re-reads the latest version.
+    for _ in 0..64 {
         let Some(current) = webhooks::get(store, job.org_id, job.endpoint_id).await? else {
             return Ok(false);
         };
