@@ -53,6 +53,8 @@ impl TestApp {
         let mut settings = Settings::new(dir.path().to_path_buf());
         settings.listen = "127.0.0.1:0".parse().expect("addr");
         settings.poll_interval = Duration::from_millis(20);
+        // Never the machine's resolvers: tests that need DNS point this at a fixture server.
+        settings.dns = Some("127.0.0.1:9".into());
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());
         let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())

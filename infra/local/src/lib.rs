@@ -42,6 +42,8 @@ pub struct Settings {
     pub extra_ca: Option<PathBuf>,
     /// Time a webhook receiver has to answer.
     pub webhook_timeout: Duration,
+    /// DNS servers (`host:port`, comma-separated); `None` means the system's.
+    pub dns: Option<String>,
 }
 
 impl Settings {
@@ -60,6 +62,7 @@ impl Settings {
             webhook_allow_loopback: false,
             extra_ca: None,
             webhook_timeout: Duration::from_secs(10),
+            dns: None,
         }
     }
 }
@@ -118,6 +121,14 @@ pub fn assemble(
                 .with_context(|| format!("reading the extra CA {}", path.display()))?,
         );
     }
+    let dns = match settings.dns.as_deref() {
+        Some(list) => mailward_dns::ResolverSettings::from_server_list(list).context("--dns")?,
+        None => mailward_dns::ResolverSettings::default(),
+    };
+    let resolver = Arc::new(
+        mailward_dns::HickoryResolver::new(dns)
+            .context("setting up DNS (pass --dns host:port to choose servers)")?,
+    );
     let store = Arc::new(EmbeddedStore::new(db.clone(), Arc::clone(&clock)));
     let queue = Arc::new(EmbeddedQueue::new(
         db.clone(),
@@ -130,7 +141,7 @@ pub fn assemble(
         Arc::clone(&clock),
     ));
     Ok(Assembled {
-        state: AppState::new(store, queue, mailer, clock, config),
+        state: AppState::new(store, queue, mailer, clock, resolver, config),
         db,
     })
 }
@@ -139,7 +150,8 @@ pub fn assemble(
 pub fn router(state: AppState) -> axum::Router {
     let routes = api_public::routes()
         .merge(api_account::routes())
-        .merge(api_webhooks::routes());
+        .merge(api_webhooks::routes())
+        .merge(api_tools::routes());
     mailward_http::finish(routes, state)
 }
 

@@ -90,6 +90,9 @@ struct Cli {
     /// An extra trusted root certificate (PEM file) for webhook receivers. For local testing only.
     #[arg(long, env = "MAILWARD_EXTRA_CA", global = true)]
     extra_ca: Option<PathBuf>,
+    /// DNS servers to ask, comma-separated host:port (default: the system's resolvers).
+    #[arg(long, env = "MAILWARD_DNS", global = true)]
+    dns: Option<String>,
     /// Log format: text or json.
     #[arg(
         long,
@@ -147,6 +150,7 @@ async fn main() -> anyhow::Result<()> {
     settings.signup_codes_per_hour = cli.signup_codes_per_hour;
     settings.webhook_allow_loopback = cli.webhook_allow_loopback;
     settings.extra_ca = cli.extra_ca.clone();
+    settings.dns = cli.dns.clone();
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),

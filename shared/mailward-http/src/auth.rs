@@ -345,6 +345,27 @@ impl FromRequestParts<AppState> for Principal {
     }
 }
 
+/// An optional credential (SPEC §4.8 "optional auth"): anonymous calls are `None`; a credential
+/// that is sent must still be valid (401 otherwise) and API keys still need the version header.
+#[derive(Debug, Clone)]
+pub struct OptionalPrincipal(pub Option<Principal>);
+
+impl FromRequestParts<AppState> for OptionalPrincipal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        match parts.extensions.get::<ResolvedAuth>() {
+            None | Some(ResolvedAuth::Anonymous) => Ok(OptionalPrincipal(None)),
+            Some(_) => Principal::from_request_parts(parts, state)
+                .await
+                .map(|p| OptionalPrincipal(Some(p))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

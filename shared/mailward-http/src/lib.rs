@@ -47,11 +47,17 @@ pub fn webhook_routes() -> OpenApiRouter<AppState> {
     routes::webhooks::routes()
 }
 
+/// Tools group: the DNS-resolving tools (the `api-tools` function).
+pub fn tool_routes() -> OpenApiRouter<AppState> {
+    routes::tools::routes()
+}
+
 /// Every group, as the local stack serves them.
 pub fn all_routes() -> OpenApiRouter<AppState> {
     public_routes()
         .merge(account_routes())
         .merge(webhook_routes())
+        .merge(tool_routes())
 }
 
 async fn route_not_found(

@@ -2,6 +2,7 @@
 
 use crate::config::Config;
 use mailward_domain::Clock;
+use mailward_domain::dns::DnsResolver;
 use mailward_domain::mailer::Mailer;
 use mailward_domain::queue::Queue;
 use mailward_domain::store::ItemStore;
@@ -21,6 +22,8 @@ pub struct App {
     pub mailer: Arc<dyn Mailer>,
     /// Time.
     pub clock: Arc<dyn Clock>,
+    /// DNS (hickory against the configured or system servers).
+    pub resolver: Arc<dyn DnsResolver>,
     /// Settings.
     pub config: Config,
     /// The outbound HTTP client, built on first use from `config.outbound`.
@@ -34,6 +37,7 @@ impl AppState {
         queue: Arc<dyn Queue>,
         mailer: Arc<dyn Mailer>,
         clock: Arc<dyn Clock>,
+        resolver: Arc<dyn DnsResolver>,
         config: Config,
     ) -> Self {
         Self(Arc::new(App {
@@ -41,6 +45,7 @@ impl AppState {
             queue,
             mailer,
             clock,
+            resolver,
             config,
             outbound: OnceLock::new(),
         }))

@@ -63,11 +63,19 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     // Behind API Gateway the client address is the last X-Forwarded-For hop.
     config.trust_proxy = true;
     let config = config.with_env_overrides().map_err(anyhow::Error::msg)?;
+    let dns = match std::env::var("MAILWARD_DNS") {
+        Ok(list) if !list.trim().is_empty() => {
+            mailward_dns::ResolverSettings::from_server_list(&list)?
+        }
+        _ => mailward_dns::ResolverSettings::default(),
+    };
+    let resolver = Arc::new(mailward_dns::HickoryResolver::new(dns)?);
     Ok(AppState::new(
         Arc::new(ports.store),
         Arc::new(ports.queue),
         Arc::new(ports.mailer),
         clock,
+        resolver,
         config,
     ))
 }

@@ -81,6 +81,10 @@ async fn a_store_outage_is_a_503_with_a_request_id_and_the_service_recovers() {
             clock.clone(),
         )),
         clock,
+        Arc::new(
+            mailward_dns::HickoryResolver::with_servers(vec!["127.0.0.1:9".parse().unwrap()])
+                .unwrap(),
+        ),
         Config::new("http://test", b"0123456789abcdef0123456789abcdef".to_vec()),
     );
     let router = mailward_local_stack::router(state);

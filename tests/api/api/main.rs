@@ -6,4 +6,5 @@ mod failures;
 mod openapi;
 mod organizations;
 mod signup;
+mod tools;
 mod webhooks;

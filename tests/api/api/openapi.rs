@@ -41,6 +41,9 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("delete", "/webhook-endpoints/{id}"),
         ("post", "/webhook-endpoints/{id}/rotate-secret"),
         ("get", "/webhook-endpoints/{id}/deliveries"),
+        ("post", "/tools/dns-lookup"),
+        ("get", "/dns-providers/detect"),
+        ("get", "/tools/validate-include"),
     ];
     for (method, path) in expected {
         assert!(

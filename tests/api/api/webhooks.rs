@@ -223,6 +223,7 @@ async fn server_errors_and_429_are_retried_with_backoff_but_400_is_final() {
     assert_eq!(attempts[0]["status"], "succeeded");
 
     // A 400 is a deliberate rejection: no retry, however long we wait.
+    s.app.clock.advance(time::Duration::seconds(1));
     s.receiver.script([Reply::Status(400)]);
     s.trigger("Rejected One").await;
     assert_eq!(s.receiver.wait_for(4, WAIT).await.len(), 4);

@@ -1,8 +1,10 @@
 //! Route handlers, one module per endpoint group.
 
 pub mod api_keys;
+pub mod dns_quota;
 pub mod health;
 pub mod openapi;
 pub mod organizations;
 pub mod signup;
+pub mod tools;
 pub mod webhooks;

@@ -1,0 +1,22 @@
+//! The hickory-resolver adapter of the [`DnsResolver`](mailward_domain::dns::DnsResolver) port.
+//!
+//! [`HickoryResolver`] talks to configurable upstream servers (or the system's, from
+//! `/etc/resolv.conf`), with a per-query timeout, retries, TCP fallback for truncated answers,
+//! bounded concurrency and a short positive/negative cache. [`Budgeted`] caps the queries one
+//! request may make; [`HickoryResolver::ask_server`] asks one named server directly, so callers can
+//! compare authoritative nameservers with public resolvers.
+//!
+//! Outcomes are mapped exactly: NXDOMAIN is `Err(NxDomain)`, NOERROR without records of the type
+//! is `Ok` with no records, SERVFAIL, REFUSED and timeouts are their own errors.
+
+#![warn(missing_docs)]
+
+mod budget;
+mod cache;
+mod convert;
+mod resolver;
+mod settings;
+
+pub use budget::Budgeted;
+pub use resolver::{Fresh, HickoryResolver};
+pub use settings::{ResolverSettings, SetupError, parse_server_list};

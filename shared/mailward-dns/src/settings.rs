@@ -1,0 +1,115 @@
+//! Resolver settings and the parsing of upstream server lists.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+/// Why a resolver could not be built: kept separate from lookup errors because it is a
+/// configuration mistake to report at start-up, not a DNS outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// An entry of a server list is not `ip`, `ip:port` or `[ipv6]:port`.
+    #[error("invalid DNS server {0:?}: expected ip or ip:port")]
+    InvalidServer(String),
+    /// No servers were given and the system configuration could not be read.
+    #[error("cannot read the system resolver configuration: {0}")]
+    System(String),
+    /// The system configuration lists no name servers.
+    #[error("no DNS servers configured")]
+    NoServers,
+}
+
+/// How a [`HickoryResolver`](crate::HickoryResolver) reaches DNS; one value so the local stack,
+/// Lambda and tests configure it the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolverSettings {
+    /// Upstream servers, asked in order; empty means the system's (`/etc/resolv.conf`).
+    pub servers: Vec<SocketAddr>,
+    /// Time allowed for one attempt of one query (all servers together).
+    pub timeout: Duration,
+    /// Attempts per query: a timeout or network error is retried until this many were made.
+    pub attempts: usize,
+    /// Queries in flight at once through this resolver (the rest wait for a slot).
+    pub max_concurrency: usize,
+    /// Upper bound on how long an answer (positive or negative) is cached; zero disables caching.
+    pub cache_ttl_cap: Duration,
+    /// Entries kept in the cache at most.
+    pub cache_capacity: usize,
+    /// EDNS UDP payload size advertised; larger answers come truncated and are retried over TCP.
+    pub edns_payload_len: u16,
+}
+
+impl Default for ResolverSettings {
+    fn default() -> Self {
+        Self {
+            servers: Vec::new(),
+            timeout: Duration::from_secs(2),
+            attempts: 2,
+            max_concurrency: 64,
+            cache_ttl_cap: Duration::from_secs(30),
+            cache_capacity: 10_000,
+            edns_payload_len: 1232,
+        }
+    }
+}
+
+impl ResolverSettings {
+    /// Settings for the given servers with every other value at its default.
+    pub fn with_servers(servers: Vec<SocketAddr>) -> Self {
+        Self {
+            servers,
+            ..Self::default()
+        }
+    }
+
+    /// Settings from a comma-separated server list (the `--dns` flag's format); an empty or
+    /// blank list means the system's servers.
+    pub fn from_server_list(list: &str) -> Result<Self, SetupError> {
+        Ok(Self::with_servers(parse_server_list(list)?))
+    }
+}
+
+/// Parses `"1.1.1.1, 127.0.0.1:5353, [::1]:53"`; a missing port is 53. Host names are refused:
+/// resolving the resolver's own address would need a resolver.
+pub fn parse_server_list(list: &str) -> Result<Vec<SocketAddr>, SetupError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(parse_server)
+        .collect()
+}
+
+fn parse_server(entry: &str) -> Result<SocketAddr, SetupError> {
+    if let Ok(addr) = entry.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let bare = entry
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(entry);
+    bare.parse::<IpAddr>()
+        .map(|ip| SocketAddr::new(ip, 53))
+        .map_err(|_| SetupError::InvalidServer(entry.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists() {
+        let parsed = parse_server_list(" 1.1.1.1, 127.0.0.1:5353,[::1]:53 , ::2,,").unwrap();
+        let expected: Vec<SocketAddr> = vec![
+            "1.1.1.1:53".parse().unwrap(),
+            "127.0.0.1:5353".parse().unwrap(),
+            "[::1]:53".parse().unwrap(),
+            "[::2]:53".parse().unwrap(),
+        ];
+        assert_eq!(parsed, expected);
+        assert!(parse_server_list("").unwrap().is_empty());
+        assert_eq!(
+            parse_server_list("dns.google:53"),
+            Err(SetupError::InvalidServer("dns.google:53".into()))
+        );
+        assert!(parse_server_list("1.1.1.1:99999").is_err());
+    }
+}

@@ -1,0 +1,244 @@
+//! [`FixtureServer`]: the running server, its live edits, faults and query statistics.
+
+use crate::FixtureError;
+use crate::faults::{Fault, Scope};
+use crate::handler::{FixtureHandler, QueryLog, State};
+use crate::rdata::{absolute, hickory_type, to_rdata};
+use crate::zone::Zone;
+use hickory_server::Server;
+use hickory_server::proto::rr::LowerName;
+use hickory_server::zone_handler::Catalog;
+use mailward_dns::{HickoryResolver, ResolverSettings};
+use mailward_domain::dns::{RecordData, RecordType};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::net::{TcpListener, UdpSocket};
+
+/// How many random ports to try before giving up on finding one free for both UDP and TCP.
+const BIND_TRIES: usize = 20;
+
+/// An authoritative DNS server running on the current tokio runtime; stops when dropped.
+pub struct FixtureServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    zones: Mutex<Vec<Zone>>,
+    server: Server<FixtureHandler>,
+}
+
+impl std::fmt::Debug for FixtureServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FixtureServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking test thread must not turn every later call into a second panic.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn build_catalog(zones: &[Zone]) -> Result<Catalog, FixtureError> {
+    let mut catalog = Catalog::new();
+    for zone in zones {
+        let handler = zone.handler()?;
+        catalog.upsert(LowerName::from(zone.origin_name()), vec![Arc::new(handler)]);
+    }
+    Ok(catalog)
+}
+
+async fn bind(ip: IpAddr) -> Result<(UdpSocket, TcpListener), FixtureError> {
+    let mut last = None;
+    for _ in 0..BIND_TRIES {
+        let udp = UdpSocket::bind((ip, 0)).await?;
+        let port = udp.local_addr()?.port();
+        match TcpListener::bind((ip, port)).await {
+            Ok(tcp) => return Ok((udp, tcp)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last
+        .map(FixtureError::Io)
+        .unwrap_or_else(|| FixtureError::Invalid("no free port".into())))
+}
+
+impl FixtureServer {
+    /// Starts a server on 127.0.0.1 serving `zones`.
+    pub async fn start(zones: Vec<Zone>) -> Result<Self, FixtureError> {
+        Self::start_on(IpAddr::V4(Ipv4Addr::LOCALHOST), zones).await
+    }
+
+    /// Starts a server on `ip` (127.0.0.2, 127.0.0.3 ... for extra "nameservers"), random port,
+    /// UDP and TCP on the same port.
+    pub async fn start_on(ip: IpAddr, zones: Vec<Zone>) -> Result<Self, FixtureError> {
+        let catalog = build_catalog(&zones)?;
+        let state = Arc::new(State::default());
+        *lock_rw(&state) = Arc::new(catalog);
+        let (udp, tcp) = bind(ip).await?;
+        let addr = udp.local_addr()?;
+        let mut server = Server::new(FixtureHandler {
+            state: Arc::clone(&state),
+        });
+        server.register_socket(udp);
+        server.register_listener(tcp, Duration::from_secs(5), 64);
+        Ok(Self {
+            addr,
+            state,
+            zones: Mutex::new(zones),
+            server,
+        })
+    }
+
+    /// The address (UDP and TCP) the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Resolver settings aimed at this server, tuned for tests: 1 s timeout, one attempt, no
+    /// cache (so live edits show at once). Adjust and pass to [`HickoryResolver::new`].
+    pub fn settings(&self) -> ResolverSettings {
+        ResolverSettings {
+            timeout: Duration::from_secs(1),
+            attempts: 1,
+            cache_ttl_cap: Duration::ZERO,
+            ..ResolverSettings::with_servers(vec![self.addr])
+        }
+    }
+
+    /// A resolver using [`settings`](Self::settings).
+    pub fn resolver(&self) -> Result<HickoryResolver, FixtureError> {
+        Ok(HickoryResolver::new(self.settings())?)
+    }
+
+    /// Adds a zone while running.
+    pub fn add_zone(&self, zone: Zone) -> Result<(), FixtureError> {
+        self.edit(|zones| {
+            zones.retain(|z| z.origin_name() != zone.origin_name());
+            zones.push(zone);
+            Ok(())
+        })
+    }
+
+    /// Replaces the records of `record_type` at the absolute `name` ("publishes" them); an empty
+    /// list removes them. Target names inside `data` are absolute.
+    pub fn set(
+        &self,
+        name: &str,
+        record_type: RecordType,
+        data: Vec<RecordData>,
+    ) -> Result<(), FixtureError> {
+        let owner = absolute(name)?;
+        let data = data.iter().map(to_rdata).collect::<Result<Vec<_>, _>>()?;
+        self.edit_zone(name, |zone| {
+            zone.set(&owner, hickory_type(record_type), data);
+        })
+    }
+
+    /// Replaces the TXT records at `name` with one record holding `value`.
+    pub fn set_txt(&self, name: &str, value: &str) -> Result<(), FixtureError> {
+        let strings = value.as_bytes().chunks(255).map(<[u8]>::to_vec).collect();
+        self.set(name, RecordType::Txt, vec![RecordData::Txt(strings)])
+    }
+
+    /// Adds one record at the absolute `name`, keeping the others.
+    pub fn add(&self, name: &str, data: RecordData) -> Result<(), FixtureError> {
+        let owner = absolute(name)?;
+        let data = to_rdata(&data)?;
+        self.edit_zone(name, |zone| zone.add(&owner, vec![data]))
+    }
+
+    /// Removes the records at `name`: all of them, or only those of one type. Removing every
+    /// record makes the name NXDOMAIN (unless names exist below it).
+    pub fn remove(&self, name: &str, record_type: Option<RecordType>) -> Result<(), FixtureError> {
+        let owner = absolute(name)?;
+        self.edit_zone(name, |zone| {
+            zone.remove(&owner, record_type.map(hickory_type))
+        })
+    }
+
+    fn edit_zone(&self, name: &str, change: impl FnOnce(&mut Zone)) -> Result<(), FixtureError> {
+        let owner = absolute(name)?;
+        self.edit(|zones| {
+            let zone = zones
+                .iter_mut()
+                .filter(|z| z.contains(&owner))
+                .max_by_key(|z| z.origin_name().num_labels())
+                .ok_or_else(|| FixtureError::NoZone(name.to_owned()))?;
+            change(zone);
+            Ok(())
+        })
+    }
+
+    fn edit(
+        &self,
+        change: impl FnOnce(&mut Vec<Zone>) -> Result<(), FixtureError>,
+    ) -> Result<(), FixtureError> {
+        let mut zones = lock(&self.zones);
+        let mut edited = zones.clone();
+        change(&mut edited)?;
+        let catalog = build_catalog(&edited)?;
+        *zones = edited;
+        *lock_rw(&self.state) = Arc::new(catalog);
+        Ok(())
+    }
+
+    /// Injects a fault for the scope (faults of a scope accumulate until cleared).
+    pub fn inject(&self, scope: Scope, fault: Fault) {
+        lock(&self.state.faults).add(scope, fault);
+    }
+
+    /// Removes the faults of one scope.
+    pub fn clear_faults(&self, scope: Scope) {
+        lock(&self.state.faults).clear(scope);
+    }
+
+    /// Removes every injected fault.
+    pub fn clear_all_faults(&self) {
+        lock(&self.state.faults).clear_all();
+    }
+
+    /// Every query received so far, in order.
+    pub fn queries(&self) -> Vec<QueryLog> {
+        lock(&self.state.log).clone()
+    }
+
+    /// How many queries were received so far.
+    pub fn query_count(&self) -> usize {
+        lock(&self.state.log).len()
+    }
+
+    /// The most queries ever handled at the same time (a concurrency bound shows here).
+    pub fn peak_in_flight(&self) -> usize {
+        self.state.peak_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Forgets the query log and the in-flight peak.
+    pub fn reset_stats(&self) {
+        lock(&self.state.log).clear();
+        self.state.peak_in_flight.store(0, Ordering::SeqCst);
+    }
+
+    /// Stops the server and waits for its tasks.
+    pub async fn shutdown(mut self) {
+        if let Err(error) = self.server.shutdown_gracefully().await {
+            tracing::debug!(%error, "fixture server shutdown");
+        }
+    }
+}
+
+fn lock_rw(state: &State) -> std::sync::RwLockWriteGuard<'_, Arc<Catalog>> {
+    state
+        .catalog
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Drop for FixtureServer {
+    fn drop(&mut self) {
+        self.server.shutdown_token().cancel();
+    }
+}
