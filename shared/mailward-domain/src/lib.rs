@@ -14,6 +14,7 @@ pub mod mailer;
 pub mod model;
 pub mod queue;
 pub mod secrets;
+pub mod sources;
 pub mod store;
 
 pub use clock::{Clock, ManualClock, SystemClock};

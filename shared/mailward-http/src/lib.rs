@@ -49,7 +49,7 @@ pub fn webhook_routes() -> OpenApiRouter<AppState> {
 
 /// Tools group: the DNS-resolving tools (the `api-tools` function).
 pub fn tool_routes() -> OpenApiRouter<AppState> {
-    routes::tools::routes()
+    routes::tools::routes().merge(routes::sources::routes())
 }
 
 /// Every group, as the local stack serves them.

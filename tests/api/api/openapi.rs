@@ -44,6 +44,11 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/tools/dns-lookup"),
         ("get", "/dns-providers/detect"),
         ("get", "/tools/validate-include"),
+        ("get", "/tools/mailbox-provider"),
+        ("get", "/sources"),
+        ("get", "/sources/spf-index"),
+        ("get", "/sources/dkim-index"),
+        ("get", "/sources/{id}"),
     ];
     for (method, path) in expected {
         assert!(

@@ -219,3 +219,151 @@ async fn dns_tools_count_in_the_dns_buckets() {
     assert_eq!(res.status(), 429);
     assert_eq!(res.json::<Value>().await.unwrap()["scope"], "api_key_dns");
 }
+
+#[tokio::test]
+async fn the_mailbox_provider_comes_from_the_mx_hosts() {
+    let google = Zone::new("gmail-hosted.test")
+        .mx("@", 1, "aspmx.l.google.com.")
+        .mx("@", 5, "alt1.aspmx.l.google.com.");
+    let gateway = Zone::new("gateway.test").mx("@", 10, "eu-smtp-inbound-1.mimecast.com.");
+    let unknown = Zone::new("unknown.test").mx("@", 10, "mail.unknown.test.");
+    let nomx = Zone::new("nomx.test").a("@", "192.0.2.9");
+    let dns = FixtureServer::start(vec![google, gateway, unknown, nomx])
+        .await
+        .unwrap();
+    let app = app_with(&dns, |_| {}).await;
+    let get = |domain: &str| {
+        let req = app.request(
+            Method::GET,
+            &format!("/tools/mailbox-provider?domain={domain}"),
+        );
+        async move { req.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let body = get("gmail-hosted.test").await;
+    assert_eq!(
+        body["provider"]["external_id"], "google-workspace",
+        "{body}"
+    );
+    assert_eq!(body["reason"], Value::Null);
+    assert_eq!(body["mx"][0], "aspmx.l.google.com");
+    let body = get("gateway.test").await;
+    assert_eq!(
+        (body["provider"].clone(), body["reason"].clone()),
+        (Value::Null, json!("security_gateway"))
+    );
+    assert_eq!(get("unknown.test").await["reason"], "unknown_mx");
+    assert_eq!(get("nomx.test").await["reason"], "no_mx");
+    dns.inject(Scope::name("slow-mx.test"), Fault::Timeout);
+    assert_eq!(get("slow-mx.test").await["reason"], "dns_lookup_failed");
+}
+
+#[tokio::test]
+async fn the_source_catalogue_is_served_with_optional_auth() {
+    let app = TestApp::start().await;
+    let res = app.request(Method::GET, "/sources").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let sources: Vec<Value> = res.json().await.unwrap();
+    assert!(sources.len() >= 60, "{} sources", sources.len());
+    let google = sources
+        .iter()
+        .find(|s| s["external_id"] == "google-workspace")
+        .expect("google");
+    for field in [
+        "id",
+        "name",
+        "homepage",
+        "category",
+        "spf_support",
+        "dkim_support",
+        "base_domains",
+        "documentation",
+        "instructions_curation",
+        "created_at",
+        "status",
+    ] {
+        assert!(google.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(google["instructions_curation"], Value::Null);
+    let id = google["id"].as_str().unwrap();
+    let one: Value = app
+        .request(Method::GET, &format!("/sources/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(one["name"], google["name"]);
+    let res = app
+        .request(Method::GET, &format!("/sources/{}", uuid::Uuid::new_v4()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    let spf: Vec<Value> = app
+        .request(Method::GET, "/sources/spf-index")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let google_spf = spf
+        .iter()
+        .find(|s| s["id"] == google["id"])
+        .expect("google in the spf index");
+    assert!(
+        google_spf["recognition_values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "include:_spf.google.com")
+    );
+    let dkim: Vec<Value> = app
+        .request(Method::GET, "/sources/dkim-index")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        dkim.iter()
+            .all(|s| !s["selectors"].as_array().unwrap().is_empty()
+                || !s["base_domains"].as_array().unwrap().is_empty())
+    );
+    let active: Vec<Value> = app
+        .request(Method::GET, "/sources?status=ACTIVE")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(active.len(), sources.len());
+    let rejected: Vec<Value> = app
+        .request(Method::GET, "/sources?status=REJECTED")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(rejected.is_empty());
+    let res = app
+        .request(Method::GET, "/sources?status=bogus")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    assert_eq!(res.json::<Value>().await.unwrap()["param"], "status");
+    // A credential that is sent must be valid even on optional-auth routes.
+    let res = app
+        .request(Method::GET, "/sources")
+        .basic_auth("mw_bogus", Some(""))
+        .header("Mailward-Version", "2025-04-30")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+}

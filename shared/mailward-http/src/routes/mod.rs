@@ -6,5 +6,6 @@ pub mod health;
 pub mod openapi;
 pub mod organizations;
 pub mod signup;
+pub mod sources;
 pub mod tools;
 pub mod webhooks;

@@ -335,6 +335,99 @@ pub async fn validate_include(
     Ok(axum::Json(judge_include(&audit)))
 }
 
+/// The provider a domain's mail is hosted by.
+#[derive(Debug, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct MailboxProvider {
+    /// Catalogue source id.
+    pub id: uuid::Uuid,
+    /// Catalogue slug, e.g. `google-workspace`.
+    pub external_id: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// `GET /tools/mailbox-provider` response.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MailboxProviderResult {
+    /// The normalised domain.
+    pub domain: String,
+    /// The mailbox provider, or null.
+    pub provider: Option<MailboxProvider>,
+    /// Why `provider` is null: `no_mx`, `unknown_mx`, `security_gateway` or `dns_lookup_failed`;
+    /// null when a provider was found.
+    pub reason: Option<String>,
+    /// The MX hosts, lowest preference first.
+    pub mx: Vec<String>,
+}
+
+/// Detects the mailbox provider from the MX records.
+#[utoipa::path(get, path = "/tools/mailbox-provider", tag = "tools", params(DomainParam),
+    description = "Optional auth. The query parameter is `domain`. The most preferred MX host that \
+matches the sending-source catalogue decides: a mailbox provider (e.g. Google Workspace, Microsoft \
+365) is returned; a security gateway (e.g. Mimecast, Proofpoint) hides the provider, so the result \
+is null with reason `security_gateway`; no MX (or a null MX) gives `no_mx`; unmatched hosts give \
+`unknown_mx`. Counts in the DNS buckets.",
+    security((), ("api_key" = []), ("session" = [])),
+    responses((status = 200, body = MailboxProviderResult), (status = 400, body = ErrorBody)))]
+pub async fn mailbox_provider(
+    State(state): State<AppState>,
+    _caller: OptionalPrincipal,
+    _quota: DnsQuota,
+    Query(params): Query<DomainParam>,
+) -> Result<axum::Json<MailboxProviderResult>, ApiError> {
+    use mailward_domain::sources::{Category, catalogue};
+    let domain = normalize_domain("domain", &params.domain)?;
+    let answer = state.resolver.lookup(&domain, RecordType::Mx).await;
+    let mut mx: Vec<(u16, String)> = match &answer {
+        Ok(a) => a
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                RecordData::Mx {
+                    preference,
+                    exchange,
+                } if !exchange.is_empty() && exchange != "." => {
+                    Some((*preference, exchange.clone()))
+                }
+                _ => None,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    mx.sort();
+    let hosts: Vec<String> = mx.into_iter().map(|(_, h)| h).collect();
+    let result = |provider: Option<MailboxProvider>, reason: Option<&str>| MailboxProviderResult {
+        domain: domain.clone(),
+        provider,
+        reason: reason.map(str::to_owned),
+        mx: hosts.clone(),
+    };
+    if let Err(e) = &answer {
+        if is_transient(e) {
+            return Ok(axum::Json(result(None, Some("dns_lookup_failed"))));
+        }
+    }
+    if hosts.is_empty() {
+        return Ok(axum::Json(result(None, Some("no_mx"))));
+    }
+    for host in &hosts {
+        if let Some(source) = catalogue().match_mx(host) {
+            return Ok(axum::Json(match source.category {
+                Category::SecurityProvider => result(None, Some("security_gateway")),
+                _ => result(
+                    Some(MailboxProvider {
+                        id: source.id,
+                        external_id: source.external_id.clone(),
+                        name: source.name.clone(),
+                    }),
+                    None,
+                ),
+            }));
+        }
+    }
+    Ok(axum::Json(result(None, Some("unknown_mx"))))
+}
+
 /// True for failures that mean "we could not find out" rather than "there is nothing".
 pub fn is_transient(e: &DnsError) -> bool {
     !e.is_definitive()
@@ -346,6 +439,7 @@ pub fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
         .routes(utoipa_axum::routes!(dns_lookup))
         .routes(utoipa_axum::routes!(detect_dns_provider))
         .routes(utoipa_axum::routes!(validate_include))
+        .routes(utoipa_axum::routes!(mailbox_provider))
 }
 
 #[cfg(test)]
