@@ -402,10 +402,8 @@ pub async fn mailbox_provider(
         reason: reason.map(str::to_owned),
         mx: hosts.clone(),
     };
-    if let Err(e) = &answer {
-        if is_transient(e) {
-            return Ok(axum::Json(result(None, Some("dns_lookup_failed"))));
-        }
+    if answer.as_ref().is_err_and(is_transient) {
+        return Ok(axum::Json(result(None, Some("dns_lookup_failed"))));
     }
     if hosts.is_empty() {
         return Ok(axum::Json(result(None, Some("no_mx"))));
