@@ -8,6 +8,8 @@ use utoipa::IntoParams;
 
 /// Default page size.
 pub const DEFAULT_PER_PAGE: u32 = 25;
+/// Largest page number.
+pub const MAX_PAGE: u32 = 1_000_000;
 /// Largest page size.
 pub const MAX_PER_PAGE: u32 = 100;
 
@@ -15,8 +17,8 @@ pub const MAX_PER_PAGE: u32 = 100;
 #[derive(Debug, Clone, Copy, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageParams {
-    /// 1-based page number (default 1).
-    #[param(minimum = 1)]
+    /// 1-based page number (default 1, at most 1,000,000).
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
     /// Items per page (default 25, 1 to 100).
     #[param(minimum = 1, maximum = 100)]
@@ -27,8 +29,11 @@ impl PageParams {
     /// Validated (page, per_page).
     pub fn resolve(self) -> Result<(u32, u32), ApiError> {
         let page = self.page.unwrap_or(1);
-        if page == 0 {
-            return Err(ApiError::invalid_param("page", "page starts at 1"));
+        if page == 0 || page > MAX_PAGE {
+            return Err(ApiError::invalid_param(
+                "page",
+                "page must be between 1 and 1000000",
+            ));
         }
         let per_page = self.per_page.unwrap_or(DEFAULT_PER_PAGE);
         if per_page == 0 || per_page > MAX_PER_PAGE {

@@ -122,6 +122,82 @@ fn add_version_header(doc: &mut OpenApi) {
     }
 }
 
+fn error_response(
+    description: &str,
+    schema: &str,
+) -> utoipa::openapi::RefOr<utoipa::openapi::Response> {
+    utoipa::openapi::RefOr::T(
+        utoipa::openapi::ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                utoipa::openapi::content::ContentBuilder::new()
+                    .schema(Some(utoipa::openapi::Ref::from_schema_name(schema)))
+                    .build(),
+            )
+            .build(),
+    )
+}
+
+/// Adds the responses every route can give because of the shared conventions: 429 (global
+/// bucket), 500/503 (with a request id), 401 on credentialed routes, 413/415 on routes with a
+/// JSON body.
+fn add_convention_responses(doc: &mut OpenApi) {
+    for item in doc.paths.paths.values_mut() {
+        for op in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let credentialed = op.security.as_ref().is_some_and(|s| !s.is_empty());
+            let has_body = op.request_body.is_some();
+            let responses = &mut op.responses.responses;
+            let mut add = |code: &str, description: &str, schema: &str| {
+                responses
+                    .entry(code.to_owned())
+                    .or_insert_with(|| error_response(description, schema));
+            };
+            add(
+                "429",
+                "Rate limit exceeded (`Retry-After`)",
+                "RateLimitBody",
+            );
+            add(
+                "500",
+                "Internal error; `details.request_id` identifies the request",
+                "ErrorBody",
+            );
+            add(
+                "503",
+                "A backing service is unavailable; `details.request_id` identifies the request",
+                "ErrorBody",
+            );
+            if credentialed {
+                add("401", "Missing or rejected credential", "ErrorBody");
+                add(
+                    "400",
+                    "Invalid input or version header; `param` names the field",
+                    "ErrorBody",
+                );
+            }
+            if has_body {
+                add(
+                    "400",
+                    "Invalid JSON or field; `param` names the field",
+                    "ErrorBody",
+                );
+                add("413", "Body larger than 1 MiB", "ErrorBody");
+                add("415", "Body is not JSON", "ErrorBody");
+            }
+        }
+    }
+}
+
 /// The complete document: every group's routes, whichever function serves the request.
 pub fn document() -> &'static OpenApi {
     static DOC: OnceLock<OpenApi> = OnceLock::new();
@@ -129,6 +205,7 @@ pub fn document() -> &'static OpenApi {
         let mut doc = <ApiDoc as utoipa::OpenApi>::openapi();
         doc.merge(crate::all_routes().into_openapi());
         add_version_header(&mut doc);
+        add_convention_responses(&mut doc);
         doc
     })
 }

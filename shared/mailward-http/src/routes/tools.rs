@@ -22,6 +22,10 @@ const TOOL_QUERY_BUDGET: u32 = 60;
 #[serde(deny_unknown_fields)]
 pub struct DnsLookupRequest {
     /// The name to look up, e.g. `example.com` or `_dmarc.example.com`.
+    #[schema(
+        pattern = r"^([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$",
+        max_length = 253
+    )]
     pub host: String,
 }
 
@@ -162,6 +166,10 @@ pub async fn dns_lookup(
 #[into_params(parameter_in = Query)]
 pub struct DomainParam {
     /// The domain, e.g. `example.com`.
+    #[param(
+        pattern = r"^([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$",
+        max_length = 253
+    )]
     pub domain: String,
 }
 
