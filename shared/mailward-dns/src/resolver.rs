@@ -333,6 +333,14 @@ impl DnsResolver for HickoryResolver {
     async fn lookup(&self, name: &str, record_type: RecordType) -> Result<Answer, DnsError> {
         self.lookup_with(name, record_type, false).await
     }
+
+    async fn lookup_uncached(
+        &self,
+        name: &str,
+        record_type: RecordType,
+    ) -> Result<Answer, DnsError> {
+        self.lookup_with(name, record_type, true).await
+    }
 }
 
 /// A [`HickoryResolver`] that never answers from the cache; made by [`HickoryResolver::fresh`].

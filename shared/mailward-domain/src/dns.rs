@@ -118,4 +118,27 @@ pub trait DnsResolver: Send + Sync {
     /// Looks up `name` (absolute or relative-to-root; a trailing dot is optional).
     /// NODATA is `Ok` with no records; NXDOMAIN is `Err(DnsError::NxDomain)`.
     async fn lookup(&self, name: &str, record_type: RecordType) -> Result<Answer, DnsError>;
+
+    /// The same lookup, never answered from a cache: for verification and explicit refreshes,
+    /// where a person just published a record (LESSONS: stale state after publishing). Adapters
+    /// without a cache keep the default.
+    async fn lookup_uncached(
+        &self,
+        name: &str,
+        record_type: RecordType,
+    ) -> Result<Answer, DnsError> {
+        self.lookup(name, record_type).await
+    }
+}
+
+/// A view of a resolver whose every lookup bypasses caches. Wrap it in a budget or pass it to an
+/// engine that only knows [`DnsResolver::lookup`].
+#[derive(Clone, Copy)]
+pub struct Uncached<'a>(pub &'a dyn DnsResolver);
+
+#[async_trait]
+impl DnsResolver for Uncached<'_> {
+    async fn lookup(&self, name: &str, record_type: RecordType) -> Result<Answer, DnsError> {
+        self.0.lookup_uncached(name, record_type).await
+    }
 }

@@ -117,8 +117,10 @@ pub struct Config {
     pub trust_proxy: bool,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
-    /// Rules for requests to customer-supplied URLs (webhooks).
+    /// Rules for requests to customer-supplied URLs (webhooks, MTA-STS policies).
     pub outbound: crate::webhooks::client::OutboundPolicy,
+    /// The zone Mailward's hosted DMARC records live in (CNAME targets), when configured.
+    pub hosted_dmarc_suffix: Option<String>,
 }
 
 impl Config {
@@ -136,6 +138,7 @@ impl Config {
                 extra_ca_pem: None,
                 timeout: crate::webhooks::delivery::RECEIVER_TIMEOUT,
             },
+            hosted_dmarc_suffix: None,
         }
     }
 

@@ -12,6 +12,7 @@ pub mod error;
 pub mod extract;
 pub mod jobs;
 pub mod middleware;
+pub mod mta_sts_fetch;
 pub mod pagination;
 pub mod rate_limit;
 pub mod repo;
@@ -49,7 +50,9 @@ pub fn webhook_routes() -> OpenApiRouter<AppState> {
 
 /// Tools group: the DNS-resolving tools (the `api-tools` function).
 pub fn tool_routes() -> OpenApiRouter<AppState> {
-    routes::tools::routes().merge(routes::sources::routes())
+    routes::tools::routes()
+        .merge(routes::sources::routes())
+        .merge(routes::audit::routes())
 }
 
 /// Every group, as the local stack serves them.

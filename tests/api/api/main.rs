@@ -1,6 +1,7 @@
 //! Black-box tests over HTTP against the local stack. One module per route group.
 
 mod api_keys;
+mod audit;
 mod conventions;
 mod failures;
 mod openapi;

@@ -49,6 +49,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/sources/spf-index"),
         ("get", "/sources/dkim-index"),
         ("get", "/sources/{id}"),
+        ("get", "/tools/audit"),
+        ("get", "/tools/activation-scan"),
     ];
     for (method, path) in expected {
         assert!(

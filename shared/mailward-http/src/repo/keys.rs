@@ -13,6 +13,9 @@
 //! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
 //! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
 //! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |
+//! | audit cache (TTL 10 min) | `AUDIT#<domain>` | `RESULT` | |
+//! | activation scan (TTL 24 h) | `ACTIVATION#<domain>` | `SCAN` | |
+//! | lead | `LEAD#<yyyy-mm-dd>` | `<unix ms>#<id>` | |
 //!
 //! Every tenant item's partition starts with `ORG#<org>`, and the organization always comes
 //! from the credential, so one organization's handler cannot address another's items.
@@ -116,4 +119,30 @@ pub fn delivery_prefix(endpoint: Uuid) -> String {
 /// Sort key of a delivery attempt (time-ordered per endpoint).
 pub fn delivery_sk(endpoint: Uuid, unix_ms: i128, id: Uuid) -> String {
     format!("DELIVERY#{endpoint}#{unix_ms:015}#{id}")
+}
+
+/// Partition of a domain's cached audit.
+pub fn audit_cache_pk(domain: &str) -> String {
+    format!("AUDIT#{domain}")
+}
+
+/// Sort key of a cached audit.
+pub const AUDIT_CACHE_SK: &str = "RESULT";
+
+/// Partition of a domain's stored activation scan.
+pub fn activation_scan_pk(domain: &str) -> String {
+    format!("ACTIVATION#{domain}")
+}
+
+/// Sort key of a stored activation scan.
+pub const ACTIVATION_SCAN_SK: &str = "SCAN";
+
+/// Partition of the leads captured on one day.
+pub fn lead_pk(day: &str) -> String {
+    format!("LEAD#{day}")
+}
+
+/// Sort key of a lead.
+pub fn lead_sk(unix_ms: i128, id: Uuid) -> String {
+    format!("{unix_ms:015}#{id}")
 }

@@ -1,6 +1,7 @@
 //! Route handlers, one module per endpoint group.
 
 pub mod api_keys;
+pub mod audit;
 pub mod dns_quota;
 pub mod health;
 pub mod openapi;

@@ -206,6 +206,14 @@ pub fn document() -> &'static OpenApi {
         doc.merge(crate::all_routes().into_openapi());
         add_version_header(&mut doc);
         add_convention_responses(&mut doc);
+        if let Some(op) = doc
+            .paths
+            .paths
+            .get_mut("/tools/audit")
+            .and_then(|item| item.get.as_mut())
+        {
+            op.description = Some(crate::routes::audit::scoring_description());
+        }
         doc
     })
 }
