@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod dns;
+pub mod domain;
 pub mod email;
 pub mod events;
 pub mod mailer;

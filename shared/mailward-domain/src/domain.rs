@@ -1,0 +1,249 @@
+//! The Domain resource's model (SPEC §2.1): a monitored domain, its options and its monitoring
+//! state. Stored as JSON by the repository; the wire shape lives in `mailward-http`'s views.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// A DMARC policy value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Monitor only.
+    None,
+    /// Treat failing mail as suspicious.
+    Quarantine,
+    /// Reject failing mail.
+    Reject,
+}
+
+impl Policy {
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::None => "none",
+            Policy::Quarantine => "quarantine",
+            Policy::Reject => "reject",
+        }
+    }
+}
+
+/// The subdomain policy option: a policy, or `same` as the domain's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubdomainPolicy {
+    /// Monitor only.
+    None,
+    /// Quarantine.
+    Quarantine,
+    /// Reject.
+    Reject,
+    /// Same as `policy`.
+    Same,
+}
+
+/// `dmarc_options` (SPEC §2.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DmarcOptions {
+    /// Extra aggregate-report addresses besides Mailward's own.
+    pub additional_emails: Vec<String>,
+    /// Failure-report addresses (legacy `ruf`).
+    pub legacy_ruf_emails: Vec<String>,
+    /// The policy to publish.
+    pub policy: Policy,
+    /// 0-100. RFC 9989 removed `pct`: below 100 Mailward publishes `t=y` (one step weaker).
+    pub pct: u8,
+    /// Subdomain policy.
+    pub sp: SubdomainPolicy,
+    /// `aspf=s`.
+    pub strict_spf: bool,
+    /// `adkim=s`.
+    pub strict_dkim: bool,
+}
+
+impl Default for DmarcOptions {
+    fn default() -> Self {
+        Self {
+            additional_emails: Vec::new(),
+            legacy_ruf_emails: Vec::new(),
+            policy: Policy::None,
+            pct: 100,
+            sp: SubdomainPolicy::Same,
+            strict_spf: false,
+            strict_dkim: false,
+        }
+    }
+}
+
+/// `spf_options` (SPEC §2.1).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SpfOptions {
+    /// Publish a flattened SPF record hosted by Mailward.
+    pub force_flattening: bool,
+    /// Whether Mailward manages the SPF record at all.
+    pub enabled: bool,
+    /// Optional notes per mechanism.
+    pub mechanism_descriptions: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// `bimi_options` (SPEC §2.1).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct BimiOptions {
+    /// Whether BIMI is wanted.
+    pub enabled: bool,
+    /// SVG Tiny PS logo URL.
+    pub logo: Option<String>,
+    /// VMC/CMC certificate URL.
+    pub certificate: Option<String>,
+}
+
+/// `monitoring_status` (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MonitoringStatus {
+    /// Not evaluated yet.
+    None,
+    /// Added; waiting for the DMARC record with Mailward's report address.
+    Pending,
+    /// Full DMARC monitoring is in place.
+    Setup,
+    /// Was set up; the records no longer resolve as expected.
+    Drifted,
+    /// Monitoring could not be established or was lost.
+    Failed,
+}
+
+/// `monitoring_failure_reason` values (SPEC §2.1; the service-named one is
+/// `dmarc_record_missing_mailward_rua`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureReason {
+    /// No name server answers for the domain.
+    NameserversUnresolvable,
+    /// No DMARC record.
+    DmarcRecordMissing,
+    /// A TXT record where Mailward expected its CNAME delegation.
+    DmarcRecordAddedAsTxtNotCname,
+    /// Only the parent (organizational) domain has a record.
+    DmarcRecordOnParentOnly,
+    /// The record lacks Mailward's aggregate-report address.
+    DmarcRecordMissingMailwardRua,
+    /// The record does not parse.
+    DmarcRecordInvalid,
+    /// More than one DMARC record.
+    DmarcMultipleRecords,
+}
+
+/// `monitoring_failure_detail` (SPEC §2.1).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FailureDetail {
+    /// The record observed (verbatim), when there was one.
+    pub observed: Option<String>,
+    /// The aggregate-report address Mailward expected.
+    pub expected_rua: Option<String>,
+    /// The host the observation came from (e.g. the parent domain).
+    pub from_hostname: Option<String>,
+    /// How many records were seen.
+    pub record_count: Option<u32>,
+}
+
+/// A score band (SPEC §2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScoreBand {
+    /// 0-39.
+    Critical,
+    /// 40-69.
+    Bad,
+    /// 70-89.
+    Good,
+    /// 90-100.
+    Great,
+}
+
+impl ScoreBand {
+    /// The band of a 0-100 score. Boundaries: critical < 40 ≤ bad < 70 ≤ good < 90 ≤ great.
+    pub fn of(score: u8) -> Self {
+        match score {
+            0..=39 => ScoreBand::Critical,
+            40..=69 => ScoreBand::Bad,
+            70..=89 => ScoreBand::Good,
+            _ => ScoreBand::Great,
+        }
+    }
+}
+
+/// Normalises a domain name for storage and uniqueness: trimmed, lower-case, no trailing dot,
+/// IDNA already applied by the caller. Returns `None` for names that cannot be a registrable
+/// domain or subdomain (no dot, bad labels, over 253 characters).
+pub fn normalize_domain_name(raw: &str) -> Option<String> {
+    let name = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name.contains('.')
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+        && !name.rsplit('.').next().is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()));
+    ok.then_some(name)
+}
+
+/// A monitored domain as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Domain {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    /// The normalised name.
+    pub url: String,
+    pub group_id: Option<Uuid>,
+    pub is_parked: bool,
+    pub dmarc_options: DmarcOptions,
+    pub spf_options: SpfOptions,
+    pub bimi_options: BimiOptions,
+    pub target_spf: Option<String>,
+    /// The policy last observed in DNS (`none` until one is seen).
+    pub dmarc_policy: Policy,
+    pub monitoring_status: MonitoringStatus,
+    pub monitoring_failure_reason: Option<FailureReason>,
+    pub monitoring_failure_detail: Option<FailureDetail>,
+    pub score: u8,
+    pub registrar: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub dmarc_setup_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub dmarc_verified_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_checked_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub updated_at: OffsetDateTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_normalised_or_refused() {
+        assert_eq!(normalize_domain_name(" Example.COM. ").as_deref(), Some("example.com"));
+        assert_eq!(normalize_domain_name("mail.example.co.uk").as_deref(), Some("mail.example.co.uk"));
+        for bad in ["", "com", "exa mple.com", "-a.com", "a..com", "1.2.3.4", "_dmarc.example.com", &format!("{}.com", "a".repeat(64))] {
+            assert_eq!(normalize_domain_name(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn bands_follow_their_boundaries() {
+        assert_eq!(ScoreBand::of(0), ScoreBand::Critical);
+        assert_eq!(ScoreBand::of(39), ScoreBand::Critical);
+        assert_eq!(ScoreBand::of(40), ScoreBand::Bad);
+        assert_eq!(ScoreBand::of(70), ScoreBand::Good);
+        assert_eq!(ScoreBand::of(90), ScoreBand::Great);
+        assert_eq!(ScoreBand::of(100), ScoreBand::Great);
+    }
+}
