@@ -151,7 +151,8 @@ pub fn router(state: AppState) -> axum::Router {
     let routes = api_public::routes()
         .merge(api_account::routes())
         .merge(api_webhooks::routes())
-        .merge(api_tools::routes());
+        .merge(api_tools::routes())
+        .merge(api_domains::routes());
     mailward_http::finish(routes, state)
 }
 

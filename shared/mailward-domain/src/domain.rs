@@ -186,9 +186,14 @@ pub fn normalize_domain_name(raw: &str) -> Option<String> {
                 && label.len() <= 63
                 && !label.starts_with('-')
                 && !label.ends_with('-')
-                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         })
-        && !name.rsplit('.').next().is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()));
+        && !name
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()));
     ok.then_some(name)
 }
 
@@ -230,9 +235,24 @@ mod tests {
 
     #[test]
     fn names_are_normalised_or_refused() {
-        assert_eq!(normalize_domain_name(" Example.COM. ").as_deref(), Some("example.com"));
-        assert_eq!(normalize_domain_name("mail.example.co.uk").as_deref(), Some("mail.example.co.uk"));
-        for bad in ["", "com", "exa mple.com", "-a.com", "a..com", "1.2.3.4", "_dmarc.example.com", &format!("{}.com", "a".repeat(64))] {
+        assert_eq!(
+            normalize_domain_name(" Example.COM. ").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            normalize_domain_name("mail.example.co.uk").as_deref(),
+            Some("mail.example.co.uk")
+        );
+        for bad in [
+            "",
+            "com",
+            "exa mple.com",
+            "-a.com",
+            "a..com",
+            "1.2.3.4",
+            "_dmarc.example.com",
+            &format!("{}.com", "a".repeat(64)),
+        ] {
             assert_eq!(normalize_domain_name(bad), None, "{bad}");
         }
     }

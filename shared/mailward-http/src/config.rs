@@ -121,6 +121,10 @@ pub struct Config {
     pub outbound: crate::webhooks::client::OutboundPolicy,
     /// The zone Mailward's hosted DMARC records live in (CNAME targets), when configured.
     pub hosted_dmarc_suffix: Option<String>,
+    /// The host of Mailward's aggregate-report addresses (`rua+<domain id>@<report_domain>`).
+    pub report_domain: String,
+    /// The zone where Mailward hosts delegated records (BIMI, MTA-STS, DMARC CNAME targets).
+    pub hosted_zone: String,
 }
 
 impl Config {
@@ -139,6 +143,8 @@ impl Config {
                 timeout: crate::webhooks::delivery::RECEIVER_TIMEOUT,
             },
             hosted_dmarc_suffix: None,
+            report_domain: "reports.mailward.local".into(),
+            hosted_zone: "hosted.mailward.local".into(),
         }
     }
 
@@ -154,6 +160,12 @@ impl Config {
             self.signup_codes_per_address_per_hour = value
                 .parse()
                 .map_err(|_| format!("MAILWARD_SIGNUP_CODES_PER_HOUR: bad number {value:?}"))?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_REPORT_DOMAIN") {
+            self.report_domain = value;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_HOSTED_ZONE") {
+            self.hosted_zone = value;
         }
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = matches!(value.as_str(), "1" | "true" | "yes");

@@ -21,6 +21,7 @@ pub mod secret_box;
 pub mod state;
 pub mod version;
 pub mod views;
+pub mod views_domain;
 pub mod webhooks;
 
 pub use config::Config;
@@ -43,6 +44,11 @@ pub fn account_routes() -> OpenApiRouter<AppState> {
     routes::api_keys::routes().merge(routes::organizations::routes())
 }
 
+/// Domains group (the `api-domains` function).
+pub fn domain_routes() -> OpenApiRouter<AppState> {
+    routes::domains::routes()
+}
+
 /// Webhook group: endpoints, deliveries and the event catalogue (the `api-webhooks` function).
 pub fn webhook_routes() -> OpenApiRouter<AppState> {
     routes::webhooks::routes()
@@ -61,6 +67,7 @@ pub fn all_routes() -> OpenApiRouter<AppState> {
         .merge(account_routes())
         .merge(webhook_routes())
         .merge(tool_routes())
+        .merge(domain_routes())
 }
 
 async fn route_not_found(

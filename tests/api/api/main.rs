@@ -3,6 +3,7 @@
 mod api_keys;
 mod audit;
 mod conventions;
+mod domains;
 mod failures;
 mod openapi;
 mod organizations;

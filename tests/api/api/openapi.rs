@@ -51,6 +51,12 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/sources/{id}"),
         ("get", "/tools/audit"),
         ("get", "/tools/activation-scan"),
+        ("get", "/domains"),
+        ("post", "/domains"),
+        ("post", "/domains/bulk"),
+        ("get", "/domains/{id}"),
+        ("post", "/domains/{id}"),
+        ("delete", "/domains/{id}"),
     ];
     for (method, path) in expected {
         assert!(

@@ -10,6 +10,9 @@
 //! | signup challenge (TTL 15 min) | `SIGNUP#<id>` | `SIGNUP` | |
 //! | signup codes per address (TTL 1 h) | `SIGNUPRATE#<email>` | `<hour start>` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
+//! | domain | `ORG#<org>` | `DOMAIN#<id>` | |
+//! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
+//! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
 //! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
 //! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
 //! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |
@@ -145,4 +148,22 @@ pub fn lead_pk(day: &str) -> String {
 /// Sort key of a lead.
 pub fn lead_sk(unix_ms: i128, id: Uuid) -> String {
     format!("{unix_ms:015}#{id}")
+}
+
+/// Sort key of a domain.
+pub fn domain_sk(id: Uuid) -> String {
+    format!("DOMAIN#{id}")
+}
+
+/// Prefix of domains in an organization partition.
+pub const DOMAIN_PREFIX: &str = "DOMAIN#";
+
+/// Sort key of an organization's claim on a domain name.
+pub fn domain_name_sk(name: &str) -> String {
+    format!("DOMAINNAME#{name}")
+}
+
+/// Partition of the global index of organizations watching a name.
+pub fn domain_name_pk(name: &str) -> String {
+    format!("DOMAINNAME#{name}")
 }

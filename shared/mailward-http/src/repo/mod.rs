@@ -2,6 +2,7 @@
 
 pub mod accounts;
 pub mod api_keys;
+pub mod domains;
 pub mod keys;
 pub mod orgs;
 pub mod outbox;

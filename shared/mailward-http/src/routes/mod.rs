@@ -3,6 +3,7 @@
 pub mod api_keys;
 pub mod audit;
 pub mod dns_quota;
+pub mod domains;
 pub mod health;
 pub mod openapi;
 pub mod organizations;

@@ -257,8 +257,9 @@ fn short(subject: String) -> String {
     subject.trim_start_matches("key:").chars().take(8).collect()
 }
 
-/// The old values of the top-level fields that differ between two JSON objects.
-fn previous_attributes(old: &Value, new: &Value) -> Option<Value> {
+/// The old values of the top-level fields that differ between two JSON objects (the
+/// `previous_attributes` of change events).
+pub fn previous_attributes(old: &Value, new: &Value) -> Option<Value> {
     let (Value::Object(old), Value::Object(new)) = (old, new) else {
         return None;
     };

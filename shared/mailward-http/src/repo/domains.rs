@@ -1,0 +1,107 @@
+//! Domains: the domain item in the organization's partition, a name claim per organization
+//! (uniqueness by conditional put), and a global name index (`DOMAINNAME#<name>`, for report
+//! attribution to every organization watching a name).
+
+use super::{Versioned, decode, decode_versioned, encode, keys};
+use mailward_domain::domain::Domain;
+use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use uuid::Uuid;
+
+fn domain_item(domain: &Domain, version: u64) -> Result<Item, StoreError> {
+    Ok(Item::new(
+        keys::org_pk(domain.org_id),
+        keys::domain_sk(domain.id),
+        encode(domain)?,
+    )
+    .with_version(version))
+}
+
+/// The writes that create a domain: the item, the organization's claim on the name (fails when
+/// the organization already watches it) and the global name index entry.
+pub fn create_ops(domain: &Domain) -> Result<Vec<WriteOp>, StoreError> {
+    Ok(vec![
+        WriteOp::Put {
+            item: domain_item(domain, 1)?,
+            condition: Condition::NotExists,
+        },
+        WriteOp::Put {
+            item: Item::new(
+                keys::org_pk(domain.org_id),
+                keys::domain_name_sk(&domain.url),
+                domain.id.as_bytes().to_vec(),
+            ),
+            condition: Condition::NotExists,
+        },
+        WriteOp::Put {
+            item: Item::new(
+                keys::domain_name_pk(&domain.url),
+                keys::org_pk(domain.org_id),
+                domain.id.as_bytes().to_vec(),
+            ),
+            condition: Condition::None,
+        },
+    ])
+}
+
+/// The writes that remove a domain, its name claim and its index entry.
+pub fn delete_ops(domain: &Domain, version: u64) -> Vec<WriteOp> {
+    vec![
+        WriteOp::Delete {
+            pk: keys::org_pk(domain.org_id),
+            sk: keys::domain_sk(domain.id),
+            condition: Condition::Version(version),
+        },
+        WriteOp::Delete {
+            pk: keys::org_pk(domain.org_id),
+            sk: keys::domain_name_sk(&domain.url),
+            condition: Condition::None,
+        },
+        WriteOp::Delete {
+            pk: keys::domain_name_pk(&domain.url),
+            sk: keys::org_pk(domain.org_id),
+            condition: Condition::None,
+        },
+    ]
+}
+
+/// The write that saves a changed domain if nobody changed it since `read_version`.
+pub fn save_op(domain: &Domain, read_version: u64) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: domain_item(domain, read_version + 1)?,
+        condition: Condition::Version(read_version),
+    })
+}
+
+/// One domain of an organization.
+pub async fn get(
+    store: &dyn ItemStore,
+    org: Uuid,
+    id: Uuid,
+) -> Result<Option<Versioned<Domain>>, StoreError> {
+    store
+        .get(&keys::org_pk(org), &keys::domain_sk(id), true)
+        .await?
+        .map(|item| decode_versioned(&item))
+        .transpose()
+}
+
+/// Whether the organization already watches a name.
+pub async fn name_taken(store: &dyn ItemStore, org: Uuid, name: &str) -> Result<bool, StoreError> {
+    Ok(store
+        .get(&keys::org_pk(org), &keys::domain_name_sk(name), true)
+        .await?
+        .is_some())
+}
+
+/// Every domain of an organization (sorting and filtering happen in memory: fine to tens of
+/// thousands of domains per organization; see ARCHITECTURE.md).
+pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<Domain>, StoreError> {
+    query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::DOMAIN_PREFIX),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect()
+}
