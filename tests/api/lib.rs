@@ -55,6 +55,8 @@ impl TestApp {
         settings.poll_interval = Duration::from_millis(20);
         // Never the machine's resolvers: tests that need DNS point this at a fixture server.
         settings.dns = Some("127.0.0.1:9".into());
+        // Tests run the sweep explicitly (`mailward_http::sweep::sweep_now`).
+        settings.sweep_interval = None;
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());
         let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())

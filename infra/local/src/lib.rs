@@ -44,6 +44,11 @@ pub struct Settings {
     pub webhook_timeout: Duration,
     /// DNS servers (`host:port`, comma-separated); `None` means the system's.
     pub dns: Option<String>,
+    /// Period of the monitoring sweep (also each domain's re-check interval); `None` disables
+    /// the periodic sweep (tests run it explicitly).
+    pub sweep_interval: Option<Duration>,
+    /// Run the outbox publisher (tests that inspect the outbox turn it off).
+    pub publish_outbox: bool,
 }
 
 impl Settings {
@@ -63,6 +68,8 @@ impl Settings {
             extra_ca: None,
             webhook_timeout: Duration::from_secs(10),
             dns: None,
+            sweep_interval: Some(Duration::from_secs(300)),
+            publish_outbox: true,
         }
     }
 }
@@ -114,6 +121,9 @@ pub fn assemble(
         .extend(settings.rate_limits.iter().copied());
     config.signup_codes_per_address_per_hour = settings.signup_codes_per_hour;
     config.outbound.allow_loopback = settings.webhook_allow_loopback;
+    if let Some(interval) = settings.sweep_interval {
+        config.sweep_interval_secs = interval.as_secs().max(1);
+    }
     config.outbound.timeout = settings.webhook_timeout;
     if let Some(path) = &settings.extra_ca {
         config.outbound.extra_ca_pem = Some(
@@ -204,11 +214,20 @@ impl LocalStack {
                 watcher.clone(),
             )));
         }
-        tasks.push(tokio::spawn(outbox_publisher(
-            state.clone(),
-            settings.poll_interval,
-            watcher.clone(),
-        )));
+        if settings.publish_outbox {
+            tasks.push(tokio::spawn(outbox_publisher(
+                state.clone(),
+                settings.poll_interval,
+                watcher.clone(),
+            )));
+        }
+        if let Some(interval) = settings.sweep_interval {
+            tasks.push(tokio::spawn(sweep_schedule(
+                state.clone(),
+                interval,
+                watcher.clone(),
+            )));
+        }
         tasks.push(tokio::spawn(reaper(db, state.clock.clone(), watcher)));
         Ok(Self {
             addr,
@@ -272,6 +291,20 @@ async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Rece
                 _ = tokio::time::sleep(idle) => {}
                 _ = stop.changed() => {}
             }
+        }
+    }
+}
+
+/// Runs the sweep coordinator on a period (EventBridge's schedule, locally); the batches it
+/// enqueues are evaluated by the queue workers.
+async fn sweep_schedule(state: AppState, period: Duration, mut stop: watch::Receiver<bool>) {
+    loop {
+        if let Err(e) = mailward_http::sweep::coordinate(&state).await {
+            tracing::warn!(error = %e, "sweep coordinator failed; retrying next period");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stop.changed() => return,
         }
     }
 }

@@ -93,6 +93,14 @@ struct Cli {
     /// DNS servers to ask, comma-separated host:port (default: the system's resolvers).
     #[arg(long, env = "MAILWARD_DNS", global = true)]
     dns: Option<String>,
+    /// Period of the monitoring sweep, in seconds (each domain is re-checked this often).
+    #[arg(
+        long,
+        env = "MAILWARD_SWEEP_INTERVAL",
+        default_value_t = 300,
+        global = true
+    )]
+    sweep_interval: u64,
     /// Log format: text or json.
     #[arg(
         long,
@@ -109,6 +117,9 @@ struct Cli {
 enum Command {
     /// Serve (the default).
     Serve,
+    /// Run one full monitoring sweep against the data directory and exit (safe while a server
+    /// runs on the same directory).
+    Sweep,
     /// Print a dashboard session token (JWT) for an account that belongs to an organization.
     Token {
         /// The account's email.
@@ -151,6 +162,7 @@ async fn main() -> anyhow::Result<()> {
     settings.webhook_allow_loopback = cli.webhook_allow_loopback;
     settings.extra_ca = cli.extra_ca.clone();
     settings.dns = cli.dns.clone();
+    settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),
@@ -164,6 +176,7 @@ async fn main() -> anyhow::Result<()> {
     }
     match cli.command {
         None | Some(Command::Serve) => serve(settings).await,
+        Some(Command::Sweep) => sweep(settings).await,
         Some(Command::Token {
             email,
             org,
@@ -190,6 +203,14 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     tokio::time::timeout(Duration::from_secs(10), stack.stop())
         .await
         .ok();
+    Ok(())
+}
+
+async fn sweep(settings: Settings) -> anyhow::Result<()> {
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let swept = mailward_http::sweep::sweep_now(&assembled.state).await?;
+    println!("Swept {swept} due domain(s).");
     Ok(())
 }
 

@@ -223,6 +223,20 @@ pub struct Domain {
     pub dmarc_verified_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub last_checked_at: Option<OffsetDateTime>,
+    /// When the sweep should evaluate the domain next (indexed; due domains are found without a
+    /// table scan).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub next_check_at: Option<OffsetDateTime>,
+    /// While set and in the future, a sweep worker owns the domain: no second worker evaluates
+    /// it concurrently.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub sweep_claimed_until: Option<OffsetDateTime>,
+    /// Since when the domain has been `pending` (for the grace window before `failed`).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub pending_since: Option<OffsetDateTime>,
+    /// Sweeps in a row whose DNS answers were inconclusive.
+    #[serde(default)]
+    pub consecutive_indeterminate: u32,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]

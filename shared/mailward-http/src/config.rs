@@ -125,6 +125,8 @@ pub struct Config {
     pub report_domain: String,
     /// The zone where Mailward hosts delegated records (BIMI, MTA-STS, DMARC CNAME targets).
     pub hosted_zone: String,
+    /// How often each domain is re-evaluated by the sweep.
+    pub sweep_interval_secs: u64,
 }
 
 impl Config {
@@ -145,6 +147,7 @@ impl Config {
             hosted_dmarc_suffix: None,
             report_domain: "reports.mailward.local".into(),
             hosted_zone: "hosted.mailward.local".into(),
+            sweep_interval_secs: 300,
         }
     }
 
@@ -166,6 +169,12 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_HOSTED_ZONE") {
             self.hosted_zone = value;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_SWEEP_INTERVAL") {
+            self.sweep_interval_secs = value
+                .trim_end_matches('s')
+                .parse()
+                .map_err(|_| format!("MAILWARD_SWEEP_INTERVAL: bad number of seconds {value:?}"))?;
         }
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = matches!(value.as_str(), "1" | "true" | "yes");

@@ -79,6 +79,11 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             delete_organization(state, job.org_id).await?;
             Ok(Handled::Done)
         }
+        crate::sweep::SWEEP_BATCH => {
+            let batch: crate::sweep::SweepBatch = serde_json::from_value(envelope.data)?;
+            crate::sweep::run_batch(state, batch).await?;
+            Ok(Handled::Done)
+        }
         crate::webhooks::delivery::DELIVER_WEBHOOK => {
             let job: crate::webhooks::delivery::DeliveryJob =
                 serde_json::from_value(envelope.data)?;

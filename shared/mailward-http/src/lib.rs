@@ -19,6 +19,7 @@ pub mod repo;
 pub mod routes;
 pub mod secret_box;
 pub mod state;
+pub mod sweep;
 pub mod version;
 pub mod views;
 pub mod views_domain;

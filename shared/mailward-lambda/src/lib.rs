@@ -215,6 +215,25 @@ async fn publish_stream_record(state: &AppState, record: &serde_json::Value) -> 
     Ok(())
 }
 
+/// Runs the sweep-coordinator Lambda (an EventBridge schedule): enqueues every due domain in
+/// batches for `worker-queue`.
+pub async fn run_sweep_coordinator() -> Result<(), lambda_runtime::Error> {
+    init_tracing();
+    let state = state_from_env()
+        .await
+        .map_err(|e| lambda_runtime::Error::from(format!("{e:#}")))?;
+    let state = &state;
+    lambda_runtime::run(service_fn(
+        move |_event: LambdaEvent<serde_json::Value>| async move {
+            let enqueued = mailward_http::sweep::coordinate(state)
+                .await
+                .map_err(|e| lambda_runtime::Error::from(format!("{e:#}")))?;
+            Ok::<_, lambda_runtime::Error>(serde_json::json!({ "enqueued": enqueued }))
+        },
+    ))
+    .await
+}
+
 /// Runs the stream-publisher Lambda (DynamoDB Streams on the table, new images).
 pub async fn run_stream_publisher() -> Result<(), lambda_runtime::Error> {
     init_tracing();

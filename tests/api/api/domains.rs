@@ -80,7 +80,7 @@ const FIELDS: &[&str] = &[
 
 #[tokio::test]
 async fn a_domain_is_created_read_updated_and_deleted_with_events() {
-    let app = TestApp::start().await;
+    let app = TestApp::start_with(|s| s.publish_outbox = false).await;
     let s = app.sign_up("dom@example.com", "Domain Org").await;
     let (status, domain) = create(&app, &s, "https://Example.COM/welcome").await;
     assert_eq!(status, 201, "{domain}");

@@ -8,5 +8,6 @@ mod failures;
 mod openapi;
 mod organizations;
 mod signup;
+mod sweep;
 mod tools;
 mod webhooks;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn updates_validate_fields_and_record_an_event() {
-    let app = TestApp::start().await;
+    let app = TestApp::start_with(|s| s.publish_outbox = false).await;
     let s = app.sign_up("o@example.com", "Update Org").await;
     let path = format!("/organizations/{}", s.org_id);
     let res = app

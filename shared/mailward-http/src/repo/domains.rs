@@ -8,12 +8,20 @@ use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, Writ
 use uuid::Uuid;
 
 fn domain_item(domain: &Domain, version: u64) -> Result<Item, StoreError> {
-    Ok(Item::new(
+    let item = Item::new(
         keys::org_pk(domain.org_id),
         keys::domain_sk(domain.id),
         encode(domain)?,
     )
-    .with_version(version))
+    .with_version(version);
+    // The sweep's sparse index of due work: shard by domain id, sorted by due time.
+    Ok(match domain.next_check_at {
+        Some(due) => item.with_gsi1(
+            keys::sweep_pk(keys::sweep_shard(domain.id)),
+            keys::sweep_sk(due.unix_timestamp(), domain.org_id, domain.id),
+        ),
+        None => item,
+    })
 }
 
 /// The writes that create a domain: the item, the organization's claim on the name (fails when
@@ -104,4 +112,29 @@ pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<Domain>, Store
     .iter()
     .map(decode)
     .collect()
+}
+
+/// One page of due domains in a sweep shard: `(org, domain)` pairs due at or before `now`.
+pub async fn due(
+    store: &dyn ItemStore,
+    shard: u32,
+    now_unix: i64,
+    limit: usize,
+    cursor: Option<String>,
+) -> Result<(Vec<(Uuid, Uuid)>, Option<String>), StoreError> {
+    let mut query = Query::partition(keys::sweep_pk(shard))
+        .on(mailward_domain::store::Index::Gsi1)
+        .limit(limit)
+        .after(cursor);
+    query.sort = mailward_domain::store::SortKey::AtMost(format!("{now_unix:012}#~"));
+    let page = store.query(query).await?;
+    let pairs = page
+        .items
+        .iter()
+        .filter_map(|item| {
+            let domain: Domain = decode(item).ok()?;
+            Some((domain.org_id, domain.id))
+        })
+        .collect();
+    Ok((pairs, page.cursor))
 }

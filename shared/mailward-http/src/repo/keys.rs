@@ -10,7 +10,7 @@
 //! | signup challenge (TTL 15 min) | `SIGNUP#<id>` | `SIGNUP` | |
 //! | signup codes per address (TTL 1 h) | `SIGNUPRATE#<email>` | `<hour start>` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
-//! | domain | `ORG#<org>` | `DOMAIN#<id>` | |
+//! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
 //! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
 //! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
@@ -166,4 +166,22 @@ pub fn domain_name_sk(name: &str) -> String {
 /// Partition of the global index of organizations watching a name.
 pub fn domain_name_pk(name: &str) -> String {
     format!("DOMAINNAME#{name}")
+}
+
+/// Shards of the sweep's due-work index (spreads the index partition).
+pub const SWEEP_SHARDS: u32 = 8;
+
+/// The sweep shard of a domain.
+pub fn sweep_shard(domain: Uuid) -> u32 {
+    u32::from(domain.as_bytes()[15]) % SWEEP_SHARDS
+}
+
+/// GSI1 partition of a sweep shard.
+pub fn sweep_pk(shard: u32) -> String {
+    format!("SWEEP#{shard}")
+}
+
+/// GSI1 sort key of a domain in the sweep index (due time first, zero-padded).
+pub fn sweep_sk(due_unix: i64, org: Uuid, domain: Uuid) -> String {
+    format!("{due_unix:012}#{org}#{domain}")
 }

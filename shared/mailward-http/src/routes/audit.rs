@@ -61,7 +61,7 @@ struct Lead {
 }
 
 /// The DKIM selectors to probe: every selector convention of the active catalogue.
-fn catalogue_selectors() -> Vec<String> {
+pub fn catalogue_selectors() -> Vec<String> {
     let mut selectors: Vec<String> = mailward_domain::sources::catalogue()
         .sources()
         .iter()

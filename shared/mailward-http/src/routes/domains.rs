@@ -156,6 +156,10 @@ async fn create_one(
         dmarc_setup_at: None,
         dmarc_verified_at: None,
         last_checked_at: None,
+        next_check_at: Some(now),
+        sweep_claimed_until: None,
+        pending_since: None,
+        consecutive_indeterminate: 0,
         created_at: now,
         updated_at: now,
     };

@@ -1,0 +1,233 @@
+//! The monitoring sweep (SPEC §3, §6.5): re-evaluates every domain on a period.
+//!
+//! - **Coordinator** ([`coordinate`]): walks the sparse due-work index (`SWEEP#<shard>`, sorted by
+//!   next check time) and sends batches of domains to the jobs queue. It reads only index pages,
+//!   never the table. On AWS an EventBridge schedule runs it; locally an interval or
+//!   `mailward sweep`.
+//! - **Worker** ([`run_batch`], a queue job): for each domain, claims it (a version-checked write
+//!   of `sweep_claimed_until`, so two workers never evaluate one domain at once), observes its
+//!   DNS with bounded concurrency, runs the audit for the score, applies the state machine of
+//!   `mailward-monitoring`, and saves the domain with its events in one transaction. A failed
+//!   batch is retried by the queue; a deleted domain is skipped; an update racing the sweep makes
+//!   the save fail its version check and the domain is evaluated again on the next pass.
+
+use crate::repo::outbox::OutboxEvent;
+use crate::repo::{domains, keys};
+use crate::state::AppState;
+use crate::views_domain::{domain_view, monitoring_email};
+use futures::StreamExt as _;
+use mailward_dns::Budgeted;
+use mailward_domain::domain::{Domain, ScoreBand};
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::store::StoreError;
+use mailward_monitoring::{
+    Expectation, MonitoringEvent, MonitoringState, SweepRules, classify, observe, step,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use time::Duration;
+use uuid::Uuid;
+
+/// Job name of a sweep batch.
+pub const SWEEP_BATCH: &str = "sweep_batch";
+/// Domains per batch message.
+pub const BATCH_SIZE: usize = 25;
+/// Domains of one batch evaluated at once (each makes tens of DNS queries).
+pub const BATCH_CONCURRENCY: usize = 8;
+/// How long a claim protects a domain from a second worker.
+pub const CLAIM_SECS: i64 = 300;
+/// Queries one domain's evaluation may make.
+const DOMAIN_QUERY_BUDGET: u32 = 400;
+
+/// Payload of [`SWEEP_BATCH`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepBatch {
+    /// `(organization, domain)` pairs.
+    pub domains: Vec<(Uuid, Uuid)>,
+}
+
+/// Finds every due domain and enqueues batches. Returns how many domains were enqueued.
+pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
+    let now = state.clock.unix();
+    let mut enqueued = 0;
+    for shard in 0..keys::SWEEP_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (due, next) =
+                domains::due(state.store.as_ref(), shard, now, BATCH_SIZE, cursor).await?;
+            if !due.is_empty() {
+                enqueued += due.len();
+                let data = serde_json::to_value(SweepBatch { domains: due })?;
+                send_job(
+                    state.queue.as_ref(),
+                    QueueName::Jobs,
+                    SWEEP_BATCH,
+                    data,
+                    now,
+                    0,
+                )
+                .await?;
+            }
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    tracing::info!(sweep.enqueued = enqueued, "sweep coordinated");
+    Ok(enqueued)
+}
+
+/// Evaluates one batch, a few domains at a time. Any domain's store failure fails the batch so
+/// the queue retries it (evaluations are idempotent).
+pub async fn run_batch(state: &AppState, batch: SweepBatch) -> anyhow::Result<()> {
+    let results: Vec<anyhow::Result<()>> = futures::stream::iter(batch.domains)
+        .map(|(org, id)| async move { sweep_domain(state, org, id).await })
+        .buffer_unordered(BATCH_CONCURRENCY)
+        .collect()
+        .await;
+    results.into_iter().collect()
+}
+
+fn monitoring_state(domain: &Domain) -> MonitoringState {
+    MonitoringState {
+        status: domain.monitoring_status,
+        failure_reason: domain.monitoring_failure_reason,
+        failure_detail: domain.monitoring_failure_detail.clone(),
+        dmarc_verified_at: domain.dmarc_verified_at,
+        dmarc_policy: domain.dmarc_policy,
+        score: domain.score,
+        created_at: domain.created_at,
+        pending_since: domain.pending_since,
+        consecutive_indeterminate: domain.consecutive_indeterminate,
+    }
+}
+
+/// Evaluates one domain end to end.
+pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<()> {
+    let store = state.store.as_ref();
+    let now = state.clock.now();
+    // Claim: only one worker evaluates a domain at a time.
+    let Some(current) = domains::get(store, org, id).await? else {
+        return Ok(()); // deleted while its batch was in flight
+    };
+    if current
+        .value
+        .sweep_claimed_until
+        .is_some_and(|until| until > now)
+    {
+        return Ok(());
+    }
+    let mut claimed = current.value.clone();
+    claimed.sweep_claimed_until = Some(now + Duration::seconds(CLAIM_SECS));
+    match store
+        .transact(vec![domains::save_op(&claimed, current.version)?])
+        .await
+    {
+        Ok(()) => {}
+        Err(StoreError::TransactionCanceled { .. } | StoreError::ConditionFailed) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    let claim_version = current.version + 1;
+
+    // Monitoring transitions must see DNS as it is now, not as a cache remembers it.
+    let direct = mailward_domain::dns::Uncached(state.resolver.as_ref());
+    let resolver = Budgeted::new(&direct, DOMAIN_QUERY_BUDGET);
+    let expect = Expectation {
+        monitoring_email: monitoring_email(&claimed, &state.config),
+        delegated_target: None,
+    };
+    let observation = observe(&resolver, &claimed.url, &expect).await;
+    let verdict = classify(&observation);
+    let score = audit_score(state, &claimed).await.unwrap_or(claimed.score);
+    let previous = monitoring_state(&claimed);
+    let moved = step(&previous, &verdict, score, now, &SweepRules::default());
+
+    let mut next = claimed.clone();
+    next.monitoring_status = moved.next.status;
+    next.monitoring_failure_reason = moved.next.failure_reason;
+    next.monitoring_failure_detail = moved.next.failure_detail.clone();
+    next.dmarc_verified_at = moved.next.dmarc_verified_at;
+    next.dmarc_policy = moved.next.dmarc_policy;
+    next.score = moved.next.score;
+    next.pending_since = moved.next.pending_since;
+    next.consecutive_indeterminate = moved.next.consecutive_indeterminate;
+    next.last_checked_at = Some(now);
+    next.next_check_at = Some(
+        now + Duration::seconds(i64::try_from(state.config.sweep_interval_secs).unwrap_or(300)),
+    );
+    next.sweep_claimed_until = None;
+    if moved.changed {
+        next.updated_at = now;
+    }
+
+    let before_view = serde_json::to_value(domain_view(&current.value, &state.config))?;
+    let after_view = serde_json::to_value(domain_view(&next, &state.config))?;
+    let mut ops = vec![domains::save_op(&next, claim_version)?];
+    for event in &moved.events {
+        let previous_attributes = match event {
+            MonitoringEvent::PolicyChanged { previous } => {
+                Some(json!({ "dmarc_policy": previous.as_str() }))
+            }
+            MonitoringEvent::ScoreBandChanged {
+                previous_score,
+                previous_band,
+            } => Some(json!({
+                "score": previous_score,
+                "score_band": serde_json::to_value(previous_band).unwrap_or_default(),
+            })),
+            MonitoringEvent::Updated { .. } => {
+                crate::routes::organizations::previous_attributes(&before_view, &after_view)
+            }
+            _ => None,
+        };
+        ops.push(
+            OutboxEvent::new(
+                event.name(),
+                org,
+                now,
+                after_view.clone(),
+                previous_attributes,
+            )
+            .write_op()?,
+        );
+    }
+    match store.transact(ops).await {
+        Ok(()) => {}
+        // Updated by a person meanwhile: evaluated again on the next pass.
+        Err(StoreError::TransactionCanceled { .. } | StoreError::ConditionFailed) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    if moved.indeterminate_alert {
+        tracing::warn!(domain.id = %id, domain.name = %claimed.url, "DNS answers for this domain have been inconclusive for several sweeps");
+    }
+    tracing::debug!(domain.id = %id, status = ?next.monitoring_status, band = ?ScoreBand::of(next.score), "domain swept");
+    Ok(())
+}
+
+/// The audit score of a domain (None when the audit could not run).
+async fn audit_score(state: &AppState, domain: &Domain) -> Option<u8> {
+    let resolver = Budgeted::new(state.resolver.as_ref(), DOMAIN_QUERY_BUDGET);
+    let fetcher = crate::mta_sts_fetch::OutboundPolicyFetcher { state };
+    let input = mailward_audit::AuditInput {
+        domain: domain.url.clone(),
+        email: None,
+        dkim_selectors: Some(crate::routes::audit::catalogue_selectors()),
+        extra_selectors: Vec::new(),
+        hosted_dmarc_suffix: state.config.hosted_dmarc_suffix.clone(),
+    };
+    let result = mailward_audit::audit(&resolver, &fetcher, &input).await;
+    matches!(result.status, mailward_audit::AuditStatus::Success).then_some(result.summary.score)
+}
+
+/// Runs one whole sweep in-process: coordinate, then drain the jobs queue until every batch ran
+/// (what `mailward sweep` does). Returns how many domains were enqueued.
+pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
+    let enqueued = coordinate(state).await?;
+    loop {
+        let received = crate::jobs::drain_once(state, QueueName::Jobs, 10, 300).await?;
+        if received == 0 {
+            return Ok(enqueued);
+        }
+    }
+}

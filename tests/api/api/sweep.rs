@@ -1,0 +1,202 @@
+//! The onboarding flow of SPEC §1 end to end against the DNS fixture: add a domain, publish its
+//! DMARC record with Mailward's report address, sweep until `setup` with
+//! `domain.monitoring.activated`; break the record (drifted), fix it (recovered); and a DNS
+//! timeout never fails a domain.
+
+use mailward_api_tests::TestApp;
+use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
+use mailward_domain::store::{Query, query_all};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+async fn event_types(app: &TestApp) -> Vec<String> {
+    let mut all = Vec::new();
+    for shard in 0..4 {
+        all.extend(
+            query_all(
+                app.stack.state.store.as_ref(),
+                Query::partition(format!("OUTBOX#{shard}")),
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    let mut events: Vec<Value> = all
+        .iter()
+        .map(|i| serde_json::from_slice(&i.data).unwrap())
+        .collect();
+    events.sort_by(|a, b| a["created"].as_str().cmp(&b["created"].as_str()));
+    events
+        .iter()
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .collect()
+}
+
+async fn sweep(app: &TestApp) {
+    mailward_http::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+}
+
+async fn read(app: &TestApp, key: &str, id: &str) -> Value {
+    app.with_key(Method::GET, &format!("/domains/{id}"), key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn onboarding_reaches_setup_then_drifts_and_recovers() {
+    let zone = Zone::new("onboard.test")
+        .ns("@", "ns1.onboard.test.")
+        .mx("@", 10, "mx.onboard.test.")
+        .a("mx", "192.0.2.10")
+        .txt("@", "v=spf1 mx -all");
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    // The outbox is inspected directly, so nothing may publish (and delete) its rows.
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+    })
+    .await;
+    let s = app.sign_up("onboard@example.com", "Onboard Org").await;
+    let created: Value = app
+        .with_key(Method::POST, "/domains", &s.key)
+        .json(&json!({"url": "onboard.test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    let rua = created["monitoring_email"].as_str().unwrap().to_owned();
+
+    // Nothing published yet: pending (the failure reason is set only when it fails, after the
+    // grace window).
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert_eq!(domain["monitoring_status"], "pending", "{domain}");
+    assert_eq!(domain["monitoring_failure_reason"], Value::Null);
+
+    // The customer publishes the record with Mailward's address; the next sweep activates.
+    dns.set_txt(
+        "_dmarc.onboard.test",
+        &format!("v=DMARC1; p=none; rua=mailto:{rua}"),
+    )
+    .unwrap();
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert_eq!(domain["monitoring_status"], "setup", "{domain}");
+    assert!(domain["dmarc_verified_at"].is_string());
+    assert_eq!(domain["monitoring_failure_reason"], Value::Null);
+    assert!(
+        event_types(&app)
+            .await
+            .contains(&"domain.monitoring.activated".to_owned())
+    );
+
+    // A DNS timeout alone changes nothing.
+    dns.inject(Scope::name("_dmarc.onboard.test"), Fault::Timeout);
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    assert_eq!(read(&app, &s.key, &id).await["monitoring_status"], "setup");
+    dns.clear_all_faults();
+
+    // The report address is removed: drifted.
+    dns.set_txt(
+        "_dmarc.onboard.test",
+        "v=DMARC1; p=none; rua=mailto:someone@elsewhere.test",
+    )
+    .unwrap();
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert_eq!(domain["monitoring_status"], "drifted", "{domain}");
+    assert_eq!(
+        domain["monitoring_failure_reason"],
+        "dmarc_record_missing_mailward_rua"
+    );
+    assert_eq!(
+        domain["monitoring_failure_detail"]["expected_rua"],
+        rua.as_str()
+    );
+
+    // Fixed (and enforced): recovered, and the policy change is an event of its own.
+    dns.set_txt(
+        "_dmarc.onboard.test",
+        &format!("v=DMARC1; p=reject; rua=mailto:{rua}"),
+    )
+    .unwrap();
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert_eq!(domain["monitoring_status"], "setup");
+    assert_eq!(domain["dmarc_policy"], "reject");
+    let types = event_types(&app).await;
+    for expected in [
+        "domain.created",
+        "domain.monitoring.activated",
+        "domain.monitoring.drifted",
+        "domain.monitoring.recovered",
+        "domain.policy_changed",
+    ] {
+        assert!(
+            types.contains(&expected.to_owned()),
+            "{expected} missing from {types:?}"
+        );
+    }
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| *t == "domain.monitoring.activated")
+            .count(),
+        1,
+        "activated only once"
+    );
+}
+
+#[tokio::test]
+async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), Zone::new("gone.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("gone@example.com", "Gone Org").await;
+    let created: Value = app
+        .with_key(Method::POST, "/domains", &s.key)
+        .json(&json!({"url": "gone.test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap();
+    let enqueued = mailward_http::sweep::coordinate(&app.stack.state)
+        .await
+        .unwrap();
+    assert_eq!(enqueued, 1);
+    app.with_key(Method::DELETE, &format!("/domains/{id}"), &s.key)
+        .send()
+        .await
+        .unwrap();
+    // The batch runs against a deleted domain: no error, nothing recreated.
+    mailward_http::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+    let res = app
+        .with_key(Method::GET, &format!("/domains/{id}"), &s.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+}
