@@ -237,6 +237,10 @@ pub struct Domain {
     /// Sweeps in a row whose DNS answers were inconclusive.
     #[serde(default)]
     pub consecutive_indeterminate: u32,
+    /// Record purposes (dmarc, spf, dkim, mta_sts, bimi) confirmed by a verification pass, so a
+    /// later comparison can tell `drifted` from `pending`.
+    #[serde(default)]
+    pub verified_purposes: Vec<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]

@@ -57,6 +57,10 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/domains/{id}"),
         ("post", "/domains/{id}"),
         ("delete", "/domains/{id}"),
+        ("get", "/domains/{id}/dns-records"),
+        ("post", "/domains/{id}/verify"),
+        ("post", "/domains/{id}/verify/spf"),
+        ("post", "/domains/{id}/verify/dkim"),
     ];
     for (method, path) in expected {
         assert!(

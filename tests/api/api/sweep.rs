@@ -200,3 +200,170 @@ async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
         .unwrap();
     assert_eq!(res.status(), 404);
 }
+
+#[tokio::test]
+async fn records_are_read_published_and_verified_until_all_verified() {
+    let zone = Zone::new("guide.test")
+        .ns("@", "ada.ns.cloudflare.com.")
+        .txt("@", "v=spf1 mx -all")
+        .mx("@", 10, "mx.guide.test.")
+        .a("mx", "192.0.2.11");
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+    })
+    .await;
+    let s = app.sign_up("guide@example.com", "Guide Org").await;
+    let created: Value = app
+        .with_key(Method::POST, "/domains", &s.key)
+        .json(&json!({"url": "guide.test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+
+    let records: Value = app
+        .with_key(Method::GET, &format!("/domains/{id}/dns-records"), &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(records["all_verified"], false, "{records}");
+    assert_eq!(records["dns_provider"]["id"], "cloudflare");
+    let dmarc = records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == "dmarc")
+        .expect("a DMARC record")
+        .clone();
+    assert_eq!(
+        (
+            dmarc["type"].as_str(),
+            dmarc["host"].as_str(),
+            dmarc["relative_host"].as_str()
+        ),
+        (Some("TXT"), Some("_dmarc.guide.test"), Some("_dmarc"))
+    );
+    assert_eq!(
+        (
+            dmarc["action"].as_str(),
+            dmarc["already_published"].as_bool(),
+            dmarc["status"].as_str()
+        ),
+        (Some("create"), Some(false), Some("pending"))
+    );
+    assert_eq!(dmarc["required"], true);
+    let value = dmarc["value"].as_str().unwrap().to_owned();
+    assert!(
+        value.contains(created["monitoring_email"].as_str().unwrap()),
+        "{value}"
+    );
+    let spf = records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == "spf")
+        .expect("an SPF record");
+    assert_eq!(
+        spf["status"], "verified",
+        "the live SPF record is kept: {spf}"
+    );
+
+    // Verify before publishing: nothing new is confirmed.
+    let verify: Value = app
+        .with_key(Method::POST, &format!("/domains/{id}/verify"), &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(verify["queued"], false);
+    assert_eq!(verify["results"]["dmarc"], false);
+    assert!(
+        verify["verified"].get("dmarc").is_none(),
+        "only purposes confirmed in this pass appear: {verify}"
+    );
+    assert!(
+        verify["verified"].get("tls_rpt").is_none()
+            && verify["verified"].get("mta_sts_policy").is_none()
+    );
+
+    // Publish exactly what was asked and verify until all_verified.
+    dns.set_txt("_dmarc.guide.test", &value).unwrap();
+    let verify: Value = app
+        .with_key(Method::POST, &format!("/domains/{id}/verify"), &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(verify["verified"]["dmarc"], true, "{verify}");
+    let spf_only: Value = app
+        .with_key(Method::POST, &format!("/domains/{id}/verify/spf"), &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(spf_only["verified"], json!({"spf": true}));
+    let records: Value = app
+        .with_key(Method::GET, &format!("/domains/{id}/dns-records"), &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(records["all_verified"], true, "{records}");
+
+    // The sweep agrees: monitoring is set up.
+    sweep(&app).await;
+    assert_eq!(read(&app, &s.key, &id).await["monitoring_status"], "setup");
+
+    // Breaking the record after verification shows as drifted in the guidance.
+    dns.set_txt("_dmarc.guide.test", "v=DMARC1; p=none")
+        .unwrap();
+    let records: Value = app
+        .with_key(Method::GET, &format!("/domains/{id}/dns-records"), &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let dmarc = records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == "dmarc" && r["action"] != "delete")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (dmarc["status"].as_str(), dmarc["action"].as_str()),
+        (Some("drifted"), Some("replace")),
+        "{dmarc}"
+    );
+    let res = app
+        .with_key(
+            Method::GET,
+            &format!("/domains/{}/dns-records", uuid::Uuid::new_v4()),
+            &s.key,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+}

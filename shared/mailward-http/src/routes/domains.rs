@@ -160,6 +160,7 @@ async fn create_one(
         sweep_claimed_until: None,
         pending_since: None,
         consecutive_indeterminate: 0,
+        verified_purposes: Vec::new(),
         created_at: now,
         updated_at: now,
     };
@@ -464,7 +465,7 @@ pub struct ExpandParams {
     pub expand: Vec<String>,
 }
 
-async fn load(
+pub(crate) async fn load(
     state: &AppState,
     principal: &Principal,
     id: Uuid,

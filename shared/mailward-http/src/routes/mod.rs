@@ -7,6 +7,7 @@ pub mod domains;
 pub mod health;
 pub mod openapi;
 pub mod organizations;
+pub mod records;
 pub mod signup;
 pub mod sources;
 pub mod tools;

@@ -1,0 +1,251 @@
+//! Records guidance (SPEC §2.5, §4.1): the exact records a domain should publish compared with
+//! live DNS, and the verification passes. The rules live in `mailward-plan`; this module builds
+//! the plan's context from the stored domain and the configuration.
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::extract::PathId;
+use crate::repo::domains;
+use crate::routes::dns_quota::DnsQuota;
+use crate::routes::domains::load;
+use crate::routes::tools::{DetectedDnsProvider, provider_of};
+use crate::state::AppState;
+use crate::views::ErrorBody;
+use crate::views_domain::monitoring_email;
+use axum::extract::State;
+use mailward_dns::Budgeted;
+use mailward_domain::dns::{DnsResolver as _, RecordData, RecordType, Uncached};
+use mailward_domain::domain::Domain;
+use mailward_domain::store::StoreError;
+use mailward_plan::{PlanContext, Purpose, RecordState, Warning};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use utoipa::ToSchema;
+
+/// Queries one records page or verification may make.
+const QUERY_BUDGET: u32 = 200;
+
+fn purpose_name(p: Purpose) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn previously_verified(domain: &Domain) -> BTreeSet<Purpose> {
+    domain
+        .verified_purposes
+        .iter()
+        .filter_map(|p| serde_json::from_value(serde_json::Value::String(p.clone())).ok())
+        .collect()
+}
+
+async fn context(
+    state: &AppState,
+    domain: &Domain,
+    resolver: &dyn mailward_domain::dns::DnsResolver,
+) -> PlanContext {
+    let live_spf = mailward_plan::fetch_live_spf(resolver, &domain.url)
+        .await
+        .ok()
+        .flatten();
+    PlanContext {
+        domain: domain.url.clone(),
+        dmarc: domain.dmarc_options.clone(),
+        spf: domain.spf_options.clone(),
+        bimi: domain.bimi_options.clone(),
+        target_spf: domain.target_spf.clone(),
+        live_spf,
+        monitoring_email: monitoring_email(domain, &state.config),
+        report_domain: state.config.report_domain.clone(),
+        hosted_zone: state.config.hosted_zone.clone(),
+        // Hosted DMARC (CNAME delegation), MTA-STS and TLS-RPT hosting, DKIM keys and confirmed
+        // senders arrive with their own endpoints; until then the plan is the customer-published
+        // DMARC and SPF (and BIMI when enabled).
+        dmarc_delegated: false,
+        mta_sts: None,
+        tls_rpt_rua: None,
+        dkim: Vec::new(),
+        known_sender_includes: Vec::new(),
+        previously_verified: previously_verified(domain),
+    }
+}
+
+/// `GET /domains/{id}/dns-records` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DnsRecordsResponse {
+    /// SPEC §2.5 records (plus `live_values`, what DNS serves now), delete entries right after
+    /// the record they concern.
+    #[schema(value_type = Vec<Object>)]
+    pub records: Vec<RecordState>,
+    /// Every required record is verified.
+    pub all_verified: bool,
+    /// Read before publishing, e.g. `enforcing_policy_without_working_auth`.
+    #[schema(value_type = Vec<Object>)]
+    pub warnings: Vec<Warning>,
+    /// The DNS host, from the domain's NS records.
+    pub dns_provider: DetectedDnsProvider,
+}
+
+/// The records to publish, compared with live DNS.
+#[utoipa::path(get, path = "/domains/{id}/dns-records", tag = "domains",
+    params(("id" = uuid::Uuid, Path, description = "Domain id")),
+    description = "Computes the exact records for the domain's options: DMARC (TXT with Mailward's \
+report address first in `rua`, `t=y` when `dmarc_options.pct` < 100), SPF (`target_spf`, or the \
+live record kept with its `all`), BIMI when enabled. Each record says `action` \
+(create|replace|delete; already published records need none), `already_published` (null when \
+the live lookup failed: the action is then a static hint), `required`, `status` \
+(pending|verifying|verified|drifted) and a recommended `ttl`. Looks DNS up without caches.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = DnsRecordsResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_dns_records(
+    State(state): State<AppState>,
+    principal: Principal,
+    PathId(id): PathId,
+) -> Result<axum::Json<DnsRecordsResponse>, ApiError> {
+    let domain = load(&state, &principal, id).await?.value;
+    let direct = Uncached(state.resolver.as_ref());
+    let resolver = Budgeted::new(&direct, QUERY_BUDGET);
+    let ctx = context(&state, &domain, &resolver).await;
+    let expected = mailward_plan::expected_records(&ctx);
+    let records = mailward_plan::compare(&resolver, &expected).await;
+    let warnings = mailward_plan::warnings(&ctx, &records);
+    let all_verified = mailward_plan::all_verified(&records);
+    let nameservers: Vec<String> = match resolver.lookup(&domain.url, RecordType::Ns).await {
+        Ok(answer) => answer
+            .records
+            .into_iter()
+            .filter_map(|r| {
+                if let RecordData::Ns(n) = r {
+                    Some(n)
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let dns_provider = DetectedDnsProvider {
+        id: provider_of(&nameservers).map(str::to_owned),
+        nameservers,
+    };
+    Ok(axum::Json(DnsRecordsResponse {
+        records,
+        all_verified,
+        warnings,
+        dns_provider,
+    }))
+}
+
+/// `POST /domains/{id}/verify` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerifyResponse {
+    /// Always false: the pass runs during the request.
+    pub queued: bool,
+    /// Purposes confirmed during this pass (only those; never `tls_rpt` or `mta_sts_policy`).
+    #[schema(value_type = Object)]
+    pub verified: std::collections::BTreeMap<Purpose, bool>,
+    /// `{dmarc, spf, dkim, mta_sts, bimi}` booleans (`bimi` null when no BIMI record is planned).
+    #[schema(value_type = Object)]
+    pub results: mailward_plan::Results,
+}
+
+async fn run_verify(
+    state: &AppState,
+    principal: &Principal,
+    id: uuid::Uuid,
+    only: Option<Purpose>,
+) -> Result<VerifyResponse, ApiError> {
+    let current = load(state, principal, id).await?;
+    let domain = current.value.clone();
+    let direct = Uncached(state.resolver.as_ref());
+    let resolver = Budgeted::new(&direct, QUERY_BUDGET);
+    let ctx = context(state, &domain, &resolver).await;
+    let expected = mailward_plan::expected_records(&ctx);
+    let verification = mailward_plan::verify(&resolver, &expected, only).await;
+    let mut confirmed: BTreeSet<String> = domain.verified_purposes.iter().cloned().collect();
+    for purpose in verification.confirmed() {
+        confirmed.insert(purpose_name(purpose));
+    }
+    let confirmed: Vec<String> = confirmed.into_iter().collect();
+    if confirmed != domain.verified_purposes {
+        let mut next = domain.clone();
+        next.verified_purposes = confirmed;
+        match state
+            .store
+            .transact(vec![domains::save_op(&next, current.version)?])
+            .await
+        {
+            // A concurrent change wins; the next pass records the confirmation again.
+            Ok(()) | Err(StoreError::TransactionCanceled { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(VerifyResponse {
+        queued: false,
+        verified: verification.verified,
+        results: verification.results,
+    })
+}
+
+/// Verifies every record now.
+#[utoipa::path(post, path = "/domains/{id}/verify", tag = "domains",
+    params(("id" = uuid::Uuid, Path, description = "Domain id")),
+    description = "Asks DNS without caches whether each planned record is published. `verified` lists \
+only the purposes confirmed during this pass; `tls_rpt` and `mta_sts_policy` never appear. Counts \
+in the DNS buckets.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn verify_domain(
+    State(state): State<AppState>,
+    principal: Principal,
+    _quota: DnsQuota,
+    PathId(id): PathId,
+) -> Result<axum::Json<VerifyResponse>, ApiError> {
+    run_verify(&state, &principal, id, None)
+        .await
+        .map(axum::Json)
+}
+
+/// Verifies the SPF record now.
+#[utoipa::path(post, path = "/domains/{id}/verify/spf", tag = "domains",
+    params(("id" = uuid::Uuid, Path, description = "Domain id")),
+    description = "As `POST /domains/{id}/verify`, for SPF only.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn verify_domain_spf(
+    State(state): State<AppState>,
+    principal: Principal,
+    _quota: DnsQuota,
+    PathId(id): PathId,
+) -> Result<axum::Json<VerifyResponse>, ApiError> {
+    run_verify(&state, &principal, id, Some(Purpose::Spf))
+        .await
+        .map(axum::Json)
+}
+
+/// Verifies the DKIM records now.
+#[utoipa::path(post, path = "/domains/{id}/verify/dkim", tag = "domains",
+    params(("id" = uuid::Uuid, Path, description = "Domain id")),
+    description = "As `POST /domains/{id}/verify`, for DKIM only.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn verify_domain_dkim(
+    State(state): State<AppState>,
+    principal: Principal,
+    _quota: DnsQuota,
+    PathId(id): PathId,
+) -> Result<axum::Json<VerifyResponse>, ApiError> {
+    run_verify(&state, &principal, id, Some(Purpose::Dkim))
+        .await
+        .map(axum::Json)
+}
+
+/// Routes of this module.
+pub fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(get_dns_records))
+        .routes(utoipa_axum::routes!(verify_domain))
+        .routes(utoipa_axum::routes!(verify_domain_spf))
+        .routes(utoipa_axum::routes!(verify_domain_dkim))
+}
