@@ -39,6 +39,15 @@ enum Command {
         #[arg(long, default_value_t = 2_000)]
         events: usize,
     },
+    /// A monitoring sweep of many domains against a DNS server with injected latency.
+    Sweep {
+        /// Domains to sweep.
+        #[arg(long, default_value_t = 2_000)]
+        domains: usize,
+        /// Latency the DNS server adds to every answer, in milliseconds.
+        #[arg(long, default_value_t = 20)]
+        latency_ms: u64,
+    },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
         /// Path to the function binary (e.g. target/release/api-public).
@@ -69,6 +78,10 @@ async fn main() -> anyhow::Result<()> {
             concurrency,
         } => http(requests, concurrency).await,
         Command::Webhooks { events } => webhooks(events).await,
+        Command::Sweep {
+            domains,
+            latency_ms,
+        } => sweep(domains, latency_ms).await,
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
     }
 }
@@ -241,6 +254,112 @@ async fn webhooks(events: usize) -> anyhow::Result<()> {
         "webhooks: {events} events published and delivered over HTTPS to a loopback receiver in {:.2} s: {:.0} deliveries/s",
         elapsed.as_secs_f64(),
         events as f64 / elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_owned)
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
+    use mailward_api_tests::TestApp;
+    use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
+    // One zone with `count` monitored names, each with a DMARC record carrying its report address
+    // once the domains exist (filled below), an SPF record and an MX.
+    let mut zone = Zone::new("bench.test")
+        .mx("@", 10, "mx.bench.test.")
+        .a("mx", "192.0.2.1");
+    let names: Vec<String> = (0..count).map(|i| format!("d{i}.bench.test")).collect();
+    for i in 0..count {
+        zone =
+            zone.txt(&format!("d{i}"), "v=spf1 mx -all")
+                .mx(&format!("d{i}"), 10, "mx.bench.test.");
+    }
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+    })
+    .await;
+    let org = app.sign_up("sweep@example.com", "Sweep Org").await;
+    let org_id: uuid_like::Id = org.org_id.parse()?;
+    let state = app.stack.state.clone();
+    let now = time::OffsetDateTime::now_utc();
+    for chunk in names.chunks(30) {
+        let mut ops = Vec::new();
+        for name in chunk {
+            let domain = mailward_domain::domain::Domain {
+                id: uuid::Uuid::new_v4(),
+                org_id: org_id.0,
+                url: name.clone(),
+                group_id: None,
+                is_parked: false,
+                dmarc_options: Default::default(),
+                spf_options: Default::default(),
+                bimi_options: Default::default(),
+                target_spf: None,
+                dmarc_policy: mailward_domain::domain::Policy::None,
+                monitoring_status: mailward_domain::domain::MonitoringStatus::None,
+                monitoring_failure_reason: None,
+                monitoring_failure_detail: None,
+                score: 0,
+                registrar: None,
+                dmarc_setup_at: None,
+                dmarc_verified_at: None,
+                last_checked_at: None,
+                next_check_at: Some(now - time::Duration::seconds(1)),
+                sweep_claimed_until: None,
+                pending_since: None,
+                consecutive_indeterminate: 0,
+                verified_purposes: Vec::new(),
+                created_at: now,
+                updated_at: now,
+            };
+            let rua = mailward_http::views_domain::monitoring_email(&domain, &state.config);
+            dns.set_txt(
+                &format!("_dmarc.{name}"),
+                &format!("v=DMARC1; p=none; rua=mailto:{rua}"),
+            )
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            ops.extend(mailward_http::repo::domains::create_ops(&domain)?);
+        }
+        state.store.transact(ops).await?;
+    }
+    dns.inject(
+        Scope::Global,
+        Fault::Latency(Duration::from_millis(latency_ms)),
+    );
+    dns.reset_stats();
+    let started = Instant::now();
+    let swept = mailward_http::sweep::sweep_now(&state).await?;
+    let elapsed = started.elapsed();
+    let setup = mailward_http::repo::domains::list(state.store.as_ref(), org_id.0)
+        .await?
+        .iter()
+        .filter(|d| d.monitoring_status == mailward_domain::domain::MonitoringStatus::Setup)
+        .count();
+    println!(
+        "sweep: {swept} domains ({setup} reached setup) through a DNS server adding {latency_ms} ms per answer: {:.1} s, {:.0} domains/s, {} DNS queries, peak RSS {:.0} MiB",
+        elapsed.as_secs_f64(),
+        swept as f64 / elapsed.as_secs_f64(),
+        dns.query_count(),
+        peak_rss_mib()
     );
     Ok(())
 }

@@ -78,8 +78,12 @@ fn is_svg(url: &str) -> bool {
     path.to_ascii_lowercase().ends_with(".svg")
 }
 
-/// Builds the `bimi` object; `dmarc_enforced` says whether DMARC is at quarantine or reject.
-pub(crate) fn assess(raw: &Result<Vec<String>, DnsError>, dmarc_enforced: bool) -> BimiResult {
+/// Builds the `bimi` object; `dmarc_enforced` says whether DMARC is at quarantine or reject
+/// (`None`: unknown because the DMARC lookup failed, so no finding is drawn from it).
+pub(crate) fn assess(
+    raw: &Result<Vec<String>, DnsError>,
+    dmarc_enforced: Option<bool>,
+) -> BimiResult {
     let mut findings = Findings::default();
     let mut out = BimiResult {
         assessment: Findings::default().verdict_with(Dimension::Bimi, findings.verdict()),
@@ -138,7 +142,7 @@ pub(crate) fn assess(raw: &Result<Vec<String>, DnsError>, dmarc_enforced: bool) 
                     };
                     if record.declined {
                         findings.warning("bimi_declined");
-                    } else if !dmarc_enforced {
+                    } else if dmarc_enforced == Some(false) {
                         findings.warning("dmarc_not_enforced_for_bimi");
                     }
                 }

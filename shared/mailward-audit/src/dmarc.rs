@@ -478,10 +478,17 @@ pub(crate) fn assess(raw: &DmarcRaw, hosted_suffix: Option<&str>) -> DmarcResult
     out
 }
 
-/// The applicable policy for other dimensions (BIMI needs quarantine or reject).
-pub(crate) fn enforced(result: &DmarcResult) -> bool {
-    matches!(
-        result.policy_state,
-        PolicyState::Quarantine | PolicyState::Reject
-    ) && !result.tags.as_ref().is_some_and(|t| t.t)
+/// Whether DMARC is enforced (quarantine or reject, not in testing) for other dimensions (BIMI
+/// needs it); `None` when the policy is unknown because the lookup failed, so a DNS failure is
+/// never reported as "not enforced".
+pub(crate) fn enforced(result: &DmarcResult) -> Option<bool> {
+    if result.policy_state == PolicyState::Unknown {
+        return None;
+    }
+    Some(
+        matches!(
+            result.policy_state,
+            PolicyState::Quarantine | PolicyState::Reject
+        ) && !result.tags.as_ref().is_some_and(|t| t.t),
+    )
 }

@@ -55,7 +55,9 @@ impl AppState {
     pub fn outbound_client(&self) -> Result<reqwest::Client, String> {
         self.0
             .outbound
-            .get_or_init(|| crate::webhooks::client::build(&self.config.outbound))
+            .get_or_init(|| {
+                crate::webhooks::client::build(&self.config.outbound, Arc::clone(&self.resolver))
+            })
             .clone()
     }
 }

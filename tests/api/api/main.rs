@@ -2,6 +2,7 @@
 
 mod api_keys;
 mod audit;
+mod audit_matrix;
 mod conventions;
 mod domains;
 mod failures;

@@ -61,6 +61,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/domains/{id}/verify"),
         ("post", "/domains/{id}/verify/spf"),
         ("post", "/domains/{id}/verify/dkim"),
+        ("get", "/domains/{id}/spf"),
     ];
     for (method, path) in expected {
         assert!(

@@ -367,3 +367,81 @@ async fn records_are_read_published_and_verified_until_all_verified() {
         .unwrap();
     assert_eq!(res.status(), 404);
 }
+
+#[tokio::test]
+async fn spf_diagnostics_report_the_tree_problems_and_next_action() {
+    let includes: String = (0..11).map(|i| format!("include:i{i}.spf.test ")).collect();
+    let mut zone = Zone::new("spf.test")
+        .txt("@", "v=spf1 include:a.spf.test mx -all")
+        .txt("a", "v=spf1 ip4:192.0.2.0/24 -all")
+        .mx("@", 10, "mx.spf.test.")
+        .a("mx", "192.0.2.1");
+    zone = zone
+        .txt("heavy", &format!("v=spf1 {includes}-all"))
+        .txt("two", "v=spf1 -all")
+        .txt("two", "v=spf1 ~all");
+    for i in 0..11 {
+        zone = zone.txt(&format!("i{i}"), "v=spf1 ip4:198.51.100.1 -all");
+    }
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("spfdiag@example.com", "Spf Diag Org").await;
+    let diag = |name: &str| {
+        let name = name.to_owned();
+        let app = &app;
+        let key = s.key.clone();
+        async move {
+            let created: Value = app
+                .with_key(Method::POST, "/domains", &key)
+                .json(&json!({"url": name}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let id = created["id"].as_str().unwrap().to_owned();
+            app.with_key(Method::GET, &format!("/domains/{id}/spf"), &key)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let healthy = diag("spf.test").await;
+    assert_eq!(healthy["record"], "v=spf1 include:a.spf.test mx -all");
+    assert_eq!(healthy["health"], "pass", "{healthy}");
+    assert_eq!(healthy["lookup_count"], 2, "include and mx cost one each");
+    assert_eq!(healthy["lookup_limit"], 10);
+    assert_eq!(healthy["remaining_lookups"], 8);
+    assert!(
+        healthy["tree"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["kind"] == "include" && n["operand"] == "a.spf.test")
+    );
+    assert_eq!(healthy["next_action"]["code"], "none");
+    assert_eq!(healthy["hosted_spf"]["active"], false);
+
+    let heavy = diag("heavy.spf.test").await;
+    assert_eq!(heavy["health"], "fail");
+    assert_eq!(heavy["lookup_count"], 11);
+    assert!(
+        heavy["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["code"] == "lookup_limit_exceeded" && p["severity"] == "error")
+    );
+    assert_eq!(heavy["next_action"]["code"], "reduce_spf_lookups");
+
+    let two = diag("two.spf.test").await;
+    assert_eq!(two["records"].as_array().unwrap().len(), 2);
+    assert_eq!(two["next_action"]["code"], "merge_spf_records");
+}

@@ -24,7 +24,8 @@ async fn setup() -> Setup {
     let app = TestApp::start_with(|s| {
         s.webhook_allow_loopback = true;
         s.extra_ca = Some(ca);
-        s.webhook_timeout = Duration::from_secs(1);
+        // Short enough to keep the hang test quick, long enough for a loaded CI machine.
+        s.webhook_timeout = Duration::from_secs(3);
     })
     .await;
     let org = app.sign_up("hooks@example.com", "Hooks Org").await;
@@ -257,7 +258,7 @@ async fn hangs_resets_and_huge_bodies_are_contained() {
     let endpoint = s.create_endpoint("/hook", json!([])).await;
     let id = endpoint["id"].as_str().unwrap();
     s.receiver.script([
-        Reply::Hang(Duration::from_secs(5)),
+        Reply::Hang(Duration::from_secs(8)),
         Reply::Reset,
         Reply::HugeBody,
     ]);

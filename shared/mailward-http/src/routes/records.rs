@@ -248,4 +248,119 @@ pub fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
         .routes(utoipa_axum::routes!(verify_domain))
         .routes(utoipa_axum::routes!(verify_domain_spf))
         .routes(utoipa_axum::routes!(verify_domain_dkim))
+        .routes(utoipa_axum::routes!(get_spf_diagnostics))
+}
+
+/// A suggested next step for the SPF record.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NextAction {
+    /// Stable code: `publish_spf_record`, `merge_spf_records`, `fix_spf_syntax`,
+    /// `reduce_spf_lookups`, `tighten_all`, `retry_later`, `review_warnings` or `none`.
+    pub code: String,
+    /// For a person.
+    pub message: String,
+}
+
+/// Hosted (flattened) SPF state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HostedSpf {
+    /// Whether the domain asked for hosted, flattened SPF (`spf_options.force_flattening`).
+    pub requested: bool,
+    /// Whether Mailward serves it. Hosted SPF is not available yet, so this is always false.
+    pub active: bool,
+    /// `managed_dns_status.spf`: unknown until hosting exists.
+    pub status: String,
+}
+
+/// `GET /domains/{domainId}/spf` response (SPEC §2.13 content).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpfDiagnostics {
+    /// The audit: `domain`, `record` (the live record), `records` (every v=spf1 record; more
+    /// than one is an error), `ttl`, `health` pass|warn|fail, `lookup_count`, `lookup_limit`
+    /// (10), `remaining_lookups`, void lookups, `tree` (kind include|a|mx|ptr|exists|redirect|
+    /// expanded-domain, operand, depth, cost, error, note) and `problems` (code, severity
+    /// error|warning, host, message).
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub audit: mailward_spf::SpfAudit,
+    /// Hosted SPF.
+    pub hosted_spf: HostedSpf,
+    /// What to do next.
+    pub next_action: NextAction,
+}
+
+fn next_action(audit: &mailward_spf::SpfAudit) -> NextAction {
+    use mailward_spf::ProblemCode as C;
+    let has = |code: C| audit.problems.iter().any(|p| p.code == code);
+    let (code, message) = if has(C::DnsTemporaryError) {
+        (
+            "retry_later",
+            "DNS did not answer; the record could not be checked",
+        )
+    } else if has(C::NoSpfRecord) {
+        (
+            "publish_spf_record",
+            "publish one TXT record starting with v=spf1 at the domain",
+        )
+    } else if has(C::MultipleSpfRecords) {
+        (
+            "merge_spf_records",
+            "merge the v=spf1 records into one: receivers treat several as an error",
+        )
+    } else if has(C::SyntaxError) {
+        (
+            "fix_spf_syntax",
+            "fix the record's syntax: receivers treat it as a permanent error",
+        )
+    } else if has(C::LookupLimitExceeded) || has(C::VoidLookupLimitExceeded) {
+        (
+            "reduce_spf_lookups",
+            "remove unused includes or flatten the record: it exceeds the DNS lookup limits",
+        )
+    } else if has(C::PermissiveAll) {
+        (
+            "tighten_all",
+            "end the record with ~all or -all instead of +all/?all",
+        )
+    } else if !audit.problems.is_empty() {
+        ("review_warnings", "the record works; review the warnings")
+    } else {
+        ("none", "the SPF record is healthy")
+    };
+    NextAction {
+        code: code.into(),
+        message: message.into(),
+    }
+}
+
+/// SPF diagnostics of a domain.
+#[utoipa::path(get, path = "/domains/{id}/spf", tag = "domains",
+    params(("id" = uuid::Uuid, Path, description = "Domain id")),
+    description = "Walks the live SPF record's whole tree (every include and redirect, without a \
+sender) and reports the lookup count as SPEC §8.2 counts it, the void lookups, the tree and every \
+problem, plus hosted-SPF state and a suggested next action. Looks DNS up without caches; counts in \
+the DNS buckets.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = SpfDiagnostics), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_spf_diagnostics(
+    State(state): State<AppState>,
+    principal: Principal,
+    _quota: DnsQuota,
+    PathId(id): PathId,
+) -> Result<axum::Json<SpfDiagnostics>, ApiError> {
+    let domain = load(&state, &principal, id).await?.value;
+    let direct = Uncached(state.resolver.as_ref());
+    let resolver = Budgeted::new(&direct, QUERY_BUDGET);
+    let audit = mailward_spf::audit_domain(&resolver, &domain.url).await;
+    let next_action = next_action(&audit);
+    let hosted_spf = HostedSpf {
+        requested: domain.spf_options.force_flattening,
+        active: false,
+        status: "unknown".into(),
+    };
+    Ok(axum::Json(SpfDiagnostics {
+        audit,
+        hosted_spf,
+        next_action,
+    }))
 }

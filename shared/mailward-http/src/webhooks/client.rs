@@ -3,6 +3,7 @@
 //! reqwest connects only to the addresses this resolver returns, so the check holds at connect
 //! time and a DNS-rebinding answer cannot slip past it.
 
+use mailward_domain::dns::{DnsResolver, RecordType};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -53,18 +54,44 @@ fn v4_allowed(ip: Ipv4Addr, allow_loopback: bool) -> bool {
 #[error("refused: {0} resolves only to private, loopback, link-local or reserved addresses")]
 pub struct Refused(pub String);
 
-#[derive(Debug)]
+/// A host with no A or AAAA record (or whose lookup failed).
+#[derive(Debug, thiserror::Error)]
+#[error("failed to lookup address: {0} has no A or AAAA record")]
+pub struct NoAddress(pub String);
+
+/// Resolves through the service's own DNS port (the configured servers, or the test fixture),
+/// never the operating system's resolver, and keeps only allowed addresses.
 struct GuardedResolver {
     allow_loopback: bool,
+    dns: Arc<dyn DnsResolver>,
+}
+
+async fn addresses(dns: &dyn DnsResolver, host: &str, allow_loopback: bool) -> Vec<SocketAddr> {
+    if allow_loopback && host.eq_ignore_ascii_case("localhost") {
+        return vec![SocketAddr::from(([127, 0, 0, 1], 0))];
+    }
+    let (v4, v6) = tokio::join!(
+        dns.lookup(host, RecordType::A),
+        dns.lookup(host, RecordType::Aaaa)
+    );
+    [v4, v6]
+        .into_iter()
+        .flat_map(|answer| answer.map(|a| a.records).unwrap_or_default())
+        .filter_map(|record| record.ip())
+        .map(|ip| SocketAddr::new(ip, 0))
+        .collect()
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let allow_loopback = self.allow_loopback;
+        let dns = Arc::clone(&self.dns);
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found = addresses(dns.as_ref(), &host, allow_loopback).await;
+            if found.is_empty() {
+                return Err(Box::new(NoAddress(host)) as Box<dyn std::error::Error + Send + Sync>);
+            }
             let allowed: Vec<SocketAddr> = found
                 .into_iter()
                 .filter(|a| ip_allowed(a.ip(), allow_loopback))
@@ -88,8 +115,12 @@ pub struct OutboundPolicy {
     pub timeout: Duration,
 }
 
-/// Builds the client: HTTPS only, no redirects, no proxy, the guarded resolver, the time limit.
-pub fn build(policy: &OutboundPolicy) -> Result<reqwest::Client, String> {
+/// Builds the client: HTTPS only, no redirects, no proxy, the guarded resolver over `dns`, the
+/// time limit.
+pub fn build(
+    policy: &OutboundPolicy,
+    dns: Arc<dyn DnsResolver>,
+) -> Result<reqwest::Client, String> {
     let mut builder = reqwest::Client::builder()
         .https_only(true)
         .redirect(reqwest::redirect::Policy::none())
@@ -99,6 +130,7 @@ pub fn build(policy: &OutboundPolicy) -> Result<reqwest::Client, String> {
         .user_agent("Mailward-Webhooks/1")
         .dns_resolver(Arc::new(GuardedResolver {
             allow_loopback: policy.allow_loopback,
+            dns,
         }));
     if let Some(pem) = &policy.extra_ca_pem {
         let certs =
