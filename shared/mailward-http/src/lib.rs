@@ -47,7 +47,9 @@ pub fn account_routes() -> OpenApiRouter<AppState> {
 
 /// Domains group (the `api-domains` function).
 pub fn domain_routes() -> OpenApiRouter<AppState> {
-    routes::domains::routes().merge(routes::records::routes())
+    routes::domains::routes()
+        .merge(routes::records::routes())
+        .merge(routes::snapshots::routes())
 }
 
 /// Webhook group: endpoints, deliveries and the event catalogue (the `api-webhooks` function).

@@ -139,7 +139,8 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     };
     let observation = observe(&resolver, &claimed.url, &expect).await;
     let verdict = classify(&observation);
-    let score = audit_score(state, &claimed).await.unwrap_or(claimed.score);
+    let audit = run_audit(state, &claimed).await;
+    let score = audit.as_ref().map_or(claimed.score, |a| a.summary.score);
     let previous = monitoring_state(&claimed);
     let moved = step(&previous, &verdict, score, now, &SweepRules::default());
 
@@ -164,6 +165,24 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     let before_view = serde_json::to_value(domain_view(&current.value, &state.config))?;
     let after_view = serde_json::to_value(domain_view(&next, &state.config))?;
     let mut ops = vec![domains::save_op(&next, claim_version)?];
+    if let Some(audit) = &audit {
+        let latest = crate::repo::snapshots::latest(store, org, id).await?;
+        for (record_type, values) in snapshot_values(audit) {
+            let unchanged = latest
+                .iter()
+                .any(|s| s.record_type == record_type && s.values == values);
+            if !unchanged {
+                let snapshot = crate::repo::snapshots::Snapshot {
+                    id: Uuid::new_v4(),
+                    domain_id: id,
+                    record_type: record_type.to_owned(),
+                    values,
+                    captured_at: now,
+                };
+                ops.extend(crate::repo::snapshots::record_ops(org, &snapshot)?);
+            }
+        }
+    }
     for event in &moved.events {
         let previous_attributes = match event {
             MonitoringEvent::PolicyChanged { previous } => {
@@ -205,8 +224,8 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     Ok(())
 }
 
-/// The audit score of a domain (None when the audit could not run).
-async fn audit_score(state: &AppState, domain: &Domain) -> Option<u8> {
+/// The audit of a domain (None when it could not run): its score, and the values snapshots keep.
+async fn run_audit(state: &AppState, domain: &Domain) -> Option<mailward_audit::AuditResult> {
     let resolver = Budgeted::new(state.resolver.as_ref(), DOMAIN_QUERY_BUDGET);
     let fetcher = crate::mta_sts_fetch::OutboundPolicyFetcher { state };
     let input = mailward_audit::AuditInput {
@@ -217,7 +236,85 @@ async fn audit_score(state: &AppState, domain: &Domain) -> Option<u8> {
         hosted_dmarc_suffix: state.config.hosted_dmarc_suffix.clone(),
     };
     let result = mailward_audit::audit(&resolver, &fetcher, &input).await;
-    matches!(result.status, mailward_audit::AuditStatus::Success).then_some(result.summary.score)
+    matches!(result.status, mailward_audit::AuditStatus::Success).then_some(result)
+}
+
+/// The values of each snapshot type in an audit. A type whose lookup failed is absent, so a
+/// timeout never records an empty snapshot.
+fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Vec<String>)> {
+    let failed = |assessment: &mailward_audit::Assessment| {
+        assessment
+            .warnings
+            .iter()
+            .chain(assessment.errors.iter())
+            .any(|c| c == "dns_lookup_failed")
+    };
+    let mut out = Vec::new();
+    if let Some(spf) = &audit.spf
+        && !failed(&spf.assessment)
+    {
+        out.push(("spf", spf.records.clone()));
+    }
+    if let Some(dmarc) = &audit.dmarc
+        && !failed(&dmarc.assessment)
+    {
+        out.push(("dmarc", dmarc.records.clone()));
+    }
+    if let Some(bimi) = &audit.bimi
+        && !failed(&bimi.assessment)
+    {
+        out.push(("bimi", bimi.record.iter().cloned().collect()));
+    }
+    if let Some(mx) = &audit.mx
+        && !failed(&mx.assessment)
+    {
+        out.push((
+            "mx",
+            mx.records
+                .iter()
+                .map(|r| format!("{} {}", r.preference, r.exchange))
+                .collect(),
+        ));
+    }
+    if let Some(dkim) = &audit.dkim
+        && !failed(&dkim.assessment)
+    {
+        out.push((
+            "dkim",
+            dkim.selectors
+                .iter()
+                .filter(|s| s.found)
+                .map(|s| {
+                    format!(
+                        "{}: {}",
+                        s.selector,
+                        s.record
+                            .clone()
+                            .or_else(|| s.cname_target.clone())
+                            .unwrap_or_default()
+                    )
+                })
+                .collect(),
+        ));
+    }
+    if let Some(ns) = &audit.nameservers {
+        out.push(("ns", ns.clone()));
+    }
+    if let Some(sts) = &audit.mta_sts
+        && !failed(&sts.assessment)
+    {
+        out.push(("mta_sts", sts.record.iter().cloned().collect()));
+    }
+    if let Some(tls) = &audit.tls_rpt
+        && !failed(&tls.assessment)
+    {
+        out.push(("tls_rpt", tls.record.iter().cloned().collect()));
+    }
+    for (_, values) in &mut out {
+        values.sort();
+        values.dedup();
+    }
+    out
 }
 
 /// Runs one whole sweep in-process: coordinate, then drain the jobs queue until every batch ran

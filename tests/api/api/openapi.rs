@@ -62,6 +62,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/domains/{id}/verify/spf"),
         ("post", "/domains/{id}/verify/dkim"),
         ("get", "/domains/{id}/spf"),
+        ("get", "/domains/{id}/dns-snapshots"),
+        ("get", "/domains/{id}/dns-snapshots/{snapshot_id}"),
     ];
     for (method, path) in expected {
         assert!(
@@ -79,7 +81,9 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
                 continue;
             };
             operations += 1;
-            let concrete = path.replace("{id}", &uuid::Uuid::new_v4().to_string());
+            let concrete = path
+                .replace("{id}", &uuid::Uuid::new_v4().to_string())
+                .replace("{snapshot_id}", &uuid::Uuid::new_v4().to_string());
             let res = app.request(m, &concrete).send().await.unwrap();
             let status = res.status();
             let body: Value = res.json().await.unwrap_or(Value::Null);

@@ -13,6 +13,8 @@
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
 //! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
+//! | DNS snapshot | `ORG#<org>` | `SNAPSHOT#<domain>#<type>#<unix ms>#<id>` | |
+//! | latest snapshot per type | `ORG#<org>` | `SNAPLATEST#<domain>#<type>` | |
 //! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
 //! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
 //! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |
@@ -184,4 +186,27 @@ pub fn sweep_pk(shard: u32) -> String {
 /// GSI1 sort key of a domain in the sweep index (due time first, zero-padded).
 pub fn sweep_sk(due_unix: i64, org: Uuid, domain: Uuid) -> String {
     format!("{due_unix:012}#{org}#{domain}")
+}
+
+/// Sort key of a DNS snapshot (time-ordered per domain and type).
+pub fn snapshot_sk(domain: Uuid, record_type: &str, unix_ms: i128, id: Uuid) -> String {
+    format!("SNAPSHOT#{domain}#{record_type}#{unix_ms:015}#{id}")
+}
+
+/// Prefix of a domain's snapshots, of one type when given.
+pub fn snapshot_prefix(domain: Uuid, record_type: Option<&str>) -> String {
+    match record_type {
+        Some(t) => format!("SNAPSHOT#{domain}#{t}#"),
+        None => format!("SNAPSHOT#{domain}#"),
+    }
+}
+
+/// Sort key of the latest snapshot of one type.
+pub fn snapshot_latest_sk(domain: Uuid, record_type: &str) -> String {
+    format!("SNAPLATEST#{domain}#{record_type}")
+}
+
+/// Prefix of a domain's latest-snapshot markers.
+pub fn snapshot_latest_prefix(domain: Uuid) -> String {
+    format!("SNAPLATEST#{domain}#")
 }

@@ -7,6 +7,7 @@ pub mod keys;
 pub mod orgs;
 pub mod outbox;
 pub mod signups;
+pub mod snapshots;
 pub mod webhooks;
 
 use mailward_domain::store::{Item, StoreError};

@@ -9,6 +9,7 @@ pub mod openapi;
 pub mod organizations;
 pub mod records;
 pub mod signup;
+pub mod snapshots;
 pub mod sources;
 pub mod tools;
 pub mod webhooks;

@@ -1,0 +1,85 @@
+//! DNS snapshots: one item per record type and change, in the organization's partition, written
+//! by the sweep only when the values differ from the type's latest snapshot.
+
+use super::{decode, encode, keys};
+use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Record types a snapshot covers (SPEC §4.1 filter values).
+pub const TYPES: [&str; 8] = [
+    "spf", "dmarc", "bimi", "mx", "dkim", "ns", "mta_sts", "tls_rpt",
+];
+
+/// A stored snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub id: Uuid,
+    pub domain_id: Uuid,
+    /// One of [`TYPES`].
+    #[serde(rename = "type")]
+    pub record_type: String,
+    /// The values DNS served, sorted (empty: none).
+    pub values: Vec<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub captured_at: OffsetDateTime,
+}
+
+/// The write that records a new snapshot and moves the type's "latest" marker.
+pub fn record_ops(org: Uuid, snapshot: &Snapshot) -> Result<Vec<WriteOp>, StoreError> {
+    let millis = snapshot.captured_at.unix_timestamp_nanos() / 1_000_000;
+    let sk = keys::snapshot_sk(
+        snapshot.domain_id,
+        &snapshot.record_type,
+        millis,
+        snapshot.id,
+    );
+    Ok(vec![
+        WriteOp::Put {
+            item: Item::new(keys::org_pk(org), sk, encode(snapshot)?),
+            condition: Condition::NotExists,
+        },
+        WriteOp::Put {
+            item: Item::new(
+                keys::org_pk(org),
+                keys::snapshot_latest_sk(snapshot.domain_id, &snapshot.record_type),
+                encode(snapshot)?,
+            ),
+            condition: Condition::None,
+        },
+    ])
+}
+
+/// The latest snapshot of each type, for change detection.
+pub async fn latest(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+) -> Result<Vec<Snapshot>, StoreError> {
+    query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::snapshot_latest_prefix(domain)),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect()
+}
+
+/// Every snapshot of a domain (optionally one type), oldest first.
+pub async fn list(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    record_type: Option<&str>,
+) -> Result<Vec<Snapshot>, StoreError> {
+    query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::snapshot_prefix(domain, record_type)),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect()
+}
