@@ -63,6 +63,7 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     // Behind API Gateway the client address is the last X-Forwarded-For hop.
     config.trust_proxy = true;
     let config = config.with_env_overrides().map_err(anyhow::Error::msg)?;
+    let store = Arc::new(ports.store);
     let dns = match std::env::var("MAILWARD_DNS") {
         Ok(list) if !list.trim().is_empty() => {
             mailward_dns::ResolverSettings::from_server_list(&list)?
@@ -71,7 +72,7 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     };
     let resolver = Arc::new(mailward_dns::HickoryResolver::new(dns)?);
     Ok(AppState::new(
-        Arc::new(ports.store),
+        store,
         Arc::new(ports.queue),
         Arc::new(ports.mailer),
         clock,

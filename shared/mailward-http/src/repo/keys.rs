@@ -15,6 +15,8 @@
 //! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
 //! | DNS snapshot | `ORG#<org>` | `SNAPSHOT#<domain>#<type>#<unix ms>#<id>` | |
 //! | latest snapshot per type | `ORG#<org>` | `SNAPLATEST#<domain>#<type>` | |
+//! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
+//! | catalogue version | `SOURCES` | `VERSION` | |
 //! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
 //! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
 //! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |

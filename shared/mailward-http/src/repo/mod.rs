@@ -8,6 +8,7 @@ pub mod orgs;
 pub mod outbox;
 pub mod signups;
 pub mod snapshots;
+pub mod sources;
 pub mod webhooks;
 
 use mailward_domain::store::{Item, StoreError};

@@ -1,5 +1,6 @@
-//! The sending-source catalogue (SPEC §2.8, §4.8): optional auth, read from the curated catalogue
-//! embedded in the build (`mailward_domain::sources`).
+//! The sending-source catalogue (SPEC §2.8, §4.8): optional auth, read from the store, where the
+//! curated catalogue embedded in the build (`mailward_domain::sources`) is loaded once per
+//! version (`repo::sources::ensure_loaded`).
 //!
 //! `instructions_curation` is null unless the caller holds the `sources:update` permission; no
 //! credential grants that permission yet (it belongs to the curation workflow), so it is null for
@@ -8,9 +9,11 @@
 use crate::auth::OptionalPrincipal;
 use crate::error::ApiError;
 use crate::extract::{PathId, Query};
+use crate::repo::sources as stored;
 use crate::state::AppState;
 use crate::views::ErrorBody;
-use mailward_domain::sources::{DkimIndexItem, Source, SourceStatus, SpfIndexItem, catalogue};
+use axum::extract::State;
+use mailward_domain::sources::{DkimIndexItem, Source, SourceStatus, SpfIndexItem};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
@@ -71,11 +74,13 @@ fn parse_status(raw: &str) -> Result<SourceStatus, ApiError> {
     security((), ("api_key" = []), ("session" = [])),
     responses((status = 200, body = Vec<SourceView>), (status = 400, body = ErrorBody)))]
 pub async fn list_sources(
+    State(state): State<AppState>,
     _caller: OptionalPrincipal,
     Query(filters): Query<SourceFilters>,
 ) -> Result<axum::Json<Vec<SourceView>>, ApiError> {
     let status = filters.status.as_deref().map(parse_status).transpose()?;
-    let sources = catalogue().filter(status, filters.origin.as_deref());
+    let catalogue = stored::load(state.store.as_ref()).await?;
+    let sources = catalogue.filter(status, filters.origin.as_deref());
     Ok(axum::Json(
         sources.into_iter().map(SourceView::of).collect(),
     ))
@@ -88,8 +93,13 @@ pub async fn list_sources(
 `requires_advanced_config` true means never offer a one-click add.",
     security((), ("api_key" = []), ("session" = [])),
     responses((status = 200, body = Vec<Object>)))]
-pub async fn spf_index(_caller: OptionalPrincipal) -> axum::Json<Vec<SpfIndexItem>> {
-    axum::Json(catalogue().spf_index())
+pub async fn spf_index(
+    State(state): State<AppState>,
+    _caller: OptionalPrincipal,
+) -> Result<axum::Json<Vec<SpfIndexItem>>, ApiError> {
+    Ok(axum::Json(
+        stored::load(state.store.as_ref()).await?.spf_index(),
+    ))
 }
 
 /// The DKIM index.
@@ -99,8 +109,13 @@ conventions matched against existing keys (not values to publish); a DKIM CNAME 
 of `base_domains` belongs to the source.",
     security((), ("api_key" = []), ("session" = [])),
     responses((status = 200, body = Vec<Object>)))]
-pub async fn dkim_index(_caller: OptionalPrincipal) -> axum::Json<Vec<DkimIndexItem>> {
-    axum::Json(catalogue().dkim_index())
+pub async fn dkim_index(
+    State(state): State<AppState>,
+    _caller: OptionalPrincipal,
+) -> Result<axum::Json<Vec<DkimIndexItem>>, ApiError> {
+    Ok(axum::Json(
+        stored::load(state.store.as_ref()).await?.dkim_index(),
+    ))
 }
 
 /// One source.
@@ -109,10 +124,12 @@ pub async fn dkim_index(_caller: OptionalPrincipal) -> axum::Json<Vec<DkimIndexI
     security((), ("api_key" = []), ("session" = [])),
     responses((status = 200, body = SourceView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_source(
+    State(state): State<AppState>,
     _caller: OptionalPrincipal,
     PathId(id): PathId,
 ) -> Result<axum::Json<SourceView>, ApiError> {
-    catalogue()
+    stored::load(state.store.as_ref())
+        .await?
         .by_id(id)
         .map(|s| axum::Json(SourceView::of(s)))
         .ok_or_else(|| ApiError::not_found("source"))

@@ -1,0 +1,81 @@
+//! The sending-source catalogue in the store: the curated catalogue embedded in the build is
+//! loaded into the table once per catalogue version (lazily, by the first read that finds the
+//! stored version older), and the `/sources` endpoints read the stored copy, where
+//! organization-defined sources will join it.
+
+use super::{decode, encode};
+use mailward_domain::sources::{Catalogue, Source};
+use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+
+const PARTITION: &str = "SOURCES";
+const VERSION_SK: &str = "VERSION";
+const SOURCE_PREFIX: &str = "SOURCE#";
+
+/// Writes the catalogue into the store unless this version is already there. Idempotent; safe to
+/// run from several instances at once (the same items are written).
+pub async fn ensure_loaded(
+    store: &dyn ItemStore,
+    catalogue: &Catalogue,
+) -> Result<bool, StoreError> {
+    if let Some(item) = store.get(PARTITION, VERSION_SK, true).await? {
+        if item.data == catalogue.version.as_bytes() {
+            return Ok(false);
+        }
+    }
+    let stale: Vec<(String, String)> =
+        query_all(store, Query::partition(PARTITION).prefix(SOURCE_PREFIX))
+            .await?
+            .into_iter()
+            .map(|i| (i.pk, i.sk))
+            .collect();
+    let mut ops = Vec::with_capacity(catalogue.sources.len());
+    for source in &catalogue.sources {
+        ops.push(WriteOp::Put {
+            item: Item::new(
+                PARTITION,
+                format!("{SOURCE_PREFIX}{}", source.external_id),
+                encode(source)?,
+            ),
+            condition: Condition::None,
+        });
+    }
+    for chunk in ops.chunks(50) {
+        store.transact(chunk.to_vec()).await?;
+    }
+    // Sources dropped from the catalogue leave the store too.
+    for (pk, sk) in stale {
+        let still = catalogue
+            .sources
+            .iter()
+            .any(|s| format!("{SOURCE_PREFIX}{}", s.external_id) == sk);
+        if !still {
+            store.delete(&pk, &sk, Condition::None).await?;
+        }
+    }
+    store
+        .put(
+            Item::new(PARTITION, VERSION_SK, catalogue.version.as_bytes().to_vec()),
+            Condition::None,
+        )
+        .await?;
+    Ok(true)
+}
+
+/// The stored catalogue (sorted by external id, as the embedded one), loading the embedded
+/// catalogue first if the store holds an older version.
+pub async fn load(store: &dyn ItemStore) -> Result<Catalogue, StoreError> {
+    ensure_loaded(store, mailward_domain::sources::catalogue()).await?;
+    let version = store
+        .get(PARTITION, VERSION_SK, false)
+        .await?
+        .map(|i| String::from_utf8_lossy(&i.data).into_owned())
+        .unwrap_or_default();
+    let mut sources: Vec<Source> =
+        query_all(store, Query::partition(PARTITION).prefix(SOURCE_PREFIX))
+            .await?
+            .iter()
+            .map(decode)
+            .collect::<Result<_, _>>()?;
+    sources.sort_by(|a, b| a.external_id.cmp(&b.external_id));
+    Ok(Catalogue { version, sources })
+}
