@@ -17,10 +17,9 @@ pub async fn ensure_loaded(
     store: &dyn ItemStore,
     catalogue: &Catalogue,
 ) -> Result<bool, StoreError> {
-    if let Some(item) = store.get(PARTITION, VERSION_SK, true).await? {
-        if item.data == catalogue.version.as_bytes() {
-            return Ok(false);
-        }
+    let stored_version = store.get(PARTITION, VERSION_SK, true).await?;
+    if stored_version.is_some_and(|item| item.data == catalogue.version.as_bytes()) {
+        return Ok(false);
     }
     let stale: Vec<(String, String)> =
         query_all(store, Query::partition(PARTITION).prefix(SOURCE_PREFIX))
