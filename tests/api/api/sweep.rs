@@ -445,3 +445,70 @@ async fn spf_diagnostics_report_the_tree_problems_and_next_action() {
     assert_eq!(two["records"].as_array().unwrap().len(), 2);
     assert_eq!(two["next_action"]["code"], "merge_spf_records");
 }
+
+#[tokio::test]
+async fn each_failure_reason_is_produced_from_a_fixture_zone() {
+    // One domain per reason. `dmarc_record_added_as_txt_not_cname` needs hosted DMARC (a CNAME
+    // delegation Mailward expects), which is not built yet: `mailward-monitoring` tests it.
+    let zone = Zone::new("reasons.test")
+        .txt("_dmarc.missing", "v=spf1 -all")
+        .txt("missing", "v=spf1 -all")
+        .txt(
+            "_dmarc.norua",
+            "v=DMARC1; p=none; rua=mailto:someone@elsewhere.test",
+        )
+        .txt("_dmarc.invalid", "v=DMARC1; p=sometimes; rua=bogus")
+        .txt("_dmarc.twice", "v=DMARC1; p=none")
+        .txt("_dmarc.twice", "v=DMARC1; p=reject");
+    // Only the organizational domain publishes DMARC.
+    let parent = Zone::new("parentonly.test")
+        .txt("_dmarc", "v=DMARC1; p=reject")
+        .txt("child", "v=spf1 -all");
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone, parent])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+    })
+    .await;
+    let s = app.sign_up("reasons@example.com", "Reasons Org").await;
+    let cases = [
+        ("nxdomain.reasons.test", "nameservers_unresolvable"),
+        ("missing.reasons.test", "dmarc_record_missing"),
+        ("norua.reasons.test", "dmarc_record_missing_mailward_rua"),
+        ("invalid.reasons.test", "dmarc_record_invalid"),
+        ("twice.reasons.test", "dmarc_multiple_records"),
+        ("child.parentonly.test", "dmarc_record_on_parent_only"),
+    ];
+    let mut ids = Vec::new();
+    for (name, _) in cases {
+        let created: Value = app
+            .with_key(Method::POST, "/domains", &s.key)
+            .json(&json!({"url": name}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    sweep(&app).await;
+    // Pending first; failed with the reason once the grace window has passed.
+    app.clock.advance(time::Duration::hours(73));
+    sweep(&app).await;
+    for ((name, reason), id) in cases.iter().zip(&ids) {
+        let domain = read(&app, &s.key, id).await;
+        assert_eq!(domain["monitoring_status"], "failed", "{name}: {domain}");
+        assert_eq!(
+            domain["monitoring_failure_reason"], *reason,
+            "{name}: {domain}"
+        );
+        assert!(
+            domain["monitoring_failure_detail"]["expected_rua"].is_string(),
+            "{name}"
+        );
+    }
+}
