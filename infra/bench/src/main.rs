@@ -328,6 +328,7 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
                 pending_since: None,
                 consecutive_indeterminate: 0,
                 verified_purposes: Vec::new(),
+                dns_conflicts: Vec::new(),
                 created_at: now,
                 updated_at: now,
             };

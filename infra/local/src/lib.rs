@@ -49,6 +49,13 @@ pub struct Settings {
     pub sweep_interval: Option<Duration>,
     /// Run the outbox publisher (tests that inspect the outbox turn it off).
     pub publish_outbox: bool,
+    /// Public resolvers the sweep compares with authoritative answers (`name=ip[:port]`, comma
+    /// separated); none by default.
+    pub public_resolvers: Option<String>,
+    /// Port authoritative nameservers are asked on (53; test setups use a fixture's port).
+    pub nameserver_port: u16,
+    /// Per-address nameserver ports (test setups with several fixture servers).
+    pub nameserver_ports: Vec<(std::net::IpAddr, u16)>,
 }
 
 impl Settings {
@@ -70,6 +77,9 @@ impl Settings {
             dns: None,
             sweep_interval: Some(Duration::from_secs(300)),
             publish_outbox: true,
+            public_resolvers: None,
+            nameserver_port: 53,
+            nameserver_ports: Vec::new(),
         }
     }
 }
@@ -124,6 +134,12 @@ pub fn assemble(
     if let Some(interval) = settings.sweep_interval {
         config.sweep_interval_secs = interval.as_secs().max(1);
     }
+    if let Some(list) = &settings.public_resolvers {
+        config.public_resolvers =
+            mailward_http::config::parse_public_resolvers(list).map_err(anyhow::Error::msg)?;
+    }
+    config.nameserver_port = settings.nameserver_port;
+    config.nameserver_ports = settings.nameserver_ports.clone();
     config.outbound.timeout = settings.webhook_timeout;
     if let Some(path) = &settings.extra_ca {
         config.outbound.extra_ca_pem = Some(
@@ -139,6 +155,7 @@ pub fn assemble(
         mailward_dns::HickoryResolver::new(dns)
             .context("setting up DNS (pass --dns host:port to choose servers)")?,
     );
+    let direct: Arc<dyn mailward_conflicts::DirectDns> = resolver.clone();
     let store = Arc::new(EmbeddedStore::new(db.clone(), Arc::clone(&clock)));
     let queue = Arc::new(EmbeddedQueue::new(
         db.clone(),
@@ -151,7 +168,7 @@ pub fn assemble(
         Arc::clone(&clock),
     ));
     Ok(Assembled {
-        state: AppState::new(store, queue, mailer, clock, resolver, config),
+        state: AppState::new(store, queue, mailer, clock, resolver, config).with_direct_dns(direct),
         db,
     })
 }

@@ -101,6 +101,10 @@ struct Cli {
         global = true
     )]
     sweep_interval: u64,
+    /// Public resolvers the sweep compares with authoritative answers, `name=ip[:port]`
+    /// comma-separated (e.g. `google=8.8.8.8,cloudflare=1.1.1.1`); none by default.
+    #[arg(long, env = "MAILWARD_PUBLIC_RESOLVERS", global = true)]
+    public_resolvers: Option<String>,
     /// Log format: text or json.
     #[arg(
         long,
@@ -162,6 +166,7 @@ async fn main() -> anyhow::Result<()> {
     settings.webhook_allow_loopback = cli.webhook_allow_loopback;
     settings.extra_ca = cli.extra_ca.clone();
     settings.dns = cli.dns.clone();
+    settings.public_resolvers = cli.public_resolvers.clone();
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),

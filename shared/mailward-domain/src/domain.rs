@@ -237,6 +237,10 @@ pub struct Domain {
     /// Sweeps in a row whose DNS answers were inconclusive.
     #[serde(default)]
     pub consecutive_indeterminate: u32,
+    /// Unresolved DNS conflicts (SPEC §2.2 shape, with occurrence count and first/last detection
+    /// times), as the last sweep found them; resolved ones leave the list.
+    #[serde(default)]
+    pub dns_conflicts: Vec<serde_json::Value>,
     /// Record purposes (dmarc, spf, dkim, mta_sts, bimi) confirmed by a verification pass, so a
     /// later comparison can tell `drifted` from `pending`.
     #[serde(default)]

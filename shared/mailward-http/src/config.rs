@@ -127,6 +127,12 @@ pub struct Config {
     pub hosted_zone: String,
     /// How often each domain is re-evaluated by the sweep.
     pub sweep_interval_secs: u64,
+    /// Public resolvers the sweep compares with the authoritative answers (`name=ip[:port]`).
+    pub public_resolvers: Vec<(String, std::net::SocketAddr)>,
+    /// Port to ask authoritative nameservers on (53; test setups point it at a fixture).
+    pub nameserver_port: u16,
+    /// Per-address nameserver ports (test setups with several fixture servers).
+    pub nameserver_ports: Vec<(std::net::IpAddr, u16)>,
 }
 
 impl Config {
@@ -148,6 +154,9 @@ impl Config {
             report_domain: "reports.mailward.local".into(),
             hosted_zone: "hosted.mailward.local".into(),
             sweep_interval_secs: 300,
+            public_resolvers: Vec::new(),
+            nameserver_port: 53,
+            nameserver_ports: Vec::new(),
         }
     }
 
@@ -175,6 +184,9 @@ impl Config {
                 .trim_end_matches('s')
                 .parse()
                 .map_err(|_| format!("MAILWARD_SWEEP_INTERVAL: bad number of seconds {value:?}"))?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_PUBLIC_RESOLVERS") {
+            self.public_resolvers = parse_public_resolvers(&value)?;
         }
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = matches!(value.as_str(), "1" | "true" | "yes");
@@ -206,4 +218,25 @@ impl Config {
             .copied()
             .unwrap_or_else(|| scope.default_limit())
     }
+}
+
+/// Parses `google=8.8.8.8,cloudflare=1.1.1.1:53` (port 53 when omitted).
+pub fn parse_public_resolvers(list: &str) -> Result<Vec<(String, std::net::SocketAddr)>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|entry| {
+            let (name, addr) = entry
+                .split_once('=')
+                .ok_or_else(|| format!("public resolver {entry:?}: expected name=ip[:port]"))?;
+            let addr = addr
+                .parse::<std::net::SocketAddr>()
+                .or_else(|_| {
+                    addr.parse::<std::net::IpAddr>()
+                        .map(|ip| std::net::SocketAddr::new(ip, 53))
+                })
+                .map_err(|_| format!("public resolver {entry:?}: bad address"))?;
+            Ok((name.trim().to_owned(), addr))
+        })
+        .collect()
 }

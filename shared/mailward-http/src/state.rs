@@ -26,6 +26,8 @@ pub struct App {
     pub resolver: Arc<dyn DnsResolver>,
     /// Settings.
     pub config: Config,
+    /// Asks one named DNS server directly (conflict detection); `None` where the adapter cannot.
+    pub direct_dns: Option<Arc<dyn mailward_conflicts::DirectDns>>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
     outbound: OnceLock<Result<reqwest::Client, String>>,
 }
@@ -46,9 +48,18 @@ impl AppState {
             mailer,
             clock,
             resolver,
+            direct_dns: None,
             config,
             outbound: OnceLock::new(),
         }))
+    }
+
+    /// Adds the direct-query DNS capability (call before the state is shared).
+    pub fn with_direct_dns(mut self, direct: Arc<dyn mailward_conflicts::DirectDns>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.direct_dns = Some(direct);
+        }
+        self
     }
 
     /// The client for customer-supplied URLs (see `webhooks::client`), built on first use.

@@ -34,6 +34,8 @@ pub const SWEEP_BATCH: &str = "sweep_batch";
 pub const BATCH_SIZE: usize = 25;
 /// Domains of one batch evaluated at once (each makes tens of DNS queries).
 pub const BATCH_CONCURRENCY: usize = 8;
+/// Batches [`sweep_now`] runs at once (as a pool of queue workers would).
+pub const PARALLEL_BATCHES: usize = 10;
 /// How long a claim protects a domain from a second worker.
 pub const CLAIM_SECS: i64 = 300;
 /// Queries one domain's evaluation may make.
@@ -158,7 +160,22 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         now + Duration::seconds(i64::try_from(state.config.sweep_interval_secs).unwrap_or(300)),
     );
     next.sweep_claimed_until = None;
-    if moved.changed {
+    if let Some(direct) = &state.direct_dns {
+        let mut input = mailward_conflicts::ConflictInput::new(&claimed.url);
+        input.dkim_selectors = audit
+            .as_ref()
+            .and_then(|a| a.dkim.as_ref())
+            .map(|d| d.found_selectors.clone())
+            .unwrap_or_default();
+        input.public_resolvers = state.config.public_resolvers.clone();
+        input.nameserver_port = state.config.nameserver_port;
+        input.nameserver_ports = state.config.nameserver_ports.clone();
+        let found = mailward_conflicts::detect(&resolver, direct.as_ref(), &input).await;
+        next.dns_conflicts = merge_conflicts(&claimed.dns_conflicts, &found, now);
+    }
+    let conflicts_changed =
+        conflict_keys(&next.dns_conflicts) != conflict_keys(&claimed.dns_conflicts);
+    if moved.changed || conflicts_changed {
         next.updated_at = now;
     }
 
@@ -222,6 +239,59 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     }
     tracing::debug!(domain.id = %id, status = ?next.monitoring_status, band = ?ScoreBand::of(next.score), "domain swept");
     Ok(())
+}
+
+fn conflict_key(value: &serde_json::Value) -> (String, String) {
+    let text = |k: &str| {
+        value
+            .get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("label"), text("kind"))
+}
+
+fn conflict_keys(values: &[serde_json::Value]) -> Vec<(String, String)> {
+    let mut keys: Vec<_> = values.iter().map(conflict_key).collect();
+    keys.sort();
+    keys
+}
+
+/// The stored conflict list after a detection pass (SPEC §2.2): a conflict seen again keeps its
+/// first detection time and counts one more occurrence; a new one starts at one; a conflict not
+/// seen any more is resolved and leaves the list.
+fn merge_conflicts(
+    previous: &[serde_json::Value],
+    found: &[mailward_conflicts::Conflict],
+    now: time::OffsetDateTime,
+) -> Vec<serde_json::Value> {
+    let stamp = now
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    found
+        .iter()
+        .filter_map(|conflict| {
+            let mut value = serde_json::to_value(conflict).ok()?;
+            let earlier = previous
+                .iter()
+                .find(|p| conflict_key(p) == conflict_key(&value));
+            let count = earlier
+                .and_then(|p| p.get("occurrence_count"))
+                .and_then(|c| c.as_u64())
+                .unwrap_or(0)
+                + 1;
+            let first = earlier
+                .and_then(|p| p.get("first_detected_at"))
+                .cloned()
+                .unwrap_or_else(|| serde_json::Value::String(stamp.clone()));
+            let object = value.as_object_mut()?;
+            object.insert("occurrence_count".into(), json!(count));
+            object.insert("first_detected_at".into(), first);
+            object.insert("last_detected_at".into(), json!(stamp));
+            Some(value)
+        })
+        .collect()
 }
 
 /// The audit of a domain (None when it could not run): its score, and the values snapshots keep.
@@ -317,14 +387,35 @@ fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Ve
     out
 }
 
-/// Runs one whole sweep in-process: coordinate, then drain the jobs queue until every batch ran
-/// (what `mailward sweep` does). Returns how many domains were enqueued.
+/// Runs one whole sweep in this process and returns when every due domain was evaluated (what
+/// `mailward sweep` and the tests do): the same index walk as [`coordinate`], but each batch runs
+/// inline instead of through the queue, so nothing else (a queue worker of a running server)
+/// can still be finishing it when this returns. Returns how many domains were due.
 pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
-    let enqueued = coordinate(state).await?;
-    loop {
-        let received = crate::jobs::drain_once(state, QueueName::Jobs, 10, 300).await?;
-        if received == 0 {
-            return Ok(enqueued);
+    let now = state.clock.unix();
+    let mut due_total = 0;
+    for shard in 0..keys::SWEEP_SHARDS {
+        // Collect the shard first: evaluating moves each domain's index entry.
+        let mut due_all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (due, next) = domains::due(state.store.as_ref(), shard, now, 100, cursor).await?;
+            due_all.extend(due);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        due_total += due_all.len();
+        for chunk in due_all.chunks(BATCH_SIZE) {
+            run_batch(
+                state,
+                SweepBatch {
+                    domains: chunk.to_vec(),
+                },
+            )
+            .await?;
         }
     }
+    Ok(due_total)
 }

@@ -262,7 +262,7 @@ pub fn domain_view(d: &model::Domain, config: &Config) -> Domain {
         spf_error_reason: None,
         dkim_error_reason: None,
         mta_sts_error_reason: None,
-        dns_conflicts: Vec::new(),
+        dns_conflicts: d.dns_conflicts.clone(),
         bimi_cname_target: format!("{}.bimi.{}", d.url, config.hosted_zone),
         bimi_txt_value: bimi_txt_value(&d.bimi_options),
         target_spf: d.target_spf.clone(),

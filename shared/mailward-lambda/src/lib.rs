@@ -71,6 +71,7 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         _ => mailward_dns::ResolverSettings::default(),
     };
     let resolver = Arc::new(mailward_dns::HickoryResolver::new(dns)?);
+    let direct: Arc<dyn mailward_conflicts::DirectDns> = resolver.clone();
     Ok(AppState::new(
         store,
         Arc::new(ports.queue),
@@ -78,7 +79,8 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         clock,
         resolver,
         config,
-    ))
+    )
+    .with_direct_dns(direct))
 }
 
 /// Serves one group's routes as an API Gateway HTTP API Lambda.

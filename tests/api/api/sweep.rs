@@ -512,3 +512,87 @@ async fn each_failure_reason_is_produced_from_a_fixture_zone() {
         );
     }
 }
+
+#[tokio::test]
+async fn conflicts_are_detected_counted_and_leave_when_resolved() {
+    let zone = Zone::new("conflict.test")
+        .ns("@", "ns1.conflict.test.")
+        .a("ns1", "127.0.0.1")
+        .txt("_dmarc", "v=DMARC1; p=none")
+        .txt("_dmarc", "v=DMARC1; p=reject");
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .unwrap();
+    let addr = dns.addr();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr.to_string());
+        s.publish_outbox = false;
+        // The zone's nameserver is the fixture itself.
+        s.nameserver_port = addr.port();
+    })
+    .await;
+    let s = app.sign_up("conflict@example.com", "Conflict Org").await;
+    let created: Value = app
+        .with_key(Method::POST, "/domains", &s.key)
+        .json(&json!({"url": "conflict.test"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    let conflicts = domain["dns_conflicts"].as_array().unwrap().clone();
+    let multiple = conflicts
+        .iter()
+        .find(|c| c["kind"] == "multiple_dmarc_records")
+        .unwrap_or_else(|| panic!("{domain}"));
+    assert_eq!(multiple["label"], "_dmarc.conflict.test");
+    assert_eq!(multiple["protocol"], "dmarc");
+    assert_eq!(multiple["occurrence_count"], 1);
+    assert_eq!(multiple["conflicting_records"].as_array().unwrap().len(), 2);
+    for field in [
+        "summary",
+        "rfc",
+        "consequence",
+        "remediation",
+        "authoritative_nameservers",
+        "public_resolvers",
+        "first_detected_at",
+        "last_detected_at",
+    ] {
+        assert!(multiple.get(field).is_some(), "missing {field}");
+    }
+    let first = multiple["first_detected_at"].clone();
+
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    let again = domain["dns_conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "multiple_dmarc_records")
+        .unwrap()
+        .clone();
+    assert_eq!(again["occurrence_count"], 2);
+    assert_eq!(again["first_detected_at"], first);
+    assert_ne!(again["last_detected_at"], first);
+
+    // Resolved: the conflict leaves the list.
+    dns.set_txt("_dmarc.conflict.test", "v=DMARC1; p=reject")
+        .unwrap();
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert!(
+        domain["dns_conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["kind"] != "multiple_dmarc_records"),
+        "{domain}"
+    );
+}

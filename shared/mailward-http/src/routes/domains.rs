@@ -161,6 +161,7 @@ async fn create_one(
         pending_since: None,
         consecutive_indeterminate: 0,
         verified_purposes: Vec::new(),
+        dns_conflicts: Vec::new(),
         created_at: now,
         updated_at: now,
     };
