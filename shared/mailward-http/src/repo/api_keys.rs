@@ -53,7 +53,8 @@ pub fn generate(
     NewKey { meta, secret }
 }
 
-fn last_four(secret: &str) -> String {
+/// The last four characters of a secret, shown to tell secrets apart.
+pub fn last_four(secret: &str) -> String {
     secret
         .chars()
         .rev()

@@ -20,19 +20,11 @@ use mailward_domain::domain::{
 };
 use mailward_domain::email::EmailAddress;
 use mailward_domain::store::StoreError;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-
-fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(de).map(Some)
-}
 
 /// Most entries one bulk request may carry.
 pub const MAX_BULK: usize = 500;
@@ -495,17 +487,17 @@ pub async fn get_domain(
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDomainRequest {
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<Uuid>, nullable)]
     pub group_id: Option<Option<Uuid>>,
     pub is_parked: Option<bool>,
     pub dmarc_options: Option<DmarcOptionsView>,
     pub spf_options: Option<SpfOptionsView>,
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable, format = "date-time")]
     pub dmarc_setup_at: Option<Option<String>>,
     /// The SPF record the domain should publish (must parse as `v=spf1`), or null.
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable)]
     pub target_spf: Option<Option<String>>,
     pub bimi_options: Option<BimiOptionsView>,

@@ -16,19 +16,10 @@ use mailward_domain::model::{
     validate_org_name,
 };
 use mailward_domain::store::{Condition, WriteOp};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-/// Distinguishes an absent field (`None`) from an explicit null (`Some(None)`).
-fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(de).map(Some)
-}
 
 /// `POST /organizations` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -39,7 +30,7 @@ pub struct CreateOrganizationRequest {
     pub name: String,
     /// Invites this address as an administrator. Must be omitted or null with an API key.
     /// Invitations are not available yet: a non-null value answers 400 naming `invite_email`.
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable, format = "email")]
     pub invite_email: Option<Option<String>>,
     /// Free-text referer.
@@ -92,16 +83,16 @@ pub struct UpdateOrganizationRequest {
     pub is_active: Option<bool>,
     #[schema(min_length = 3, max_length = 128)]
     pub name: Option<String>,
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable, format = "uri")]
     pub logo_url: Option<Option<String>>,
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable, format = "email")]
     pub email: Option<Option<String>>,
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable)]
     pub phone_number: Option<Option<String>>,
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable, format = "uri")]
     pub website: Option<Option<String>>,
     pub settings: Option<SettingsUpdate>,

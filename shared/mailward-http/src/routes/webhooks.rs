@@ -16,18 +16,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use mailward_domain::events::{CATALOGUE, lookup};
 use mailward_domain::secrets::new_webhook_secret;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(de).map(Some)
-}
 
 /// `POST /webhook-endpoints` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -60,7 +52,7 @@ pub enum SettableStatus {
 pub struct UpdateWebhookEndpointRequest {
     #[schema(format = "uri")]
     pub url: Option<String>,
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::extract::double_option")]
     #[schema(value_type = Option<String>, nullable, max_length = 500)]
     pub description: Option<Option<String>>,
     pub enabled_events: Option<Vec<String>>,
@@ -103,17 +95,6 @@ fn validate_events(raw: Vec<String>) -> Result<Vec<String>, ApiError> {
     events.sort();
     events.dedup();
     Ok(events)
-}
-
-fn last_four(secret: &str) -> String {
-    secret
-        .chars()
-        .rev()
-        .take(4)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect()
 }
 
 async fn load(
@@ -196,7 +177,7 @@ pub async fn create_webhook_endpoint(
         status: EndpointStatus::Enabled,
         sealed_secret: secret_box::seal(&state.config.secret_key, &secret)
             .map_err(ApiError::internal)?,
-        secret_last_four: last_four(&secret),
+        secret_last_four: crate::repo::api_keys::last_four(&secret),
         api_version: principal.version.as_str().into(),
         consecutive_failures: 0,
         created_at: now,
@@ -301,7 +282,7 @@ pub async fn rotate_webhook_secret(
     let secret = new_webhook_secret();
     endpoint.sealed_secret =
         secret_box::seal(&state.config.secret_key, &secret).map_err(ApiError::internal)?;
-    endpoint.secret_last_four = last_four(&secret);
+    endpoint.secret_last_four = crate::repo::api_keys::last_four(&secret);
     endpoint.updated_at = state.clock.now();
     webhooks::save(state.store.as_ref(), &endpoint, current.version).await?;
     Ok(axum::Json(WebhookEndpointWithSecret {
