@@ -47,6 +47,8 @@ pub struct Settings {
     /// Period of the monitoring sweep (also each domain's re-check interval); `None` disables
     /// the periodic sweep (tests run it explicitly).
     pub sweep_interval: Option<Duration>,
+    /// How often the sweep probes each domain's whole DKIM selector catalogue.
+    pub dkim_full_probe_interval: Duration,
     /// Run the outbox publisher (tests that inspect the outbox turn it off).
     pub publish_outbox: bool,
     /// Public resolvers the sweep compares with authoritative answers (`name=ip[:port]`, comma
@@ -76,6 +78,7 @@ impl Settings {
             webhook_timeout: Duration::from_secs(10),
             dns: None,
             sweep_interval: Some(Duration::from_secs(300)),
+            dkim_full_probe_interval: Duration::from_secs(86_400),
             publish_outbox: true,
             public_resolvers: None,
             nameserver_port: 53,
@@ -134,6 +137,7 @@ pub fn assemble(
     if let Some(interval) = settings.sweep_interval {
         config.sweep_interval_secs = interval.as_secs().max(1);
     }
+    config.dkim_full_probe_interval_secs = settings.dkim_full_probe_interval.as_secs().max(1);
     if let Some(list) = &settings.public_resolvers {
         config.public_resolvers =
             mailward_http::config::parse_public_resolvers(list).map_err(anyhow::Error::msg)?;

@@ -101,6 +101,15 @@ struct Cli {
         global = true
     )]
     sweep_interval: u64,
+    /// How often the sweep probes each domain's whole DKIM selector catalogue, in seconds (in
+    /// between it re-checks only the selectors found before).
+    #[arg(
+        long,
+        env = "MAILWARD_DKIM_FULL_PROBE_INTERVAL",
+        default_value_t = 86_400,
+        global = true
+    )]
+    dkim_full_probe_interval: u64,
     /// Public resolvers the sweep compares with authoritative answers, `name=ip[:port]`
     /// comma-separated (e.g. `google=8.8.8.8,cloudflare=1.1.1.1`); none by default.
     #[arg(long, env = "MAILWARD_PUBLIC_RESOLVERS", global = true)]
@@ -168,6 +177,7 @@ async fn main() -> anyhow::Result<()> {
     settings.dns = cli.dns.clone();
     settings.public_resolvers = cli.public_resolvers.clone();
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
+    settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),

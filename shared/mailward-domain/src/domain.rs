@@ -245,6 +245,14 @@ pub struct Domain {
     /// later comparison can tell `drifted` from `pending`.
     #[serde(default)]
     pub verified_purposes: Vec<String>,
+    /// DKIM selectors the last probe found keys at. The sweep re-checks these every pass and
+    /// probes the whole selector catalogue only now and then (see `dkim_full_probe_at`): the
+    /// catalogue costs two queries per selector, most of a domain's DNS work.
+    #[serde(default)]
+    pub dkim_selectors_seen: Vec<String>,
+    /// When the whole selector catalogue was last probed without a failed lookup.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub dkim_full_probe_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]

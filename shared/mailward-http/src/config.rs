@@ -127,6 +127,9 @@ pub struct Config {
     pub hosted_zone: String,
     /// How often each domain is re-evaluated by the sweep.
     pub sweep_interval_secs: u64,
+    /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
+    /// re-checks only the selectors found last time (two queries each instead of ~120).
+    pub dkim_full_probe_interval_secs: u64,
     /// Public resolvers the sweep compares with the authoritative answers (`name=ip[:port]`).
     pub public_resolvers: Vec<(String, std::net::SocketAddr)>,
     /// Port to ask authoritative nameservers on (53; test setups point it at a fixture).
@@ -154,6 +157,7 @@ impl Config {
             report_domain: "reports.mailward.local".into(),
             hosted_zone: "hosted.mailward.local".into(),
             sweep_interval_secs: 300,
+            dkim_full_probe_interval_secs: 86_400,
             public_resolvers: Vec::new(),
             nameserver_port: 53,
             nameserver_ports: Vec::new(),
@@ -178,6 +182,12 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_HOSTED_ZONE") {
             self.hosted_zone = value;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_DKIM_FULL_PROBE_INTERVAL") {
+            self.dkim_full_probe_interval_secs =
+                value.trim_end_matches('s').parse().map_err(|_| {
+                    format!("MAILWARD_DKIM_FULL_PROBE_INTERVAL: bad number of seconds {value:?}")
+                })?;
         }
         if let Ok(value) = std::env::var("MAILWARD_SWEEP_INTERVAL") {
             self.sweep_interval_secs = value

@@ -141,7 +141,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     };
     let observation = observe(&resolver, &claimed.url, &expect).await;
     let verdict = classify(&observation);
-    let audit = run_audit(state, &claimed).await;
+    let (audit, dkim_memory) = audit_with_dkim_memory(state, &claimed, now).await;
     let score = audit.as_ref().map_or(claimed.score, |a| a.summary.score);
     let previous = monitoring_state(&claimed);
     let moved = step(&previous, &verdict, score, now, &SweepRules::default());
@@ -160,6 +160,10 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         now + Duration::seconds(i64::try_from(state.config.sweep_interval_secs).unwrap_or(300)),
     );
     next.sweep_claimed_until = None;
+    if let Some(memory) = dkim_memory {
+        next.dkim_selectors_seen = memory.selectors;
+        next.dkim_full_probe_at = memory.full_probe_at;
+    }
     if let Some(direct) = &state.direct_dns {
         let mut input = mailward_conflicts::ConflictInput::new(&claimed.url);
         input.dkim_selectors = audit
@@ -294,14 +298,112 @@ fn merge_conflicts(
         .collect()
 }
 
+/// What the sweep remembers of a domain's DKIM selectors after an audit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DkimMemory {
+    selectors: Vec<String>,
+    full_probe_at: Option<time::OffsetDateTime>,
+}
+
+/// Whether this pass must probe the whole selector catalogue: never done, older than the
+/// configured interval, or nothing remembered to re-check cheaply.
+fn full_dkim_probe_due(domain: &Domain, now: time::OffsetDateTime, interval_secs: u64) -> bool {
+    let interval = Duration::seconds(i64::try_from(interval_secs).unwrap_or(i64::MAX / 2));
+    domain
+        .dkim_full_probe_at
+        .is_none_or(|at| now - at >= interval)
+}
+
+/// The audit for the score and snapshots, with the DKIM probe kept cheap: between full probes
+/// only the selectors found last time are asked (two queries each instead of two per catalogue
+/// selector). When one of them stopped answering with a key (a rotation, a removed sender), the
+/// full catalogue is probed at once so a new selector is found in the same pass; the other
+/// lookups of that second audit come from the resolver's cache.
+async fn audit_with_dkim_memory(
+    state: &AppState,
+    domain: &Domain,
+    now: time::OffsetDateTime,
+) -> (Option<mailward_audit::AuditResult>, Option<DkimMemory>) {
+    let catalogue = crate::routes::audit::catalogue_selectors();
+    if !full_dkim_probe_due(domain, now, state.config.dkim_full_probe_interval_secs) {
+        let quick = run_audit(state, domain, domain.dkim_selectors_seen.clone()).await;
+        if let Some(audit) = &quick {
+            let found = dkim_found(audit);
+            if domain.dkim_selectors_seen.iter().all(|s| found.contains(s)) {
+                let memory = DkimMemory {
+                    selectors: found,
+                    full_probe_at: domain.dkim_full_probe_at,
+                };
+                return (quick, Some(memory));
+            }
+        } else {
+            return (None, None);
+        }
+    }
+    let full = run_audit(state, domain, catalogue).await;
+    let memory = full.as_ref().map(|audit| {
+        let found = dkim_found(audit);
+        let failed: Vec<String> = audit
+            .dkim
+            .as_ref()
+            .map(|d| {
+                d.selectors
+                    .iter()
+                    .filter(|s| s.lookup_failed)
+                    .map(|s| s.selector.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if failed.is_empty() {
+            DkimMemory {
+                selectors: found,
+                full_probe_at: Some(now),
+            }
+        } else {
+            // Incomplete: keep what may still be there and probe everything again next pass.
+            let mut selectors = found;
+            selectors.extend(
+                domain
+                    .dkim_selectors_seen
+                    .iter()
+                    .filter(|s| failed.contains(s))
+                    .cloned(),
+            );
+            selectors.sort();
+            selectors.dedup();
+            DkimMemory {
+                selectors,
+                full_probe_at: domain.dkim_full_probe_at,
+            }
+        }
+    });
+    (full, memory)
+}
+
+/// Selectors with a key record in an audit.
+fn dkim_found(audit: &mailward_audit::AuditResult) -> Vec<String> {
+    let mut found = audit
+        .dkim
+        .as_ref()
+        .map(|d| d.found_selectors.clone())
+        .unwrap_or_default();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// The audit of a domain (None when it could not run): its score, and the values snapshots keep.
-async fn run_audit(state: &AppState, domain: &Domain) -> Option<mailward_audit::AuditResult> {
+async fn run_audit(
+    state: &AppState,
+    domain: &Domain,
+    selectors: Vec<String>,
+) -> Option<mailward_audit::AuditResult> {
     let resolver = Budgeted::new(state.resolver.as_ref(), DOMAIN_QUERY_BUDGET);
     let fetcher = crate::mta_sts_fetch::OutboundPolicyFetcher { state };
     let input = mailward_audit::AuditInput {
         domain: domain.url.clone(),
         email: None,
-        dkim_selectors: Some(crate::routes::audit::catalogue_selectors()),
+        dkim_selectors: Some(selectors),
         extra_selectors: Vec::new(),
         hosted_dmarc_suffix: state.config.hosted_dmarc_suffix.clone(),
     };
@@ -393,10 +495,9 @@ fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Ve
 /// can still be finishing it when this returns. Returns how many domains were due.
 pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
     let now = state.clock.unix();
-    let mut due_total = 0;
+    // Collect every shard first: evaluating a domain moves its index entry.
+    let mut due_all = Vec::new();
     for shard in 0..keys::SWEEP_SHARDS {
-        // Collect the shard first: evaluating moves each domain's index entry.
-        let mut due_all = Vec::new();
         let mut cursor = None;
         loop {
             let (due, next) = domains::due(state.store.as_ref(), shard, now, 100, cursor).await?;
@@ -406,16 +507,18 @@ pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
                 None => break,
             }
         }
-        due_total += due_all.len();
-        for chunk in due_all.chunks(BATCH_SIZE) {
-            run_batch(
-                state,
-                SweepBatch {
-                    domains: chunk.to_vec(),
-                },
-            )
-            .await?;
-        }
     }
-    Ok(due_total)
+    let batches: Vec<SweepBatch> = due_all
+        .chunks(BATCH_SIZE)
+        .map(|chunk| SweepBatch {
+            domains: chunk.to_vec(),
+        })
+        .collect();
+    let mut running = futures::stream::iter(batches)
+        .map(|batch| run_batch(state, batch))
+        .buffer_unordered(PARALLEL_BATCHES);
+    while let Some(result) = running.next().await {
+        result?;
+    }
+    Ok(due_all.len())
 }

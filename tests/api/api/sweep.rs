@@ -38,6 +38,30 @@ async fn sweep(app: &TestApp) {
         .unwrap();
 }
 
+/// A fixture DNS server with these zones and an app resolving through it; the outbox is
+/// inspected directly, so nothing may publish (and delete) its rows.
+async fn app_on(zones: Vec<Zone>) -> (FixtureServer, TestApp) {
+    let dns = FixtureServer::start(zones).await.unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+    })
+    .await;
+    (dns, app)
+}
+
+async fn add_domain(app: &TestApp, key: &str, url: &str) -> Value {
+    let res = app
+        .with_key(Method::POST, "/domains", key)
+        .json(&json!({ "url": url }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201, "{url}");
+    res.json().await.unwrap()
+}
+
 async fn read(app: &TestApp, key: &str, id: &str) -> Value {
     app.with_key(Method::GET, &format!("/domains/{id}"), key)
         .send()
@@ -55,26 +79,10 @@ async fn onboarding_reaches_setup_then_drifts_and_recovers() {
         .mx("@", 10, "mx.onboard.test.")
         .a("mx", "192.0.2.10")
         .txt("@", "v=spf1 mx -all");
-    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
-        .await
-        .unwrap();
-    let addr = dns.addr().to_string();
     // The outbox is inspected directly, so nothing may publish (and delete) its rows.
-    let app = TestApp::start_with(|s| {
-        s.dns = Some(addr);
-        s.publish_outbox = false;
-    })
-    .await;
+    let (dns, app) = app_on(vec![Zone::new("test"), zone]).await;
     let s = app.sign_up("onboard@example.com", "Onboard Org").await;
-    let created: Value = app
-        .with_key(Method::POST, "/domains", &s.key)
-        .json(&json!({"url": "onboard.test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = add_domain(&app, &s.key, "onboard.test").await;
     let id = created["id"].as_str().unwrap().to_owned();
     let rua = created["monitoring_email"].as_str().unwrap().to_owned();
 
@@ -171,15 +179,7 @@ async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
     let addr = dns.addr().to_string();
     let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
     let s = app.sign_up("gone@example.com", "Gone Org").await;
-    let created: Value = app
-        .with_key(Method::POST, "/domains", &s.key)
-        .json(&json!({"url": "gone.test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = add_domain(&app, &s.key, "gone.test").await;
     let id = created["id"].as_str().unwrap();
     let enqueued = mailward_http::sweep::coordinate(&app.stack.state)
         .await
@@ -208,25 +208,9 @@ async fn records_are_read_published_and_verified_until_all_verified() {
         .txt("@", "v=spf1 mx -all")
         .mx("@", 10, "mx.guide.test.")
         .a("mx", "192.0.2.11");
-    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
-        .await
-        .unwrap();
-    let addr = dns.addr().to_string();
-    let app = TestApp::start_with(|s| {
-        s.dns = Some(addr);
-        s.publish_outbox = false;
-    })
-    .await;
+    let (dns, app) = app_on(vec![Zone::new("test"), zone]).await;
     let s = app.sign_up("guide@example.com", "Guide Org").await;
-    let created: Value = app
-        .with_key(Method::POST, "/domains", &s.key)
-        .json(&json!({"url": "guide.test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = add_domain(&app, &s.key, "guide.test").await;
     let id = created["id"].as_str().unwrap().to_owned();
 
     let records: Value = app
@@ -464,15 +448,11 @@ async fn each_failure_reason_is_produced_from_a_fixture_zone() {
     let parent = Zone::new("parentonly.test")
         .txt("_dmarc", "v=DMARC1; p=reject")
         .txt("child", "v=spf1 -all");
-    let dns = FixtureServer::start(vec![Zone::new("test"), zone, parent])
-        .await
-        .unwrap();
-    let addr = dns.addr().to_string();
-    let app = TestApp::start_with(|s| {
-        s.dns = Some(addr);
-        s.publish_outbox = false;
-    })
-    .await;
+    // The organizational domain declared with `psd=n` (RFC 9989): the walk stops there.
+    let declared = Zone::new("psdn.test")
+        .txt("_dmarc", "v=DMARC1; p=reject; psd=n")
+        .txt("child", "v=spf1 -all");
+    let (_dns, app) = app_on(vec![Zone::new("test"), zone, parent, declared]).await;
     let s = app.sign_up("reasons@example.com", "Reasons Org").await;
     let cases = [
         ("nxdomain.reasons.test", "nameservers_unresolvable"),
@@ -481,18 +461,11 @@ async fn each_failure_reason_is_produced_from_a_fixture_zone() {
         ("invalid.reasons.test", "dmarc_record_invalid"),
         ("twice.reasons.test", "dmarc_multiple_records"),
         ("child.parentonly.test", "dmarc_record_on_parent_only"),
+        ("child.psdn.test", "dmarc_record_on_parent_only"),
     ];
     let mut ids = Vec::new();
     for (name, _) in cases {
-        let created: Value = app
-            .with_key(Method::POST, "/domains", &s.key)
-            .json(&json!({"url": name}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let created = add_domain(&app, &s.key, name).await;
         ids.push(created["id"].as_str().unwrap().to_owned());
     }
     sweep(&app).await;
@@ -532,15 +505,7 @@ async fn conflicts_are_detected_counted_and_leave_when_resolved() {
     })
     .await;
     let s = app.sign_up("conflict@example.com", "Conflict Org").await;
-    let created: Value = app
-        .with_key(Method::POST, "/domains", &s.key)
-        .json(&json!({"url": "conflict.test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = add_domain(&app, &s.key, "conflict.test").await;
     let id = created["id"].as_str().unwrap().to_owned();
     sweep(&app).await;
     let domain = read(&app, &s.key, &id).await;
@@ -595,4 +560,93 @@ async fn conflicts_are_detected_counted_and_leave_when_resolved() {
             .all(|c| c["kind"] != "multiple_dmarc_records"),
         "{domain}"
     );
+}
+
+/// A 2048-bit RSA public key (SPKI, base64).
+const DKIM_KEY: &str = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAr+yaDax+Q7JKiRtEo58HVYrEsK1CcE/oKY6ASKvlKs+bLLytOuCzHO4IfFFePMldibGJioOAZxXG69tEFPU6iTzVyoPTmHsyTume1KxOO1IudivAfC0PmtH5m6Thg74u00utR1PgFkxA5f4CZeRoeY57Px0EHB+6tBlAM3NcyD7H+fo/L5C/HLNgto5H8KWyfkbc4Lh03oQOUKim1ZtPpCbCvPYB6MKT8izpwf5VSBmKc0JVaRuZrALxY/o+DajzCq3igOtMOczwlNKxxfAIn8UpPIdGQvBUguomF939xRKGWabehBezWSLNdwmxUSnLRm0Mb3ufnRsKzZK9df6uWwIDAQAB";
+
+#[tokio::test]
+async fn sweep_probes_the_dkim_catalogue_daily_and_known_selectors_in_between() {
+    let key = format!("v=DKIM1; k=rsa; p={DKIM_KEY}");
+    let zone = Zone::new("dkimmem.test")
+        .txt("@", "v=spf1 -all")
+        .txt("google._domainkey", &key);
+    let (dns, app) = app_on(vec![Zone::new("test"), zone]).await;
+    let s = app.sign_up("dkimmem@example.com", "Dkim Org").await;
+    let created = add_domain(&app, &s.key, "dkimmem.test").await;
+    let id: uuid::Uuid = created["id"].as_str().unwrap().parse().unwrap();
+    let org: uuid::Uuid = s.org_id.parse().unwrap();
+    // Sweep through a resolver without a cache, so every probe reaches the fixture's log.
+    let state = &app.stack.state;
+    let mut settings = dns.settings();
+    settings.cache_ttl_cap = std::time::Duration::ZERO;
+    let uncached = mailward_http::AppState::new(
+        state.store.clone(),
+        state.queue.clone(),
+        state.mailer.clone(),
+        state.clock.clone(),
+        std::sync::Arc::new(mailward_dns::HickoryResolver::new(settings).unwrap()),
+        state.config.clone(),
+    );
+    let selectors_asked = |dns: &FixtureServer| {
+        let mut names: Vec<String> = dns
+            .queries()
+            .iter()
+            .filter_map(|q| q.name.strip_suffix("._domainkey.dkimmem.test"))
+            .map(str::to_owned)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    let stored = |app: &TestApp| {
+        let store = app.stack.state.store.clone();
+        async move {
+            mailward_http::repo::domains::get(store.as_ref(), org, id)
+                .await
+                .unwrap()
+                .unwrap()
+                .value
+        }
+    };
+    let pass = |app: &TestApp, seconds: i64| {
+        app.clock.advance(time::Duration::seconds(seconds));
+        dns.reset_stats();
+        mailward_http::sweep::sweep_now(&uncached)
+    };
+
+    // First pass: the whole catalogue.
+    pass(&app, 0).await.unwrap();
+    assert!(
+        selectors_asked(&dns).len() > 50,
+        "{:?}",
+        selectors_asked(&dns)
+    );
+    let first = stored(&app).await;
+    assert_eq!(first.dkim_selectors_seen, vec!["google".to_string()]);
+    assert!(first.dkim_full_probe_at.is_some());
+
+    // One interval later: only the selector found before.
+    pass(&app, 301).await.unwrap();
+    assert_eq!(selectors_asked(&dns), vec!["google".to_string()]);
+    let second = stored(&app).await;
+    assert_eq!(second.dkim_full_probe_at, first.dkim_full_probe_at);
+    assert_eq!(second.score, first.score);
+
+    // The key moves to another selector: the remembered one fails, so the catalogue is probed
+    // again in the same pass and the new selector is found.
+    dns.remove("google._domainkey.dkimmem.test", None).unwrap();
+    dns.set_txt("selector1._domainkey.dkimmem.test", &key)
+        .unwrap();
+    pass(&app, 301).await.unwrap();
+    assert!(selectors_asked(&dns).len() > 50);
+    let third = stored(&app).await;
+    assert_eq!(third.dkim_selectors_seen, vec!["selector1".to_string()]);
+    assert_eq!(third.score, first.score, "the score follows the moved key");
+
+    // A day after the last full probe: the catalogue again.
+    pass(&app, 301).await.unwrap();
+    assert_eq!(selectors_asked(&dns), vec!["selector1".to_string()]);
+    pass(&app, 86_400).await.unwrap();
+    assert!(selectors_asked(&dns).len() > 50);
 }

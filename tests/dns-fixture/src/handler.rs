@@ -38,6 +38,10 @@ pub(crate) struct State {
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) faults: Mutex<Faults>,
     pub(crate) log: Mutex<Vec<QueryLog>>,
+    /// Queries received (counted even when the log is off).
+    pub(crate) query_count: AtomicUsize,
+    /// Off: only count queries (a benchmark sending millions keeps its memory for the service).
+    pub(crate) log_off: std::sync::atomic::AtomicBool,
     in_flight: AtomicUsize,
     pub(crate) peak_in_flight: AtomicUsize,
 }
@@ -103,7 +107,10 @@ impl RequestHandler for FixtureHandler {
             Ok(info) => {
                 let name = crate::rdata::canonical(&info.query.name().to_string());
                 let qtype = info.query.query_type();
-                if let Ok(mut log) = self.state.log.lock() {
+                self.state.query_count.fetch_add(1, Ordering::Relaxed);
+                if !self.state.log_off.load(Ordering::Relaxed)
+                    && let Ok(mut log) = self.state.log.lock()
+                {
                     log.push(QueryLog {
                         name: name.clone(),
                         record_type: qtype.to_string(),

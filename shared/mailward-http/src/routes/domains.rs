@@ -153,6 +153,8 @@ async fn create_one(
         pending_since: None,
         consecutive_indeterminate: 0,
         verified_purposes: Vec::new(),
+        dkim_selectors_seen: Vec::new(),
+        dkim_full_probe_at: None,
         dns_conflicts: Vec::new(),
         created_at: now,
         updated_at: now,
