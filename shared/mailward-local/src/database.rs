@@ -1,7 +1,8 @@
 //! The SQLite file shared by the embedded store and queue.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 const SCHEMA: &str = r"
@@ -32,19 +33,29 @@ CREATE TABLE IF NOT EXISTS queue_messages (
 CREATE INDEX IF NOT EXISTS queue_ready ON queue_messages (queue, dead, visible_at_ms);
 ";
 
-/// One SQLite connection shared by the embedded adapters.
+/// Read-only connections kept beside the writer (file databases only).
+const READERS: usize = 4;
+
+/// The SQLite connections shared by the embedded adapters: one writer and, for a file database,
+/// a few readers.
 ///
-/// A single connection behind a mutex keeps writes serialised (SQLite allows one writer anyway)
-/// and makes conditional writes trivially atomic; each call runs on the blocking pool so a slow
-/// statement never stalls the async executor.
+/// The single writer behind a mutex keeps writes serialised (SQLite allows one writer anyway)
+/// and makes conditional writes trivially atomic. In WAL mode readers never block the writer or
+/// each other, so reads (most API requests) run on their own connections instead of queueing
+/// behind every write; a read that starts after a write committed sees it. Each call runs on the
+/// blocking pool so a slow statement never stalls the async executor.
 #[derive(Clone)]
 pub struct Database {
     conn: Arc<Mutex<Connection>>,
+    readers: Arc<Vec<Mutex<Connection>>>,
+    next_reader: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Database").finish_non_exhaustive()
+        f.debug_struct("Database")
+            .field("readers", &self.readers.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -55,22 +66,35 @@ impl Database {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        Self::init(conn)
-    }
-
-    /// A private in-memory database, for tests.
-    pub fn in_memory() -> Result<Self, rusqlite::Error> {
-        Self::init(Connection::open_in_memory()?)
-    }
-
-    fn init(conn: Connection) -> Result<Self, rusqlite::Error> {
         conn.execute_batch(SCHEMA)?;
-        Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
-        })
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let reader = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            reader.busy_timeout(std::time::Duration::from_secs(5))?;
+            readers.push(Mutex::new(reader));
+        }
+        Ok(Self::assemble(conn, readers))
     }
 
-    /// Runs `f` with exclusive use of the connection on the blocking thread pool.
+    /// A private in-memory database, for tests (one connection: readers could not see it).
+    pub fn in_memory() -> Result<Self, rusqlite::Error> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self::assemble(conn, Vec::new()))
+    }
+
+    fn assemble(conn: Connection, readers: Vec<Mutex<Connection>>) -> Self {
+        Self {
+            conn: Arc::new(Mutex::new(conn)),
+            readers: Arc::new(readers),
+            next_reader: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Runs `f` with exclusive use of the writer connection on the blocking thread pool.
     pub(crate) async fn with<T, F>(&self, f: F) -> Result<T, String>
     where
         T: Send + 'static,
@@ -79,6 +103,33 @@ impl Database {
         let conn = Arc::clone(&self.conn);
         tokio::task::spawn_blocking(move || {
             let mut guard = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut guard)
+        })
+        .await
+        .map_err(|e| format!("database task failed: {e}"))
+    }
+
+    /// Runs a read-only `f` on a reader connection (a free one if any, else the next in turn),
+    /// or on the writer when there are no readers (in-memory databases).
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> T + Send + 'static,
+    {
+        if self.readers.is_empty() {
+            return self.with(f).await;
+        }
+        let readers = Arc::clone(&self.readers);
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        tokio::task::spawn_blocking(move || {
+            let count = readers.len();
+            let free = (0..count).find_map(|i| readers[(start + i) % count].try_lock().ok());
+            let mut guard = match free {
+                Some(guard) => guard,
+                None => readers[start % count]
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            };
             f(&mut guard)
         })
         .await

@@ -240,7 +240,7 @@ impl ItemStore for EmbeddedStore {
     async fn get(&self, pk: &str, sk: &str, _consistent: bool) -> Result<Option<Item>, StoreError> {
         let (pk, sk, now) = (pk.to_owned(), sk.to_owned(), self.clock.unix());
         self.db
-            .with(move |conn| {
+            .read(move |conn| {
                 conn.query_row(
                     &format!(
                         "SELECT {COLUMNS} FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
@@ -290,7 +290,7 @@ impl ItemStore for EmbeddedStore {
     async fn query(&self, query: Query) -> Result<Page, StoreError> {
         let now = self.clock.unix();
         self.db
-            .with(move |conn| run_query(conn, &query, now))
+            .read(move |conn| run_query(conn, &query, now))
             .await
             .map_err(StoreError::Unavailable)?
     }
