@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod dkim_discovery;
 pub mod error;
 pub mod extract;
 pub mod jobs;

@@ -164,7 +164,11 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         next.dkim_selectors_seen = memory.selectors;
         next.dkim_full_probe_at = memory.full_probe_at;
     }
-    if let Some(direct) = &state.direct_dns {
+    // Detection "never fails": what it could not learn yields no conflict. So when this pass's
+    // DNS was inconclusive (a failed observation lookup, or no audit) the stored conflicts stay
+    // as they are, instead of being dropped and later counted again from one.
+    let dns_conclusive = observation.transient_failures.is_empty() && audit.is_some();
+    if let Some(direct) = state.direct_dns.as_ref().filter(|_| dns_conclusive) {
         let mut input = mailward_conflicts::ConflictInput::new(&claimed.url);
         input.dkim_selectors = audit
             .as_ref()
@@ -204,7 +208,17 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
             }
         }
     }
-    for event in &moved.events {
+    let mut events = moved.events.clone();
+    if conflicts_changed
+        && !events
+            .iter()
+            .any(|e| matches!(e, MonitoringEvent::Updated { .. }))
+    {
+        events.push(MonitoringEvent::Updated {
+            fields: vec!["dns_conflicts".to_owned()],
+        });
+    }
+    for event in &events {
         let previous_attributes = match event {
             MonitoringEvent::PolicyChanged { previous } => {
                 Some(json!({ "dmarc_policy": previous.as_str() }))
@@ -469,7 +483,8 @@ fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Ve
                 .collect(),
         ));
     }
-    if let Some(ns) = &audit.nameservers {
+    let ns_answered = matches!(audit.nameservers_status.as_deref(), Some("ok" | "no_data"));
+    if let Some(ns) = audit.nameservers.as_ref().filter(|_| ns_answered) {
         out.push(("ns", ns.clone()));
     }
     if let Some(sts) = &audit.mta_sts

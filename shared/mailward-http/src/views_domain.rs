@@ -83,7 +83,7 @@ pub struct ManagedDnsStatus {
     pub mta_sts: String,
 }
 
-/// When each record last entered `syncing`.
+/// When each record last entered `syncing`; `dmarc` falls back to `dmarc_setup_at`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct ManagedDnsStatusSince {
     pub dmarc: Option<String>,
@@ -226,7 +226,12 @@ pub fn domain_view(d: &model::Domain, config: &Config) -> Domain {
             mta_sts: unknown(),
         },
         managed_dns_status_since: ManagedDnsStatusSince {
-            dmarc: None,
+            // SPEC §2.1: the DMARC move predates tracking (hosted DMARC is not built), so it
+            // falls back to `dmarc_setup_at`.
+            dmarc: d.dmarc_setup_at.and_then(|at| {
+                at.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            }),
             spf: None,
             dkim: None,
             bimi: None,

@@ -352,7 +352,8 @@ fn tags(value: &str) -> Vec<(String, String)> {
 ///   `bimi_requires_enforcement`.
 pub fn warnings(ctx: &PlanContext, states: &[RecordState]) -> Vec<Warning> {
     let (_, mut out) = build(ctx);
-    if ctx.dmarc.policy != Policy::None {
+    // A parked domain sends no mail: enforcement without working authentication is the point.
+    if ctx.dmarc.policy != Policy::None && !ctx.parked {
         let works = states.iter().any(|s| {
             matches!(s.record.purpose, Purpose::Spf | Purpose::Dkim)
                 && s.action != Action::Delete

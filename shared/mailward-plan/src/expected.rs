@@ -62,6 +62,33 @@ pub fn expected_records(ctx: &PlanContext) -> Vec<ExpectedRecord> {
 
 /// The records plus the warnings their generation produced.
 pub(crate) fn build(ctx: &PlanContext) -> (Vec<ExpectedRecord>, Vec<Warning>) {
+    if ctx.parked {
+        return build_unlocked(&locked_down(ctx));
+    }
+    build_unlocked(ctx)
+}
+
+/// A parked domain's context: it sends no mail, so receivers should reject everything claiming
+/// to come from it (M3AAWG's parked-domain practice): DMARC `p=reject`, `sp=reject`, no testing
+/// flag; SPF `v=spf1 -all` unless the customer set `target_spf`; no DKIM keys.
+fn locked_down(ctx: &PlanContext) -> PlanContext {
+    let mut locked = ctx.clone();
+    locked.dmarc.policy = Policy::Reject;
+    locked.dmarc.sp = SubdomainPolicy::Reject;
+    locked.dmarc.pct = 100;
+    if locked
+        .target_spf
+        .as_deref()
+        .is_none_or(|t| t.trim().is_empty())
+    {
+        locked.target_spf = Some("v=spf1 -all".to_owned());
+    }
+    locked.known_sender_includes.clear();
+    locked.dkim.clear();
+    locked
+}
+
+fn build_unlocked(ctx: &PlanContext) -> (Vec<ExpectedRecord>, Vec<Warning>) {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     let domain = norm_name(&ctx.domain);

@@ -116,6 +116,9 @@ pub struct PlanContext {
     pub dkim: Vec<DkimPlan>,
     /// `include:` targets of the domain's confirmed senders (with or without `include:`).
     pub known_sender_includes: Vec<String>,
+    /// The domain sends no mail (`is_parked`): the plan locks it down (SPF `v=spf1 -all` unless
+    /// `target_spf` says otherwise, DMARC `p=reject` with `sp=reject` in full, no DKIM keys).
+    pub parked: bool,
     /// Purposes that were verified before (stored by the caller): a purpose in this set whose
     /// record is no longer published is `drifted` instead of `pending`/`verifying`.
     pub previously_verified: BTreeSet<Purpose>,

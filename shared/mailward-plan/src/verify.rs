@@ -14,7 +14,7 @@
 //! {
 //!   "queued": false,
 //!   "verified": { "dmarc": true, "spf": true },
-//!   "results": { "dmarc": true, "spf": true, "dkim": false, "mta_sts": false, "bimi": null }
+//!   "results": { "dmarc": true, "spf": true, "dkim": false, "mta_sts": false, "bimi": false }
 //! }
 //! ```
 //!
@@ -22,8 +22,8 @@
 //!   confirmed, not checked (outside `only`) or not planned are absent. `tls_rpt` and
 //!   `mta_sts_policy` never appear: they are not checked here at all.
 //! * `results` always has the five keys: `true` when confirmed in this pass, `false` otherwise
-//!   (not published, lookup failed, not checked, or nothing planned, e.g. no DKIM key); `bimi`
-//!   is `null` when the plan has no BIMI record (BIMI not enabled or no logo).
+//!   (not published, lookup failed, not checked, or nothing planned, e.g. no DKIM key or BIMI
+//!   not enabled): SPEC §4.1 makes all five booleans.
 //! * `mta_sts` is the `_mta-sts` TXT record only; the policy host is served over HTTPS and is
 //!   not part of this pass.
 
@@ -53,8 +53,8 @@ pub struct Results {
     pub dkim: bool,
     /// The `_mta-sts` TXT record confirmed.
     pub mta_sts: bool,
-    /// The BIMI record confirmed; `None` when no BIMI record is planned.
-    pub bimi: Option<bool>,
+    /// The BIMI record confirmed (false when none is planned).
+    pub bimi: bool,
 }
 
 /// What one verification pass confirmed.
@@ -75,8 +75,8 @@ impl Verification {
 
 /// Runs the verification pass over `expected` (from [`crate::expected_records`]), restricted to
 /// one purpose when `only` is given (`/verify/spf` → `Some(Purpose::Spf)`, `/verify/dkim` →
-/// `Some(Purpose::Dkim)`). Always uncached; no SPF include-tree walk (only the published
-/// record is checked).
+/// `Some(Purpose::Dkim)`). Always uncached. SPF is confirmed only when the published record's
+/// include tree stays within the 10-lookup limit.
 pub async fn verify(
     resolver: &dyn DnsResolver,
     expected: &[ExpectedRecord],
@@ -89,7 +89,9 @@ pub async fn verify(
         .filter(|r| only.is_none_or(|p| p == r.purpose))
         .cloned()
         .collect();
-    let states = compare_with(&uncached, &in_scope, false).await;
+    // The SPF include tree is walked too: a record over the lookup limit is published but
+    // broken (permerror at receivers), so it is not confirmed.
+    let states = compare_with(&uncached, &in_scope, true).await;
     let mut out = Verification::default();
     for purpose in VERIFIABLE {
         let of: Vec<_> = states
@@ -97,9 +99,12 @@ pub async fn verify(
             .filter(|s| s.record.purpose == purpose)
             .collect();
         let confirmed = !of.is_empty()
-            && of
-                .iter()
-                .all(|s| s.action != Action::Delete && s.already_published == Some(true));
+            && of.iter().all(|s| {
+                s.action != Action::Delete
+                    && s.already_published == Some(true)
+                    && s.spf_lookup_count
+                        .is_none_or(|count| count <= crate::expected::SPF_LOOKUP_LIMIT)
+            });
         if confirmed {
             out.verified.insert(purpose, true);
         }
@@ -108,10 +113,7 @@ pub async fn verify(
             Purpose::Spf => out.results.spf = confirmed,
             Purpose::Dkim => out.results.dkim = confirmed,
             Purpose::MtaSts => out.results.mta_sts = confirmed,
-            Purpose::Bimi => {
-                let planned = expected.iter().any(|r| r.purpose == Purpose::Bimi);
-                out.results.bimi = planned.then_some(confirmed);
-            }
+            Purpose::Bimi => out.results.bimi = confirmed,
             Purpose::MtaStsPolicy | Purpose::TlsRpt => {}
         }
     }

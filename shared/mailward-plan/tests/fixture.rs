@@ -32,6 +32,7 @@ fn ctx(domain: &str) -> PlanContext {
             value: "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA".into(),
         }],
         known_sender_includes: vec!["_spf.sender.test".into()],
+        parked: false,
         previously_verified: BTreeSet::new(),
     }
 }
@@ -132,7 +133,7 @@ async fn fresh_domain_is_all_create_and_pending() {
     assert!(v.verified.is_empty());
     assert_eq!(
         serde_json::to_value(&v).expect("json"),
-        serde_json::json!({"verified": {}, "results": {"dmarc": false, "spf": false, "dkim": false, "mta_sts": false, "bimi": null}})
+        serde_json::json!({"verified": {}, "results": {"dmarc": false, "spf": false, "dkim": false, "mta_sts": false, "bimi": false}})
     );
 }
 
@@ -181,7 +182,7 @@ async fn published_domain_is_verified_then_drifts() {
         json,
         serde_json::json!({
             "verified": {"dmarc": true, "spf": true, "dkim": true, "mta_sts": true},
-            "results": {"dmarc": true, "spf": true, "dkim": true, "mta_sts": true, "bimi": null}
+            "results": {"dmarc": true, "spf": true, "dkim": true, "mta_sts": true, "bimi": false}
         })
     );
 
@@ -449,9 +450,9 @@ async fn bimi_with_and_without_certificate() {
     assert_eq!(b[0].action, Action::Replace);
     assert_eq!(b[0].status, Status::Verifying);
     let v = verify(&resolver, &with_cert, None).await;
-    assert_eq!(v.results.bimi, Some(false));
+    assert!(!v.results.bimi);
     let v = verify(&resolver, &expected, Some(Purpose::Bimi)).await;
-    assert_eq!(v.results.bimi, Some(true));
+    assert!(v.results.bimi);
     assert_eq!(
         v.verified.keys().copied().collect::<Vec<_>>(),
         [Purpose::Bimi]
@@ -490,13 +491,14 @@ async fn verify_only_spf_is_uncached_and_scoped() {
     };
     let v = verify(&spy, &expected, Some(Purpose::Spf)).await;
     assert_eq!(spy.cached.load(Ordering::SeqCst), 0);
-    assert_eq!(spy.uncached.load(Ordering::SeqCst), 1);
+    // The SPF record, then its include (the lookup count is checked).
+    assert_eq!(spy.uncached.load(Ordering::SeqCst), 2);
     assert_eq!(
         v.verified.keys().copied().collect::<Vec<_>>(),
         [Purpose::Spf]
     );
     assert!(v.results.spf && !v.results.dmarc && !v.results.dkim && !v.results.mta_sts);
-    assert_eq!(v.results.bimi, None);
+    assert!(!v.results.bimi);
 
     let v = verify(&spy, &expected, Some(Purpose::Dkim)).await;
     assert_eq!(
@@ -516,4 +518,35 @@ async fn verify_only_spf_is_uncached_and_scoped() {
         !json.contains("tls_rpt") && !json.contains("mta_sts_policy"),
         "{json}"
     );
+}
+
+#[test]
+fn a_parked_domain_is_locked_down() {
+    let mut c = ctx("parked.test");
+    c.parked = true;
+    let records = expected_records(&c);
+    let dmarc = records
+        .iter()
+        .find(|r| r.purpose == Purpose::Dmarc)
+        .expect("dmarc");
+    assert!(dmarc.value.contains("p=reject"), "{}", dmarc.value);
+    // `sp` absent means the same as `p`.
+    assert!(
+        !dmarc.value.contains("sp=") || dmarc.value.contains("sp=reject"),
+        "{}",
+        dmarc.value
+    );
+    let spf = records
+        .iter()
+        .find(|r| r.purpose == Purpose::Spf)
+        .expect("spf");
+    assert_eq!(spf.value, "v=spf1 -all");
+    assert!(!records.iter().any(|r| r.purpose == Purpose::Dkim));
+    // An explicit target is kept.
+    c.target_spf = Some("v=spf1 include:_spf.parked.test -all".into());
+    let spf = expected_records(&c)
+        .into_iter()
+        .find(|r| r.purpose == Purpose::Spf)
+        .expect("spf");
+    assert_eq!(spf.value, "v=spf1 include:_spf.parked.test -all");
 }

@@ -546,6 +546,29 @@ async fn conflicts_are_detected_counted_and_leave_when_resolved() {
     assert_eq!(again["first_detected_at"], first);
     assert_ne!(again["last_detected_at"], first);
 
+    // A pass whose DNS is inconclusive keeps the stored conflicts as they were (not dropped
+    // and later counted again from one), and records no empty NS snapshot.
+    let ns_path = format!("/domains/{id}/dns-snapshots?type=ns");
+    let ns_snapshots = async |app: &TestApp| {
+        let list = get_json(app, Method::GET, &ns_path, &s.key).await;
+        list["data"].as_array().map_or(0, Vec::len)
+    };
+    let ns_before = ns_snapshots(&app).await;
+    dns.inject(Scope::Global, Fault::ServFail);
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(&app).await;
+    dns.clear_all_faults();
+    let domain = read(&app, &s.key, &id).await;
+    let kept = domain["dns_conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "multiple_dmarc_records")
+        .unwrap_or_else(|| panic!("{domain}"))
+        .clone();
+    assert_eq!(kept, again, "untouched by the inconclusive pass");
+    assert_eq!(ns_snapshots(&app).await, ns_before);
+
     // Resolved: the conflict leaves the list.
     dns.set_txt("_dmarc.conflict.test", "v=DMARC1; p=reject")
         .unwrap();
@@ -649,4 +672,100 @@ async fn sweep_probes_the_dkim_catalogue_daily_and_known_selectors_in_between() 
     assert_eq!(selectors_asked(&dns), vec!["selector1".to_string()]);
     pass(&app, 86_400).await.unwrap();
     assert!(selectors_asked(&dns).len() > 50);
+}
+
+async fn get_json(app: &TestApp, method: Method, path: &str, key: &str) -> Value {
+    let res = app.with_key(method, path, key).send().await.unwrap();
+    assert!(res.status().is_success(), "{path}: {}", res.status());
+    res.json().await.unwrap()
+}
+
+fn record_of<'a>(records: &'a Value, purpose: &str) -> Option<&'a Value> {
+    records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == purpose && r["action"] != "delete")
+}
+
+#[tokio::test]
+async fn guidance_plans_served_dkim_keys_tls_rpt_and_locks_down_parked_domains() {
+    let key = format!("v=DKIM1; k=rsa; p={DKIM_KEY}");
+    let zone = Zone::new("keys.test")
+        .txt("@", "v=spf1 -all")
+        .txt("google._domainkey", &key);
+    let parked = Zone::new("parked.test").txt("@", "v=spf1 ~all");
+    let (_dns, app) = app_on(vec![Zone::new("test"), zone, parked]).await;
+    let s = app.sign_up("keys@example.com", "Keys Org").await;
+    let created = add_domain(&app, &s.key, "keys.test").await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["managed_dns_status_since"]["dmarc"], Value::Null);
+    let records_path = format!("/domains/{id}/dns-records");
+
+    // TLS-RPT is planned (optional) with the domain's report address; no DKIM key known yet.
+    let records = get_json(&app, Method::GET, &records_path, &s.key).await;
+    let tls = record_of(&records, "tls_rpt").unwrap_or_else(|| panic!("{records}"));
+    assert_eq!(tls["host"], "_smtp._tls.keys.test");
+    assert_eq!(tls["required"], false);
+    assert!(
+        tls["value"]
+            .as_str()
+            .unwrap()
+            .contains(created["monitoring_email"].as_str().unwrap()),
+        "{tls}"
+    );
+    assert!(record_of(&records, "dkim").is_none(), "{records}");
+
+    // Verifying DKIM probes the selector catalogue and confirms the served key.
+    let verify = get_json(
+        &app,
+        Method::POST,
+        &format!("/domains/{id}/verify/dkim"),
+        &s.key,
+    )
+    .await;
+    assert_eq!(verify["verified"], json!({"dkim": true}), "{verify}");
+    assert_eq!(verify["results"]["dkim"], true);
+    assert_eq!(verify["results"]["bimi"], false, "all five are booleans");
+    let records = get_json(&app, Method::GET, &records_path, &s.key).await;
+    let dkim = record_of(&records, "dkim").unwrap_or_else(|| panic!("{records}"));
+    assert_eq!(dkim["host"], "google._domainkey.keys.test");
+    assert_eq!(dkim["status"], "verified");
+
+    // A parked domain is told to lock down: reject everything, no senders.
+    let parked = add_domain(&app, &s.key, "parked.test").await;
+    let parked_id = parked["id"].as_str().unwrap();
+    let res = app
+        .with_key(Method::POST, &format!("/domains/{parked_id}"), &s.key)
+        .json(&json!({"is_parked": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let records = get_json(
+        &app,
+        Method::GET,
+        &format!("/domains/{parked_id}/dns-records"),
+        &s.key,
+    )
+    .await;
+    let spf = record_of(&records, "spf").unwrap();
+    assert_eq!(
+        (spf["value"].as_str(), spf["action"].as_str()),
+        (Some("v=spf1 -all"), Some("replace")),
+        "{spf}"
+    );
+    let dmarc = record_of(&records, "dmarc").unwrap();
+    assert!(
+        dmarc["value"].as_str().unwrap().contains("p=reject"),
+        "{dmarc}"
+    );
+    assert!(
+        !records["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "enforcing_policy_without_working_auth"),
+        "{records}"
+    );
 }

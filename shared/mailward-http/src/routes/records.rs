@@ -40,15 +40,19 @@ fn previously_verified(domain: &Domain) -> BTreeSet<Purpose> {
         .collect()
 }
 
+/// The plan's inputs for a stored domain. `dkim` are the keys found at the domain's selectors
+/// (see [`crate::dkim_discovery`]).
 async fn context(
     state: &AppState,
     domain: &Domain,
     resolver: &dyn mailward_domain::dns::DnsResolver,
+    dkim: Vec<mailward_plan::DkimPlan>,
 ) -> PlanContext {
     let live_spf = mailward_plan::fetch_live_spf(resolver, &domain.url)
         .await
         .ok()
         .flatten();
+    let monitoring = monitoring_email(domain, &state.config);
     PlanContext {
         domain: domain.url.clone(),
         dmarc: domain.dmarc_options.clone(),
@@ -56,19 +60,41 @@ async fn context(
         bimi: domain.bimi_options.clone(),
         target_spf: domain.target_spf.clone(),
         live_spf,
-        monitoring_email: monitoring_email(domain, &state.config),
+        // TLS-RPT reports go to the domain's own report address, like DMARC aggregates.
+        tls_rpt_rua: Some(monitoring.clone()),
+        monitoring_email: monitoring,
         report_domain: state.config.report_domain.clone(),
         hosted_zone: state.config.hosted_zone.clone(),
-        // Hosted DMARC (CNAME delegation), MTA-STS and TLS-RPT hosting, DKIM keys and confirmed
-        // senders arrive with their own endpoints; until then the plan is the customer-published
-        // DMARC and SPF (and BIMI when enabled).
+        // Hosted DMARC (CNAME delegation), MTA-STS hosting, registered DKIM keys and confirmed
+        // senders arrive with their own endpoints; until then DMARC is the customer-published
+        // TXT and DKIM the keys the domain already serves.
         dmarc_delegated: false,
         mta_sts: None,
-        tls_rpt_rua: None,
-        dkim: Vec::new(),
+        dkim,
         known_sender_includes: Vec::new(),
+        parked: domain.is_parked,
         previously_verified: previously_verified(domain),
     }
+}
+
+/// The DKIM keys to plan: those at the selectors the sweep (or an earlier verification) found.
+/// With none known and `probe_catalogue`, the whole selector catalogue is probed (a verification
+/// asked for DKIM), on its own query budget.
+async fn dkim_keys(
+    domain: &Domain,
+    resolver: &dyn mailward_domain::dns::DnsResolver,
+    probe_catalogue: bool,
+) -> Vec<mailward_plan::DkimPlan> {
+    if domain.is_parked {
+        return Vec::new();
+    }
+    if domain.dkim_selectors_seen.is_empty() && probe_catalogue {
+        let catalogue = crate::routes::audit::catalogue_selectors();
+        let budget = u32::try_from(catalogue.len() * 2 + 8).unwrap_or(u32::MAX);
+        let catalogue_resolver = Budgeted::new(resolver, budget);
+        return crate::dkim_discovery::discover(&catalogue_resolver, &domain.url, &catalogue).await;
+    }
+    crate::dkim_discovery::discover(resolver, &domain.url, &domain.dkim_selectors_seen).await
 }
 
 /// `GET /domains/{id}/dns-records` response.
@@ -92,7 +118,12 @@ pub struct DnsRecordsResponse {
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Computes the exact records for the domain's options: DMARC (TXT with Mailward's \
 report address first in `rua`, `t=y` when `dmarc_options.pct` < 100), SPF (`target_spf`, or the \
-live record kept with its `all`), BIMI when enabled. Each record says `action` \
+live record kept with its `all`), DKIM (the usable keys the domain already serves at the \
+selectors found by the monitoring sweep or a DKIM verification, planned as published: TXT, or \
+the CNAME to the sender's key host; registering keys with Mailward is not available yet), \
+TLS-RPT (`_smtp._tls` with the domain's report address; not required), BIMI when enabled. A \
+parked domain (`is_parked`) is locked down instead: DMARC `p=reject; sp=reject`, SPF \
+`v=spf1 -all` unless `target_spf` is set, no DKIM. Each record says `action` \
 (create|replace|delete; already published records need none), `already_published` (null when \
 the live lookup failed: the action is then a static hint), `required`, `status` \
 (pending|verifying|verified|drifted) and a recommended `ttl`. Looks DNS up without caches.",
@@ -106,7 +137,8 @@ pub async fn get_dns_records(
     let domain = load(&state, &principal, id).await?.value;
     let direct = Uncached(state.resolver.as_ref());
     let resolver = Budgeted::new(&direct, QUERY_BUDGET);
-    let ctx = context(&state, &domain, &resolver).await;
+    let dkim = dkim_keys(&domain, &resolver, false).await;
+    let ctx = context(&state, &domain, &resolver, dkim).await;
     let expected = mailward_plan::expected_records(&ctx);
     let records = mailward_plan::compare(&resolver, &expected).await;
     let warnings = mailward_plan::warnings(&ctx, &records);
@@ -145,7 +177,7 @@ pub struct VerifyResponse {
     /// Purposes confirmed during this pass (only those; never `tls_rpt` or `mta_sts_policy`).
     #[schema(value_type = Object)]
     pub verified: std::collections::BTreeMap<Purpose, bool>,
-    /// `{dmarc, spf, dkim, mta_sts, bimi}` booleans (`bimi` null when no BIMI record is planned).
+    /// `{dmarc, spf, dkim, mta_sts, bimi}` booleans: true when confirmed in this pass.
     #[schema(value_type = Object)]
     pub results: mailward_plan::Results,
 }
@@ -160,7 +192,13 @@ async fn run_verify(
     let domain = current.value.clone();
     let direct = Uncached(state.resolver.as_ref());
     let resolver = Budgeted::new(&direct, QUERY_BUDGET);
-    let ctx = context(state, &domain, &resolver).await;
+    let wants_dkim = only.is_none_or(|p| p == Purpose::Dkim);
+    let dkim = dkim_keys(&domain, &direct, wants_dkim).await;
+    let mut seen: Vec<String> = domain.dkim_selectors_seen.clone();
+    seen.extend(dkim.iter().map(|k| k.selector.clone()));
+    seen.sort();
+    seen.dedup();
+    let ctx = context(state, &domain, &resolver, dkim).await;
     let expected = mailward_plan::expected_records(&ctx);
     let verification = mailward_plan::verify(&resolver, &expected, only).await;
     let mut confirmed: BTreeSet<String> = domain.verified_purposes.iter().cloned().collect();
@@ -168,9 +206,11 @@ async fn run_verify(
         confirmed.insert(purpose_name(purpose));
     }
     let confirmed: Vec<String> = confirmed.into_iter().collect();
-    if confirmed != domain.verified_purposes {
+    if confirmed != domain.verified_purposes || seen != domain.dkim_selectors_seen {
         let mut next = domain.clone();
         next.verified_purposes = confirmed;
+        // The sweep re-checks these between its catalogue probes.
+        next.dkim_selectors_seen = seen;
         match state
             .store
             .transact(vec![domains::save_op(&next, current.version)?])
@@ -192,8 +232,11 @@ async fn run_verify(
 #[utoipa::path(post, path = "/domains/{id}/verify", tag = "domains",
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Asks DNS without caches whether each planned record is published. `verified` lists \
-only the purposes confirmed during this pass; `tls_rpt` and `mta_sts_policy` never appear. Counts \
-in the DNS buckets.",
+only the purposes confirmed during this pass; `tls_rpt` and `mta_sts_policy` never appear. \
+`results` always has the five booleans (false when not confirmed, including nothing planned). \
+SPF is confirmed only when the published record stays within 10 DNS lookups. When no DKIM \
+selector is known yet, the pass probes the selector catalogue and remembers the keys it finds. \
+Counts in the DNS buckets.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn verify_domain(
