@@ -21,7 +21,8 @@ use mailward_domain::domain::{Domain, ScoreBand};
 use mailward_domain::queue::{QueueName, send_job};
 use mailward_domain::store::StoreError;
 use mailward_monitoring::{
-    Expectation, MonitoringEvent, MonitoringState, SweepRules, classify, observe, step,
+    Expectation, MonitoringEvent, MonitoringState, SweepRules, classify, escalate_lame_delegation,
+    observe, step,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -105,6 +106,14 @@ fn monitoring_state(domain: &Domain) -> MonitoringState {
     }
 }
 
+/// Sweeps in a row of name servers answering SERVFAIL/REFUSED after which the delegation is
+/// taken as broken (`nameservers_unresolvable`): a day's worth of passes, at least three.
+fn lame_delegation_after(interval_secs: u64) -> u32 {
+    u32::try_from(86_400 / interval_secs.max(1))
+        .unwrap_or(u32::MAX)
+        .max(3)
+}
+
 /// Evaluates one domain end to end.
 pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<()> {
     let store = state.store.as_ref();
@@ -140,7 +149,12 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         delegated_target: None,
     };
     let observation = observe(&resolver, &claimed.url, &expect).await;
-    let verdict = classify(&observation);
+    let verdict = escalate_lame_delegation(
+        &observation,
+        classify(&observation),
+        claimed.consecutive_indeterminate,
+        lame_delegation_after(state.config.sweep_interval_secs),
+    );
     let (audit, dkim_memory) = audit_with_dkim_memory(state, &claimed, now).await;
     let score = audit.as_ref().map_or(claimed.score, |a| a.summary.score);
     let previous = monitoring_state(&claimed);

@@ -37,7 +37,8 @@
 //!   `nameservers_unresolvable`); `expected_rua` is always Mailward's address.
 
 use crate::observe::{
-    Delegation, DmarcOutcome, NameserverOutcome, Observation, ParentOutcome, TransientFailure,
+    Delegation, DmarcOutcome, LookupFailure, NameserverOutcome, Observation, ParentOutcome,
+    TransientFailure,
 };
 use mailward_domain::domain::{FailureDetail, FailureReason, Policy};
 use serde::{Deserialize, Serialize};
@@ -184,6 +185,49 @@ pub fn classify(observation: &Observation) -> Verdict {
     }
 }
 
+/// A lame delegation made definite: when the domain's name servers keep *answering* SERVFAIL or
+/// REFUSED (not timing out) for `after` sweeps in a row, counting this one, the verdict becomes
+/// `nameservers_unresolvable`. Why: a broken delegation otherwise stays indeterminate forever,
+/// so a set-up domain would never report the loss and a pending one never fail. A timeout never
+/// escalates (SPEC: a DNS timeout alone never fails a domain). `streak` is the domain's
+/// `consecutive_indeterminate` before this sweep.
+pub fn escalate_lame_delegation(
+    observation: &Observation,
+    verdict: Verdict,
+    streak: u32,
+    after: u32,
+) -> Verdict {
+    let answered_failure = match &observation.nameservers {
+        NameserverOutcome::Failed { failure } => {
+            matches!(failure, LookupFailure::ServFail | LookupFailure::Refused)
+        }
+        _ => false,
+    };
+    if !answered_failure
+        || !matches!(verdict, Verdict::Indeterminate { .. })
+        || streak.saturating_add(1) < after.max(1)
+    {
+        return verdict;
+    }
+    let failure = match &observation.nameservers {
+        NameserverOutcome::Failed { failure } => failure.code(),
+        _ => "servfail",
+    };
+    Verdict::NotMonitored {
+        reason: FailureReason::NameserversUnresolvable,
+        detail: FailureDetail {
+            observed: Some(format!(
+                "the name servers answered {failure} for {after} sweeps in a row"
+            )),
+            expected_rua: (!observation.expected_rua.is_empty())
+                .then(|| observation.expected_rua.clone()),
+            from_hostname: Some(observation.domain.clone()),
+            record_count: None,
+        },
+        policy: None,
+    }
+}
+
 fn indeterminate(failures: &[TransientFailure]) -> Verdict {
     let why = if failures.is_empty() {
         "a DNS lookup failed".to_string()
@@ -200,7 +244,6 @@ fn indeterminate(failures: &[TransientFailure]) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::LookupFailure;
 
     fn base() -> Observation {
         Observation {
@@ -222,6 +265,26 @@ mod tests {
             policy: Some(Policy::Reject),
             transient_failures: vec![],
         }
+    }
+
+    #[test]
+    fn a_lame_delegation_escalates_after_the_streak_but_a_timeout_never_does() {
+        let mut o = base();
+        o.nameservers = NameserverOutcome::Failed {
+            failure: LookupFailure::ServFail,
+        };
+        o.dmarc = DmarcOutcome::Failed;
+        let verdict = classify(&o);
+        assert!(matches!(verdict, Verdict::Indeterminate { .. }));
+        let early = escalate_lame_delegation(&o, verdict.clone(), 1, 3);
+        assert!(matches!(early, Verdict::Indeterminate { .. }));
+        let late = escalate_lame_delegation(&o, verdict.clone(), 2, 3);
+        assert_eq!(reason(&late), Some(FailureReason::NameserversUnresolvable));
+        o.nameservers = NameserverOutcome::Failed {
+            failure: LookupFailure::Timeout,
+        };
+        let timeout = escalate_lame_delegation(&o, classify(&o), 1000, 3);
+        assert!(matches!(timeout, Verdict::Indeterminate { .. }));
     }
 
     fn reason(v: &Verdict) -> Option<FailureReason> {

@@ -20,7 +20,7 @@ pub mod classify;
 pub mod machine;
 pub mod observe;
 
-pub use classify::{Verdict, classify};
+pub use classify::{Verdict, classify, escalate_lame_delegation};
 pub use machine::{
     MonitoringEvent, MonitoringState, Step, SweepRules, events_to_names, is_loss, step,
 };

@@ -769,3 +769,48 @@ async fn guidance_plans_served_dkim_keys_tls_rpt_and_locks_down_parked_domains()
         "{records}"
     );
 }
+
+#[tokio::test]
+async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() {
+    let (dns, app) = app_on(vec![Zone::new("test")]).await;
+    let s = app.sign_up("lame@example.com", "Lame Org").await;
+    let created = add_domain(&app, &s.key, "lame.test").await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let rua = created["monitoring_email"].as_str().unwrap().to_owned();
+    dns.add_zone(
+        Zone::new("lame.test")
+            .txt("@", "v=spf1 -all")
+            .txt("_dmarc", &format!("v=DMARC1; p=none; rua=mailto:{rua}")),
+    )
+    .unwrap();
+    // An 8-hour interval: three passes make the day after which SERVFAIL counts as lame.
+    let mut config = app.stack.state.config.clone();
+    config.sweep_interval_secs = 8 * 3600;
+    let state = &app.stack.state;
+    let slow = mailward_http::AppState::new(
+        state.store.clone(),
+        state.queue.clone(),
+        state.mailer.clone(),
+        state.clock.clone(),
+        state.resolver.clone(),
+        config,
+    );
+    mailward_http::sweep::sweep_now(&slow).await.unwrap();
+    assert_eq!(read(&app, &s.key, &id).await["monitoring_status"], "setup");
+
+    dns.inject(Scope::Global, Fault::ServFail);
+    for pass in 1..=3 {
+        app.clock.advance(time::Duration::hours(8));
+        mailward_http::sweep::sweep_now(&slow).await.unwrap();
+        let domain = read(&app, &s.key, &id).await;
+        if pass < 3 {
+            assert_eq!(domain["monitoring_status"], "setup", "pass {pass}: {domain}");
+        } else {
+            assert_eq!(domain["monitoring_status"], "failed", "{domain}");
+            assert_eq!(
+                domain["monitoring_failure_reason"],
+                "nameservers_unresolvable"
+            );
+        }
+    }
+}
