@@ -210,7 +210,9 @@ pub struct Warning {
 }
 
 impl Warning {
-    pub(crate) fn new(code: &str, message: impl Into<String>) -> Self {
+    /// A warning with a stable code and a message for a person (callers add their own, e.g.
+    /// about the domain itself).
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
         Warning {
             code: code.to_string(),
             message: message.into(),

@@ -1,10 +1,19 @@
-//! Domains: create, read, list (filters, sorts, expand, pagination), update, delete, bulk, and
+//! Domains: create, read, list (filters, sorts, expand, pagination), update (bounds, withdrawn
+//! verifications), delete (with its snapshots), bulk (independent entries), snapshot diffs, and
 //! the events they commit.
 
+use base64::Engine as _;
+use mailward_api_tests::faulty_store::{FaultyStore, StoreCall};
 use mailward_api_tests::{SignedUp, TestApp};
-use mailward_domain::store::{Query, query_all};
+use mailward_dns_fixture::{FixtureServer, Zone};
+use mailward_domain::Clock as _;
+use mailward_domain::store::{Query, StoreError, WriteOp, query_all};
+use mailward_http::repo::keys;
+use mailward_http::repo::snapshots::{self, Snapshot};
 use reqwest::Method;
 use serde_json::{Value, json};
+use std::sync::Arc;
+use tower::ServiceExt as _;
 
 async fn events(app: &TestApp) -> Vec<Value> {
     let mut all = Vec::new();
@@ -417,4 +426,578 @@ async fn racing_updates_of_one_domain_end_with_one_winner_or_a_clear_409() {
         statuses.iter().all(|s| *s == 200 || *s == 409),
         "{statuses:?}"
     );
+}
+
+async fn bulk(app: &TestApp, s: &SignedUp, body: &Value) -> (u16, Value) {
+    let res = app
+        .with_key(Method::POST, "/domains/bulk", &s.key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    (res.status().as_u16(), res.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn bulk_entries_are_checked_one_by_one_and_a_bad_entry_fails_alone() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("entries@example.com", "Entries Org").await;
+    let (status, body) = bulk(
+        &app,
+        &s,
+        &json!({"domains": [
+            {"url": "first.example"},
+            {"url": "grouped.example", "group_id": "abc"},
+            {"group_id": null},
+            {"url": "extra.example", "colour": "blue"},
+            {"url": 42},
+            "plain-string.example",
+            {"url": "first.example"},
+            {"url": "last.example", "group_id": null}
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (
+            body["created_count"].as_u64(),
+            body["failed_count"].as_u64()
+        ),
+        (Some(2), Some(6)),
+        "{body}"
+    );
+    let results = body["results"].as_array().unwrap();
+    let summary: Vec<(Value, &str, Option<&str>, Option<&str>)> = results
+        .iter()
+        .map(|r| {
+            let reason = r["reason"].as_str();
+            (
+                r["url"].clone(),
+                r["result"].as_str().unwrap(),
+                reason.map(|r| r.split(':').next().unwrap()),
+                r["param"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (json!("first.example"), "created", None, None),
+            (
+                json!("grouped.example"),
+                "failed",
+                Some("parameter_invalid_or_missing"),
+                Some("group_id")
+            ),
+            (
+                Value::Null,
+                "failed",
+                Some("parameter_invalid_or_missing"),
+                Some("url")
+            ),
+            (
+                json!("extra.example"),
+                "failed",
+                Some("parameter_invalid_or_missing"),
+                Some("colour")
+            ),
+            (
+                Value::Null,
+                "failed",
+                Some("parameter_invalid_or_missing"),
+                Some("url")
+            ),
+            (Value::Null, "failed", Some("invalid_entry"), None),
+            (
+                json!("first.example"),
+                "failed",
+                Some("domain_exists"),
+                Some("url")
+            ),
+            (json!("last.example"), "created", None, None),
+        ],
+        "{body}"
+    );
+    assert!(
+        results[1]["reason"].as_str().unwrap().contains("group_id"),
+        "the reason names the field: {body}"
+    );
+    assert_eq!(results[7]["domain"]["url"], "last.example");
+    assert_eq!(results[1]["domain"], Value::Null);
+
+    // The request's own shape still answers 400 naming the field.
+    let res = app
+        .with_key(Method::POST, "/domains/bulk", &s.key)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    assert_eq!(res.json::<Value>().await.unwrap()["code"], "invalid_json");
+    let too_many: Vec<Value> = (0..501)
+        .map(|i| json!({"url": format!("d{i}.example")}))
+        .collect();
+    for (body, param) in [
+        (json!({"domains": {"url": "a.example"}}), "domains"),
+        (json!({"domains": "a.example"}), "domains"),
+        (json!({}), "domains"),
+        (json!({"domains": too_many}), "domains"),
+        (
+            json!({"domains": [{"url": "a.example"}], "extra": 1}),
+            "extra",
+        ),
+    ] {
+        let (status, error) = bulk(&app, &s, &body).await;
+        assert_eq!(
+            (status, error["param"].as_str()),
+            (400, Some(param)),
+            "{error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_storage_failure_in_bulk_fails_that_entry_and_reports_the_others() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("flaky@example.com", "Flaky Org").await;
+    let state = &app.stack.state;
+    let poisoned = mailward_http::AppState::new(
+        // Any transaction claiming the name `boom.example` fails.
+        Arc::new(FaultyStore::new(
+            state.store.clone(),
+            Box::new(|call| {
+                match call {
+                StoreCall::Transact(ops)
+                    if ops.iter().any(|op| {
+                        matches!(op, WriteOp::Put { item, .. } if item.sk == "DOMAINNAME#boom.example")
+                    }) =>
+                {
+                    Err(StoreError::Unavailable("injected outage".into()))
+                }
+                _ => Ok(()),
+            }
+            }),
+        )),
+        state.queue.clone(),
+        state.mailer.clone(),
+        state.clock.clone(),
+        state.resolver.clone(),
+        state.config.clone(),
+    );
+    let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{}:", s.key));
+    let request = axum::http::Request::post("/domains/bulk")
+        .header("content-type", "application/json")
+        .header("authorization", format!("Basic {credentials}"))
+        .header("Mailward-Version", mailward_api_tests::VERSION)
+        .body(axum::body::Body::from(
+            json!({"domains": [{"url": "before.example"}, {"url": "boom.example"}, {"url": "after.example"}]})
+                .to_string(),
+        ))
+        .unwrap();
+    let res = mailward_local_stack::router(poisoned)
+        .oneshot(request)
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = serde_json::from_slice(
+        &axum::body::to_bytes(res.into_body(), 1 << 22)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let outcome: Vec<(&str, &str)> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["url"].as_str().unwrap(), r["result"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        outcome,
+        [
+            ("before.example", "created"),
+            ("boom.example", "failed"),
+            ("after.example", "created")
+        ],
+        "{body}"
+    );
+    let reason = body["results"][1]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("internal_error"), "{reason}");
+    assert!(!reason.contains("injected"), "internal causes are not sent");
+    assert_eq!(
+        (
+            body["created_count"].as_u64(),
+            body["failed_count"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    // What was reported as created is stored.
+    let list: Value = app
+        .with_key(Method::GET, "/domains?sort=url&order=asc", &s.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let urls: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls, ["after.example", "before.example"]);
+}
+
+#[tokio::test]
+async fn lists_filter_on_every_managed_flag() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("managed@example.com", "Managed Org").await;
+    for name in ["one.example", "two.example"] {
+        assert_eq!(create(&app, &s, name).await.0, 201);
+    }
+    let list = |query: String| {
+        let req = app.with_key(Method::GET, &format!("/domains?{query}"), &s.key);
+        async move {
+            let res = req.send().await.unwrap();
+            (res.status().as_u16(), res.json::<Value>().await.unwrap())
+        }
+    };
+    for flag in [
+        "is_parked",
+        "is_dmarc_managed",
+        "is_spf_managed",
+        "is_dkim_managed",
+        "is_bimi_managed",
+        "is_mta_sts_managed",
+    ] {
+        // No domain is parked or hosted: each filter keeps the domains whose view says false.
+        let (status, all) = list(format!("{flag}=false")).await;
+        assert_eq!(status, 200, "{all}");
+        assert_eq!(all["page_info"]["total_count"], 2, "{flag}");
+        assert!(
+            all["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d[flag] == false)
+        );
+        let (_, none) = list(format!("{flag}=true")).await;
+        assert_eq!(none["page_info"]["total_count"], 0, "{flag}");
+        let (status, error) = list(format!("{flag}=maybe")).await;
+        assert_eq!(
+            (status, error["param"].as_str()),
+            (400, Some(flag)),
+            "{error}"
+        );
+    }
+    // Unknown query parameters are ignored, as on every list route.
+    let (status, all) = list("colour=blue".into()).await;
+    assert_eq!(
+        (status, all["page_info"]["total_count"].as_u64()),
+        (200, Some(2))
+    );
+}
+
+#[tokio::test]
+async fn spf_mechanism_descriptions_and_dmarc_address_lists_are_bounded() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("bounds@example.com", "Bounds Org").await;
+    let (_, domain) = create(&app, &s, "bounds.example").await;
+    let id = domain["id"].as_str().unwrap();
+    let update = |body: Value| {
+        app.with_key(Method::POST, &format!("/domains/{id}"), &s.key)
+            .json(&body)
+            .send()
+    };
+    let spf = |descriptions: Value| json!({"spf_options": {"force_flattening": false, "enabled": true, "mechanism_descriptions": descriptions}});
+    let res = update(spf(
+        json!({"include:_spf.google.com": "Google Workspace", "ip4:192.0.2.1": "Büro-Server"}),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 200);
+    let updated: Value = res.json().await.unwrap();
+    assert_eq!(
+        updated["spf_options"]["mechanism_descriptions"]["ip4:192.0.2.1"],
+        "Büro-Server"
+    );
+    let many: serde_json::Map<String, Value> = (0..51)
+        .map(|i| (format!("ip4:192.0.2.{i}"), json!("server")))
+        .collect();
+    let at_limit: serde_json::Map<String, Value> = (0..50)
+        .map(|i| (format!("ip4:192.0.2.{i}"), json!("x".repeat(500))))
+        .collect();
+    assert_eq!(
+        update(spf(Value::Object(at_limit))).await.unwrap().status(),
+        200
+    );
+    for descriptions in [
+        Value::Object(many),
+        json!({"a".repeat(256): "too long a key"}),
+        json!({"": "empty key"}),
+        json!({"mx": "x".repeat(501)}),
+        json!({"mx": "line one\nline two"}),
+        json!({"mx\u{0007}": "bell"}),
+    ] {
+        let res = update(spf(descriptions.clone())).await.unwrap();
+        assert_eq!(res.status(), 400, "{descriptions}");
+        assert_eq!(
+            res.json::<Value>().await.unwrap()["param"],
+            "spf_options.mechanism_descriptions"
+        );
+    }
+    let addresses: Vec<String> = (0..21).map(|i| format!("a{i}@example.com")).collect();
+    for list in ["additional_emails", "legacy_ruf_emails"] {
+        let res = update(json!({"dmarc_options": {
+            "policy": "none", "pct": 100, "sp": "same", "strict_spf": false, "strict_dkim": false,
+            list: addresses
+        }}))
+        .await
+        .unwrap();
+        assert_eq!(res.status(), 400, "{list}");
+        assert_eq!(
+            res.json::<Value>().await.unwrap()["param"],
+            format!("dmarc_options.{list}")
+        );
+    }
+}
+
+async fn get_json(app: &TestApp, s: &SignedUp, path: &str) -> Value {
+    let res = app
+        .with_key(Method::GET, path, &s.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "{path}");
+    res.json().await.unwrap()
+}
+
+/// `POST /domains/{id}` with `body`; the status.
+async fn update(app: &TestApp, s: &SignedUp, id: &str, body: Value) -> u16 {
+    app.with_key(Method::POST, &format!("/domains/{id}"), &s.key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn record<'a>(records: &'a Value, purpose: &str) -> &'a Value {
+    records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == purpose && r["action"] != "delete")
+        .unwrap_or_else(|| panic!("no {purpose} record in {records}"))
+}
+
+#[tokio::test]
+async fn changing_dmarc_options_withdraws_dmarc_verification_so_the_record_reads_replace() {
+    let zone = Zone::new("reverify.test")
+        .ns("@", "ns1.reverify.test.")
+        .txt("@", "v=spf1 mx -all")
+        .mx("@", 10, "mx.reverify.test.")
+        .a("mx", "192.0.2.12");
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("reverify@example.com", "Reverify Org").await;
+    let (_, created) = create(&app, &s, "reverify.test").await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let records_path = format!("/domains/{id}/dns-records");
+    let stored_purposes = || {
+        let store = app.stack.state.store.clone();
+        let (org, domain) = (s.org_id.parse().unwrap(), id.parse().unwrap());
+        async move {
+            mailward_http::repo::domains::get(store.as_ref(), org, domain)
+                .await
+                .unwrap()
+                .unwrap()
+                .value
+                .verified_purposes
+        }
+    };
+
+    // Publish the DMARC record asked for and verify it (SPF is verified as the live record).
+    let records = get_json(&app, &s, &records_path).await;
+    let value = record(&records, "dmarc")["value"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    dns.set_txt("_dmarc.reverify.test", &value).unwrap();
+    let verify = app
+        .with_key(Method::POST, &format!("/domains/{id}/verify"), &s.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(verify.status(), 200);
+    let verified = stored_purposes().await;
+    assert!(verified.contains(&"dmarc".to_owned()), "{verified:?}");
+    assert!(verified.contains(&"spf".to_owned()), "{verified:?}");
+
+    // Unchanged values and unrelated fields keep every verification.
+    let res = app
+        .with_key(Method::POST, &format!("/domains/{id}"), &s.key)
+        .json(&json!({
+            "dmarc_setup_at": "2025-01-01T00:00:00Z",
+            "dmarc_options": created["dmarc_options"],
+            "spf_options": {"force_flattening": false, "enabled": false, "mechanism_descriptions": {"mx": "our MX"}}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(stored_purposes().await, verified);
+
+    // A new policy: the old live record needs replacing, it has not drifted.
+    let mut options = created["dmarc_options"].clone();
+    options["policy"] = json!("quarantine");
+    assert_eq!(
+        update(&app, &s, &id, json!({ "dmarc_options": options })).await,
+        200
+    );
+    let after = stored_purposes().await;
+    assert!(!after.contains(&"dmarc".to_owned()), "{after:?}");
+    assert!(
+        after.contains(&"spf".to_owned()),
+        "only dmarc is withdrawn: {after:?}"
+    );
+    let records = get_json(&app, &s, &records_path).await;
+    let dmarc = record(&records, "dmarc");
+    assert_ne!(dmarc["status"], "drifted", "{dmarc}");
+    assert_eq!(
+        (dmarc["status"].as_str(), dmarc["action"].as_str()),
+        (Some("verifying"), Some("replace")),
+        "{dmarc}"
+    );
+    assert_eq!(record(&records, "spf")["status"], "verified", "{records}");
+
+    // Parking locks DMARC, SPF and DKIM down: their verifications are withdrawn too.
+    assert_eq!(
+        update(&app, &s, &id, json!({ "is_parked": true })).await,
+        200
+    );
+    let parked = stored_purposes().await;
+    assert!(!parked.contains(&"spf".to_owned()), "{parked:?}");
+    let records = get_json(&app, &s, &records_path).await;
+    assert_eq!(record(&records, "spf")["status"], "verifying", "{records}");
+}
+
+/// Stores a snapshot of `domain` as the sweep would.
+async fn store_snapshot(
+    app: &TestApp,
+    s: &SignedUp,
+    domain: &str,
+    record_type: &str,
+    values: &[&str],
+    seconds_ago: i64,
+) -> uuid::Uuid {
+    let org: uuid::Uuid = s.org_id.parse().unwrap();
+    let snapshot = Snapshot {
+        id: uuid::Uuid::new_v4(),
+        domain_id: domain.parse().unwrap(),
+        record_type: record_type.into(),
+        values: values.iter().map(|v| (*v).to_owned()).collect(),
+        captured_at: app.clock.now() - time::Duration::seconds(seconds_ago),
+    };
+    app.stack
+        .state
+        .store
+        .transact(snapshots::record_ops(org, &snapshot).unwrap())
+        .await
+        .unwrap();
+    snapshot.id
+}
+
+#[tokio::test]
+async fn snapshot_diff_is_on_when_bare_true_or_1_and_off_when_false_or_0() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("diff@example.com", "Diff Org").await;
+    let (_, domain) = create(&app, &s, "diff.example").await;
+    let id = domain["id"].as_str().unwrap();
+    store_snapshot(&app, &s, id, "spf", &["v=spf1 mx -all"], 20).await;
+    let latest = store_snapshot(&app, &s, id, "spf", &["v=spf1 -all"], 10).await;
+    let path = format!("/domains/{id}/dns-snapshots/{latest}");
+    for query in ["?diff", "?diff=", "?diff=true", "?diff=1"] {
+        let snapshot = get_json(&app, &s, &format!("{path}{query}")).await;
+        assert_eq!(snapshot["diff"]["added"], json!(["v=spf1 -all"]), "{query}");
+        assert_eq!(
+            snapshot["diff"]["removed"],
+            json!(["v=spf1 mx -all"]),
+            "{query}"
+        );
+    }
+    for query in ["", "?diff=false", "?diff=0"] {
+        let snapshot = get_json(&app, &s, &format!("{path}{query}")).await;
+        assert!(snapshot.get("diff").is_none(), "{query}: {snapshot}");
+    }
+    for query in ["?diff=yes", "?diff=2", "?diff=TRUEISH"] {
+        let res = app
+            .with_key(Method::GET, &format!("{path}{query}"), &s.key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400, "{query}");
+        assert_eq!(
+            res.json::<Value>().await.unwrap()["param"],
+            "diff",
+            "{query}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn deleting_a_domain_deletes_its_snapshots_even_past_one_transaction() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("snapdel@example.com", "Snapdel Org").await;
+    let (_, doomed) = create(&app, &s, "doomed.example").await;
+    let (_, kept) = create(&app, &s, "kept.example").await;
+    let doomed = doomed["id"].as_str().unwrap().to_owned();
+    let kept = kept["id"].as_str().unwrap().to_owned();
+    // 120 snapshots over every type plus the 8 latest markers: more than one transaction holds.
+    let types = mailward_http::repo::snapshots::TYPES;
+    for i in 0..120i64 {
+        let value = format!("value {i}");
+        let record_type = types[usize::try_from(i).unwrap() % types.len()];
+        store_snapshot(&app, &s, &doomed, record_type, &[&value], 1000 - i).await;
+    }
+    store_snapshot(&app, &s, &kept, "spf", &["v=spf1 -all"], 5).await;
+    let org: uuid::Uuid = s.org_id.parse().unwrap();
+    let items = |domain: String| {
+        let store = app.stack.state.store.clone();
+        async move {
+            let domain: uuid::Uuid = domain.parse().unwrap();
+            let mut count = 0;
+            for prefix in [
+                keys::snapshot_prefix(domain, None),
+                keys::snapshot_latest_prefix(domain),
+            ] {
+                count += query_all(
+                    store.as_ref(),
+                    Query::partition(keys::org_pk(org)).prefix(prefix),
+                )
+                .await
+                .unwrap()
+                .len();
+            }
+            count
+        }
+    };
+    assert_eq!(items(doomed.clone()).await, 128);
+    assert_eq!(items(kept.clone()).await, 2);
+
+    let res = app
+        .with_key(Method::DELETE, &format!("/domains/{doomed}"), &s.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(items(doomed).await, 0, "every snapshot item is gone");
+    assert_eq!(items(kept.clone()).await, 2, "other domains keep theirs");
+    let list = get_json(&app, &s, &format!("/domains/{kept}/dns-snapshots")).await;
+    assert_eq!(list["page_info"]["total_count"], 1);
 }

@@ -1,10 +1,10 @@
 //! A failing backing store surfaces as a 5xx carrying a request id, never a panic, and the
 //! service keeps serving.
 
-use async_trait::async_trait;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use mailward_domain::store::{Condition, Item, ItemStore, Page, Query, StoreError, WriteOp};
+use mailward_api_tests::faulty_store::FaultyStore;
+use mailward_domain::store::StoreError;
 use mailward_domain::{Clock, SystemClock};
 use mailward_http::{AppState, Config};
 use mailward_local::{Database, EmbeddedQueue, EmbeddedStore, FileMailer};
@@ -13,67 +13,26 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tower::ServiceExt as _;
 
-/// The embedded store, failing every call while `broken` is set.
-struct FlakyStore {
-    inner: EmbeddedStore,
-    broken: AtomicBool,
-}
-
-impl FlakyStore {
-    fn check(&self) -> Result<(), StoreError> {
-        if self.broken.load(Ordering::SeqCst) {
-            Err(StoreError::Unavailable("injected outage".into()))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-#[async_trait]
-impl ItemStore for FlakyStore {
-    async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError> {
-        self.check()?;
-        self.inner.get(pk, sk, consistent).await
-    }
-    async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.put(item, condition).await
-    }
-    async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<bool, StoreError> {
-        self.check()?;
-        self.inner.delete(pk, sk, condition).await
-    }
-    async fn query(&self, query: Query) -> Result<Page, StoreError> {
-        self.check()?;
-        self.inner.query(query).await
-    }
-    async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.transact(ops).await
-    }
-    async fn increment(
-        &self,
-        pk: &str,
-        sk: &str,
-        by: i64,
-        expires_at: Option<i64>,
-    ) -> Result<i64, StoreError> {
-        self.check()?;
-        self.inner.increment(pk, sk, by, expires_at).await
-    }
-}
-
 #[tokio::test]
 async fn a_store_outage_is_a_503_with_a_request_id_and_the_service_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let db = Database::in_memory().unwrap();
-    let store = Arc::new(FlakyStore {
-        inner: EmbeddedStore::new(db.clone(), clock.clone()),
-        broken: AtomicBool::new(false),
-    });
+    // Every call fails while `broken` is set.
+    let broken = Arc::new(AtomicBool::new(false));
+    let flag = broken.clone();
+    let store = Arc::new(FaultyStore::new(
+        Arc::new(EmbeddedStore::new(db.clone(), clock.clone())),
+        Box::new(move |_| {
+            if flag.load(Ordering::SeqCst) {
+                Err(StoreError::Unavailable("injected outage".into()))
+            } else {
+                Ok(())
+            }
+        }),
+    ));
     let state = AppState::new(
-        store.clone(),
+        store,
         Arc::new(EmbeddedQueue::new(db, clock.clone(), 5)),
         Arc::new(FileMailer::new(
             dir.path().join("outbox"),
@@ -97,7 +56,7 @@ async fn a_store_outage_is_a_503_with_a_request_id_and_the_service_recovers() {
             .unwrap()
     };
 
-    store.broken.store(true, Ordering::SeqCst);
+    broken.store(true, Ordering::SeqCst);
     let res = router.clone().oneshot(request()).await.unwrap();
     assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
     let request_id = res.headers()["x-request-id"].to_str().unwrap().to_owned();
@@ -122,7 +81,7 @@ async fn a_store_outage_is_a_503_with_a_request_id_and_the_service_recovers() {
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
 
-    store.broken.store(false, Ordering::SeqCst);
+    broken.store(false, Ordering::SeqCst);
     let res = router.oneshot(request()).await.unwrap();
     assert_eq!(res.status(), StatusCode::CREATED);
 }

@@ -804,7 +804,10 @@ async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() 
         mailward_http::sweep::sweep_now(&slow).await.unwrap();
         let domain = read(&app, &s.key, &id).await;
         if pass < 3 {
-            assert_eq!(domain["monitoring_status"], "setup", "pass {pass}: {domain}");
+            assert_eq!(
+                domain["monitoring_status"], "setup",
+                "pass {pass}: {domain}"
+            );
         } else {
             assert_eq!(domain["monitoring_status"], "failed", "{domain}");
             assert_eq!(
@@ -813,4 +816,28 @@ async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() 
             );
         }
     }
+}
+
+#[tokio::test]
+async fn guidance_for_a_domain_missing_from_dns_says_so() {
+    let (_dns, app) = app_on(vec![Zone::new("test")]).await;
+    let s = app.sign_up("nx@example.com", "Nx Org").await;
+    let created = add_domain(&app, &s.key, "absent.test").await;
+    let id = created["id"].as_str().unwrap();
+    let records = get_json(
+        &app,
+        Method::GET,
+        &format!("/domains/{id}/dns-records"),
+        &s.key,
+    )
+    .await;
+    assert!(
+        records["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "domain_does_not_exist"),
+        "{records}"
+    );
+    assert_eq!(records["all_verified"], false);
 }

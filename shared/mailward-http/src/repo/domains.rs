@@ -1,10 +1,13 @@
 //! Domains: the domain item in the organization's partition, a name claim per organization
 //! (uniqueness by conditional put), and a global name index (`DOMAINNAME#<name>`, for report
-//! attribution to every organization watching a name).
+//! attribution to every organization watching a name). Removing a domain also removes its DNS
+//! snapshots.
 
-use super::{Versioned, decode, decode_versioned, encode, keys};
+use super::{Versioned, decode, decode_versioned, encode, keys, snapshots};
 use mailward_domain::domain::Domain;
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use mailward_domain::store::{
+    Condition, Item, ItemStore, MAX_TRANSACTION_OPS, Query, StoreError, WriteOp, query_all,
+};
 use uuid::Uuid;
 
 fn domain_item(domain: &Domain, version: u64) -> Result<Item, StoreError> {
@@ -51,7 +54,8 @@ pub fn create_ops(domain: &Domain) -> Result<Vec<WriteOp>, StoreError> {
     ])
 }
 
-/// The writes that remove a domain, its name claim and its index entry.
+/// The writes that remove a domain, its name claim and its index entry (not its snapshots: see
+/// [`remove`]).
 pub fn delete_ops(domain: &Domain, version: u64) -> Vec<WriteOp> {
     vec![
         WriteOp::Delete {
@@ -70,6 +74,42 @@ pub fn delete_ops(domain: &Domain, version: u64) -> Vec<WriteOp> {
             condition: Condition::None,
         },
     ]
+}
+
+/// Removes a domain read at `version`, together with `extra` writes (e.g. its event) and its
+/// DNS snapshots, in one transaction when they fit in [`MAX_TRANSACTION_OPS`]. Snapshots that do
+/// not fit are deleted afterwards, once the domain is gone, in batches; that part is best effort:
+/// a failed batch is logged and the rest still run (the organization purge removes leftovers).
+/// Fails, removing nothing, when the domain changed since it was read.
+pub async fn remove(
+    store: &dyn ItemStore,
+    domain: &Domain,
+    version: u64,
+    extra: Vec<WriteOp>,
+) -> Result<(), StoreError> {
+    let mut first = delete_ops(domain, version);
+    first.extend(extra);
+    let mut snapshot_deletes =
+        snapshots::delete_ops_for_domain(store, domain.org_id, domain.id).await?;
+    let room = MAX_TRANSACTION_OPS.saturating_sub(first.len());
+    let rest = snapshot_deletes.split_off(room.min(snapshot_deletes.len()));
+    first.extend(snapshot_deletes);
+    store.transact(first).await?;
+    let mut rest = rest.into_iter().peekable();
+    while rest.peek().is_some() {
+        let batch: Vec<WriteOp> = rest.by_ref().take(MAX_TRANSACTION_OPS).collect();
+        let size = batch.len();
+        if let Err(e) = store.transact(batch).await {
+            tracing::warn!(
+                org.id = %domain.org_id,
+                domain.id = %domain.id,
+                items = size,
+                error = %e,
+                "could not delete the snapshots of a removed domain",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The write that saves a changed domain if nobody changed it since `read_version`.

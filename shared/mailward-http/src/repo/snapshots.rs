@@ -83,3 +83,25 @@ pub async fn list(
     .map(decode)
     .collect()
 }
+
+/// The deletes that remove every snapshot of a domain and its latest-per-type markers (both
+/// `SNAPSHOT#<domain>#...` and `SNAPLATEST#<domain>#...`), for when the domain is removed.
+pub async fn delete_ops_for_domain(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+) -> Result<Vec<WriteOp>, StoreError> {
+    let mut ops = Vec::new();
+    for prefix in [
+        keys::snapshot_prefix(domain, None),
+        keys::snapshot_latest_prefix(domain),
+    ] {
+        let items = query_all(store, Query::partition(keys::org_pk(org)).prefix(prefix)).await?;
+        ops.extend(items.into_iter().map(|item| WriteOp::Delete {
+            pk: item.pk,
+            sk: item.sk,
+            condition: Condition::None,
+        }));
+    }
+    Ok(ops)
+}

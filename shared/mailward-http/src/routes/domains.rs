@@ -20,8 +20,10 @@ use mailward_domain::domain::{
 };
 use mailward_domain::email::EmailAddress;
 use mailward_domain::store::StoreError;
+use mailward_plan::Purpose;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -205,8 +207,16 @@ pub struct ListDomainsParams {
     pub dmarc_policy: Option<String>,
     /// Filter: true or false.
     pub is_parked: Option<bool>,
-    /// Filter: true or false (whether DMARC is hosted by Mailward).
+    /// Filter: true or false (whether Mailward hosts the DMARC record).
     pub is_dmarc_managed: Option<bool>,
+    /// Filter: true or false (whether Mailward hosts the SPF record).
+    pub is_spf_managed: Option<bool>,
+    /// Filter: true or false (whether Mailward hosts the DKIM records).
+    pub is_dkim_managed: Option<bool>,
+    /// Filter: true or false (whether Mailward hosts the BIMI record).
+    pub is_bimi_managed: Option<bool>,
+    /// Filter: true or false (whether Mailward hosts MTA-STS).
+    pub is_mta_sts_managed: Option<bool>,
     /// Filter: a group id.
     pub group_id: Option<Uuid>,
     /// created_at (default), url, monitoring_status, dmarc_policy, score, last_14_days_volume,
@@ -283,10 +293,33 @@ const SORT_KEYS: &[&str] = &[
     "group",
 ];
 
-/// Whether Mailward hosts the domain's DMARC record. Hosted records arrive with the hosted-DNS
-/// slice; until then no domain is managed.
-fn is_dmarc_managed(_domain: &Domain) -> bool {
-    false
+/// Reads one `is_*_managed` flag of a Domain view.
+type ManagedFlag = fn(&views_domain::Domain) -> bool;
+
+impl ListDomainsParams {
+    /// The `is_*_managed` filters paired with the flag of the Domain view each one tests.
+    fn managed_filters(&self) -> [(Option<bool>, ManagedFlag); 5] {
+        [
+            (self.is_dmarc_managed, |v| v.is_dmarc_managed),
+            (self.is_spf_managed, |v| v.is_spf_managed),
+            (self.is_dkim_managed, |v| v.is_dkim_managed),
+            (self.is_bimi_managed, |v| v.is_bimi_managed),
+            (self.is_mta_sts_managed, |v| v.is_mta_sts_managed),
+        ]
+    }
+
+    /// Whether the domain passes the `is_*_managed` filters. They test the flags exactly as the
+    /// Domain view shows them, so a filter and the listed values never disagree.
+    fn managed_match(&self, domain: &Domain, state: &AppState) -> bool {
+        let filters = self.managed_filters();
+        if filters.iter().all(|(wanted, _)| wanted.is_none()) {
+            return true;
+        }
+        let view = domain_view(domain, &state.config);
+        filters
+            .iter()
+            .all(|(wanted, flag)| wanted.is_none_or(|w| w == flag(&view)))
+    }
 }
 
 /// Ticket severity: (priority of the most severe open task, open task count). Domains without
@@ -378,12 +411,15 @@ pub struct DomainList {
 
 /// Lists the organization's domains.
 #[utoipa::path(get, path = "/domains", tag = "domains", params(ListDomainsParams),
-    description = "Filters: `monitoring_status`, `dmarc_policy`, `is_parked`, `is_dmarc_managed`, \
-`group_id`. `sort` (default created_at) and `order` (default desc). `severity` orders by the most \
-severe open ticket's priority, then ticket count, with ticketless domains last under desc and \
-first under asc; `status` keeps configured domains (monitoring `setup` or `drifted`) before the \
-others in both directions, with severity ordering inside each group. Ties break by name. \
-`expand[]=group|tasks`.",
+    description = "Filters: `monitoring_status`, `dmarc_policy`, `group_id`, and true|false \
+filters on the Domain flags `is_parked`, `is_dmarc_managed`, `is_spf_managed`, `is_dkim_managed`, \
+`is_bimi_managed` and `is_mta_sts_managed` (the managed filters test the value the Domain shows; \
+Mailward hosts no records yet, so `true` matches nothing and `false` everything). Unknown query \
+parameters are ignored, as on every list route. `sort` (default created_at) and `order` (default \
+desc). `severity` orders by the most severe open ticket's priority, then ticket count, with \
+ticketless domains last under desc and first under asc; `status` keeps configured domains \
+(monitoring `setup` or `drifted`) before the others in both directions, with severity ordering \
+inside each group. Ties break by name. `expand[]=group|tasks`.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = DomainList), (status = 400, body = ErrorBody)))]
 pub async fn list_domains(
@@ -431,11 +467,7 @@ pub async fn list_domains(
         .filter(|d| status.is_none_or(|s| d.monitoring_status == s))
         .filter(|d| policy.is_none_or(|p| d.dmarc_policy == p))
         .filter(|d| params.is_parked.is_none_or(|p| d.is_parked == p))
-        .filter(|d| {
-            params
-                .is_dmarc_managed
-                .is_none_or(|m| m == is_dmarc_managed(d))
-        })
+        .filter(|d| params.managed_match(d, &state))
         .filter(|d| params.group_id.is_none_or(|g| d.group_id == Some(g)))
         .collect();
     sort_domains(&mut list, sort, descending);
@@ -523,6 +555,83 @@ fn validate_emails(param: &'static str, emails: &[String]) -> Result<Vec<String>
         })
 }
 
+/// Most entries `spf_options.mechanism_descriptions` may hold.
+pub const MAX_MECHANISM_DESCRIPTIONS: usize = 50;
+/// Longest mechanism (key) in `spf_options.mechanism_descriptions`, in characters.
+pub const MAX_MECHANISM_CHARS: usize = 255;
+/// Longest description (value) in `spf_options.mechanism_descriptions`, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 500;
+
+/// Bounds `spf_options.mechanism_descriptions`: at most [`MAX_MECHANISM_DESCRIPTIONS`] entries,
+/// keys of 1 to [`MAX_MECHANISM_CHARS`] characters, values of at most [`MAX_DESCRIPTION_CHARS`],
+/// and no control characters in either.
+fn validate_mechanism_descriptions(
+    descriptions: Option<BTreeMap<String, String>>,
+) -> Result<Option<BTreeMap<String, String>>, ApiError> {
+    const PARAM: &str = "spf_options.mechanism_descriptions";
+    let Some(descriptions) = descriptions else {
+        return Ok(None);
+    };
+    let invalid = |message: String| Err(ApiError::invalid_param(PARAM, message));
+    if descriptions.len() > MAX_MECHANISM_DESCRIPTIONS {
+        return invalid(format!(
+            "{PARAM} holds at most {MAX_MECHANISM_DESCRIPTIONS} entries"
+        ));
+    }
+    for (mechanism, description) in &descriptions {
+        if mechanism.trim().is_empty() || mechanism.chars().count() > MAX_MECHANISM_CHARS {
+            return invalid(format!(
+                "{PARAM} keys must be 1 to {MAX_MECHANISM_CHARS} characters"
+            ));
+        }
+        if description.chars().count() > MAX_DESCRIPTION_CHARS {
+            return invalid(format!(
+                "{PARAM} values must be at most {MAX_DESCRIPTION_CHARS} characters"
+            ));
+        }
+        if mechanism
+            .chars()
+            .chain(description.chars())
+            .any(char::is_control)
+        {
+            return invalid(format!("{PARAM} must not contain control characters"));
+        }
+    }
+    Ok(Some(descriptions))
+}
+
+/// The record purposes whose expected record changed between `before` and `after`: an earlier
+/// verification no longer vouches for them, so the live record reads as needing a `replace`
+/// (status `verifying`) rather than `drifted`. SPF notes (`mechanism_descriptions`) are not part
+/// of the record and do not count; parking locks DMARC, SPF and DKIM down, so a change of
+/// `is_parked` counts for those three.
+fn purposes_to_reverify(before: &Domain, after: &Domain) -> Vec<&'static str> {
+    let spf_record = |d: &Domain| {
+        (
+            d.spf_options.enabled,
+            d.spf_options.force_flattening,
+            d.target_spf.clone(),
+        )
+    };
+    let parking = before.is_parked != after.is_parked;
+    [
+        (
+            Purpose::Dmarc,
+            parking || before.dmarc_options != after.dmarc_options,
+        ),
+        (
+            Purpose::Spf,
+            parking || spf_record(before) != spf_record(after),
+        ),
+        (Purpose::Dkim, parking),
+        (Purpose::Bimi, before.bimi_options != after.bimi_options),
+    ]
+    .into_iter()
+    .filter(|(_, changed)| *changed)
+    .map(|(purpose, _)| purpose.as_str())
+    .collect()
+}
+
 fn validate_https(param: &'static str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
     let url = url::Url::parse(raw.trim())
@@ -541,9 +650,17 @@ fn validate_https(param: &'static str, raw: Option<&str>) -> Result<Option<Strin
 #[utoipa::path(post, path = "/domains/{id}", tag = "domains", request_body = UpdateDomainRequest,
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Editors, administrators or read-write keys. `dmarc_options` and `spf_options` are \
-replaced whole and validated (addresses, `pct` 0-100: below 100 Mailward publishes `t=y`, RFC \
-9989's replacement of `pct`). `target_spf` must parse as an SPF record. A concurrent update \
-answers 409 `conflict`. Emits `domain.updated` with `previous_attributes`.",
+replaced whole and validated (addresses, at most 20 per list; `pct` 0-100: below 100 Mailward \
+publishes `t=y`, RFC 9989's replacement of `pct`). `spf_options.mechanism_descriptions` holds at \
+most 50 entries, keys 1-255 and values at most 500 characters (Unicode scalar values), no control \
+characters; a violation answers 400 naming `spf_options.mechanism_descriptions`. `target_spf` \
+must parse as an SPF record. A change to the record a purpose expects (`dmarc_options` for \
+dmarc; `spf_options.enabled`, `spf_options.force_flattening` or `target_spf` for spf; \
+`bimi_options` for bimi; `is_parked`, which locks the plan down, for dmarc, spf and dkim) \
+withdraws that purpose's earlier verification in the same write, so the records guidance shows \
+the old live record as `replace`/`verifying` until it is verified again rather than `drifted`; \
+sending unchanged values withdraws nothing. A concurrent update answers \
+409 `conflict`. Emits `domain.updated` with `previous_attributes`.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = views_domain::Domain), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn update_domain(
@@ -590,7 +707,7 @@ pub async fn update_domain(
         domain.spf_options = SpfOptions {
             force_flattening: o.force_flattening,
             enabled: o.enabled,
-            mechanism_descriptions: o.mechanism_descriptions,
+            mechanism_descriptions: validate_mechanism_descriptions(o.mechanism_descriptions)?,
         };
     }
     if let Some(at) = body.dmarc_setup_at {
@@ -631,6 +748,10 @@ pub async fn update_domain(
     if domain == before {
         return Ok(axum::Json(domain_view(&domain, &state.config)));
     }
+    let stale = purposes_to_reverify(&before, &domain);
+    domain
+        .verified_purposes
+        .retain(|p| !stale.contains(&p.as_str()));
     domain.updated_at = state.clock.now();
     let old_view =
         serde_json::to_value(domain_view(&before, &state.config)).map_err(ApiError::internal)?;
@@ -658,7 +779,8 @@ pub async fn update_domain(
 #[utoipa::path(delete, path = "/domains/{id}", tag = "domains",
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Editors, administrators or read-write keys. Emits `domain.deleted` carrying the \
-domain as it was just before removal.",
+domain as it was just before removal. The domain's DNS snapshots are removed with it (in the same \
+write when they fit, the remainder right after, best effort).",
     security(("api_key" = []), ("session" = [])),
     responses((status = 204, description = "Deleted"), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn delete_domain(
@@ -670,28 +792,30 @@ pub async fn delete_domain(
     let current = load(&state, &principal, id).await?;
     let view = serde_json::to_value(domain_view(&current.value, &state.config))
         .map_err(ApiError::internal)?;
-    let mut ops = domains::delete_ops(&current.value, current.version);
-    ops.push(
-        OutboxEvent::new(
-            "domain.deleted",
-            principal.org_id,
-            state.clock.now(),
-            view,
-            None,
-        )
-        .write_op()?,
+    let event = OutboxEvent::new(
+        "domain.deleted",
+        principal.org_id,
+        state.clock.now(),
+        view,
+        None,
     );
-    state.store.transact(ops).await?;
+    domains::remove(
+        state.store.as_ref(),
+        &current.value,
+        current.version,
+        vec![event.write_op()?],
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// One bulk entry.
+/// One bulk entry as documented. Entries are read one by one from JSON (see
+/// [`parse_bulk_entry`]), so a malformed entry fails alone.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct BulkDomain {
     /// The domain name.
     pub url: String,
-    /// A group of the organization.
+    /// A group of the organization, or null.
     pub group_id: Option<Uuid>,
 }
 
@@ -699,22 +823,24 @@ pub struct BulkDomain {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkRequest {
-    /// 1 to 500 domains.
-    pub domains: Vec<BulkDomain>,
+    /// 1 to 500 entries `{url, group_id}`, each checked on its own.
+    #[schema(value_type = Vec<BulkDomain>)]
+    pub domains: Vec<serde_json::Value>,
 }
 
 /// One bulk result, in request order.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct BulkEntry {
-    /// The submitted name, echoed.
-    pub url: String,
+    /// The submitted `url`, echoed; null when the entry had no string `url`.
+    pub url: Option<String>,
     /// `created` or `failed`.
     pub result: String,
     /// The created domain, or null.
     pub domain: Option<views_domain::Domain>,
-    /// Why it failed (an error code such as `domain_exists` or `parameter_invalid_or_missing`,
-    /// with its message), or null.
+    /// Why it failed, as `<code>: <message>` (codes in the route description), or null.
     pub reason: Option<String>,
+    /// The entry field to blame for a failure (`url`, `group_id` or an unknown key), or null.
+    pub param: Option<String>,
 }
 
 /// `POST /domains/bulk` response.
@@ -728,11 +854,96 @@ pub struct BulkResponse {
     pub results: Vec<BulkEntry>,
 }
 
+/// Fields a bulk entry may carry.
+const BULK_ENTRY_FIELDS: [&str; 2] = ["url", "group_id"];
+
+/// Reads one bulk entry. Its failures are the ones `POST /domains` would answer for the same
+/// object (400 `parameter_invalid_or_missing` naming the field), plus `invalid_entry` for an
+/// entry that is not an object.
+fn parse_bulk_entry(entry: &serde_json::Value) -> Result<BulkDomain, ApiError> {
+    use serde_json::Value;
+    let Some(fields) = entry.as_object() else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_entry",
+            "an entry must be an object with `url` and optional `group_id`",
+        ));
+    };
+    if let Some(unknown) = fields
+        .keys()
+        .find(|k| !BULK_ENTRY_FIELDS.contains(&k.as_str()))
+    {
+        return Err(ApiError::invalid_param(
+            unknown.clone(),
+            format!("unknown field `{unknown}`, expected `url` or `group_id`"),
+        ));
+    }
+    let url = match fields.get("url") {
+        Some(Value::String(url)) => url.clone(),
+        Some(_) => return Err(ApiError::invalid_param("url", "url must be a string")),
+        None => return Err(ApiError::invalid_param("url", "missing field `url`")),
+    };
+    let bad_group = || ApiError::invalid_param("group_id", "group_id must be a UUID or null");
+    let group_id = match fields.get("group_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(raw)) => Some(Uuid::parse_str(raw).map_err(|_| bad_group())?),
+        Some(_) => return Err(bad_group()),
+    };
+    Ok(BulkDomain { url, group_id })
+}
+
+/// The result of one bulk entry. A server-side failure (storage) is logged and reported as
+/// `internal_error` so the other entries, created or not, are still reported.
+fn bulk_entry(
+    url: Option<String>,
+    outcome: Result<Domain, ApiError>,
+    state: &AppState,
+) -> BulkEntry {
+    match outcome {
+        Ok(domain) => BulkEntry {
+            url,
+            result: "created".into(),
+            domain: Some(domain_view(&domain, &state.config)),
+            reason: None,
+            param: None,
+        },
+        Err(e) => {
+            let (reason, param) = if e.status.is_client_error() {
+                (
+                    format!("{}: {}", e.code, e.message),
+                    e.param.map(Into::into),
+                )
+            } else {
+                tracing::error!(url = url.as_deref(), error = ?e, "bulk domain entry failed");
+                (
+                    "internal_error: storing this entry failed; retry it".to_owned(),
+                    None,
+                )
+            };
+            BulkEntry {
+                url,
+                result: "failed".into(),
+                domain: None,
+                reason: Some(reason),
+                param,
+            }
+        }
+    }
+}
+
 /// Adds many domains; always 200, entries independent.
 #[utoipa::path(post, path = "/domains/bulk", tag = "domains", request_body = BulkRequest,
-    description = "Editors, administrators or read-write keys. 1 to 500 entries. Answers 200 even \
-when every entry failed: each entry says `created` or `failed` with a reason (`domain_exists: ...` \
-for a duplicate, also within the same request). Each created domain emits `domain.created`.",
+    description = "Editors, administrators or read-write keys. A body that is not JSON, lacks \
+`domains`, carries another key, or whose `domains` is not an array of 1 to 500 entries answers 400 \
+naming the field. Otherwise the answer is 200 even when every entry failed: one result per entry, \
+in request order. Entries are independent: each is checked and stored on its own, so a malformed \
+entry or a storage failure affects only that entry. `url` echoes the submitted string (null when \
+the entry had none); `reason` is `<code>: <message>` with code `invalid_entry` (the entry is not a \
+JSON object), `parameter_invalid_or_missing` (`param` names the entry field: `url` missing, not a \
+string or not a domain name; `group_id` not a UUID string or null, or naming no group of the \
+organization; any key other than `url` and `group_id`), `domain_exists` (already watched, also \
+earlier in the same request) or `internal_error` (storing this entry failed; retry it). Each \
+created domain emits `domain.created`.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = BulkResponse), (status = 400, body = ErrorBody)))]
 pub async fn bulk_create_domains(
@@ -748,39 +959,33 @@ pub async fn bulk_create_domains(
         ));
     }
     let mut results = Vec::with_capacity(body.domains.len());
-    let (mut created, mut failed) = (0u32, 0u32);
-    for entry in body.domains {
-        let url = entry.url.clone();
-        let request = CreateDomainRequest {
-            url: entry.url,
-            group_id: entry.group_id,
-            use_stored_scan: false,
+    let (mut created_count, mut failed_count) = (0u32, 0u32);
+    for entry in &body.domains {
+        let url = entry
+            .get("url")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        let outcome = match parse_bulk_entry(entry) {
+            Ok(parsed) => {
+                let request = CreateDomainRequest {
+                    url: parsed.url,
+                    group_id: parsed.group_id,
+                    use_stored_scan: false,
+                };
+                create_one(&state, &principal, request).await
+            }
+            Err(e) => Err(e),
         };
-        match create_one(&state, &principal, request).await {
-            Ok(domain) => {
-                created += 1;
-                results.push(BulkEntry {
-                    url,
-                    result: "created".into(),
-                    domain: Some(domain_view(&domain, &state.config)),
-                    reason: None,
-                });
-            }
-            Err(e) if e.status.is_client_error() => {
-                failed += 1;
-                results.push(BulkEntry {
-                    url,
-                    result: "failed".into(),
-                    domain: None,
-                    reason: Some(format!("{}: {}", e.code, e.message)),
-                });
-            }
-            Err(e) => return Err(e),
+        if outcome.is_ok() {
+            created_count += 1;
+        } else {
+            failed_count += 1;
         }
+        results.push(bulk_entry(url, outcome, &state));
     }
     Ok(axum::Json(BulkResponse {
-        created_count: created,
-        failed_count: failed,
+        created_count,
+        failed_count,
         results,
     }))
 }

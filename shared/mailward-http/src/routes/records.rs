@@ -106,7 +106,8 @@ pub struct DnsRecordsResponse {
     pub records: Vec<RecordState>,
     /// Every required record is verified.
     pub all_verified: bool,
-    /// Read before publishing, e.g. `enforcing_policy_without_working_auth`.
+    /// Read before publishing, e.g. `enforcing_policy_without_working_auth`, or
+    /// `domain_does_not_exist` when the name is NXDOMAIN.
     #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Warning>,
     /// The DNS host, from the domain's NS records.
@@ -141,9 +142,19 @@ pub async fn get_dns_records(
     let ctx = context(&state, &domain, &resolver, dkim).await;
     let expected = mailward_plan::expected_records(&ctx);
     let records = mailward_plan::compare(&resolver, &expected).await;
-    let warnings = mailward_plan::warnings(&ctx, &records);
+    let mut warnings = mailward_plan::warnings(&ctx, &records);
     let all_verified = mailward_plan::all_verified(&records);
-    let nameservers: Vec<String> = match resolver.lookup(&domain.url, RecordType::Ns).await {
+    let ns_lookup = resolver.lookup(&domain.url, RecordType::Ns).await;
+    if matches!(ns_lookup, Err(mailward_domain::dns::DnsError::NxDomain)) {
+        warnings.push(Warning::new(
+            "domain_does_not_exist",
+            format!(
+                "{} does not exist in DNS (NXDOMAIN): register or delegate it before publishing records",
+                domain.url
+            ),
+        ));
+    }
+    let nameservers: Vec<String> = match ns_lookup {
         Ok(answer) => answer
             .records
             .into_iter()

@@ -28,7 +28,7 @@ pub struct SnapshotView {
     pub values: Vec<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub captured_at: OffsetDateTime,
-    /// With `diff=true`: the change from the previous snapshot of the same type.
+    /// With `diff`: the change from the previous snapshot of the same type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<SnapshotDiff>,
 }
@@ -124,14 +124,32 @@ pub async fn list_dns_snapshots(
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DiffParam {
-    /// Include the change from the previous snapshot of the same type.
-    #[serde(default)]
-    pub diff: bool,
+    /// Include the change from the previous snapshot of the same type: bare `diff`, `true` or
+    /// `1` turn it on; `false`, `0` or leaving it out turn it off.
+    #[param(value_type = Option<String>)]
+    pub diff: Option<String>,
+}
+
+impl DiffParam {
+    /// Whether the diff was asked for; any other value is 400 naming `diff`.
+    fn wanted(&self) -> Result<bool, ApiError> {
+        match self.diff.as_deref() {
+            None | Some("false" | "0") => Ok(false),
+            Some("" | "true" | "1") => Ok(true),
+            Some(_) => Err(ApiError::invalid_param(
+                "diff",
+                "diff must be true, false, 1, 0 or given bare",
+            )),
+        }
+    }
 }
 
 /// One snapshot, optionally with its diff.
 #[utoipa::path(get, path = "/domains/{id}/dns-snapshots/{snapshot_id}", tag = "domains",
     params(("id" = uuid::Uuid, Path, description = "Domain id"), ("snapshot_id" = uuid::Uuid, Path, description = "Snapshot id"), DiffParam),
+    description = "With `diff` (bare `?diff`, `diff=true` or `diff=1`; `diff=false` and `diff=0` \
+turn it off; any other value answers 400 naming `diff`) the snapshot carries `diff`: the values \
+added and removed since the previous snapshot of the same type.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = SnapshotView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_dns_snapshot(
@@ -149,6 +167,7 @@ pub async fn get_dns_snapshot(
             "the snapshot id in the path is not a valid UUID",
         )
     })?;
+    let with_diff = params.wanted()?;
     load(&state, &principal, id).await?;
     let all = snapshots::list(state.store.as_ref(), principal.org_id, id, None).await?;
     let position = all
@@ -157,7 +176,7 @@ pub async fn get_dns_snapshot(
         .ok_or_else(|| ApiError::not_found("snapshot"))?;
     let snapshot = &all[position];
     let mut view = SnapshotView::from(snapshot);
-    if params.diff {
+    if with_diff {
         let previous = all[..position]
             .iter()
             .rev()
