@@ -49,6 +49,7 @@ pub fn account_routes() -> OpenApiRouter<AppState> {
 /// Domains group (the `api-domains` function).
 pub fn domain_routes() -> OpenApiRouter<AppState> {
     routes::domains::routes()
+        .merge(routes::domains_bulk::routes())
         .merge(routes::records::routes())
         .merge(routes::snapshots::routes())
 }

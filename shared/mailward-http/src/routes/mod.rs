@@ -4,6 +4,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod dns_quota;
 pub mod domains;
+pub mod domains_bulk;
 pub mod health;
 pub mod openapi;
 pub mod organizations;
