@@ -557,6 +557,35 @@ async fn bulk_entries_are_checked_one_by_one_and_a_bad_entry_fails_alone() {
     }
 }
 
+/// POSTs `body` with an API key straight to the router over `state` (a state no running
+/// server uses, e.g. one with a fault-injecting store); the status and JSON body.
+async fn post_through(
+    state: mailward_http::AppState,
+    key: &str,
+    path: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{key}:"));
+    let request = axum::http::Request::post(path)
+        .header("content-type", "application/json")
+        .header("authorization", format!("Basic {credentials}"))
+        .header("Mailward-Version", mailward_api_tests::VERSION)
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let res = mailward_local_stack::router(state)
+        .oneshot(request)
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
 #[tokio::test]
 async fn a_storage_failure_in_bulk_fails_that_entry_and_reports_the_others() {
     let app = TestApp::start().await;
@@ -585,27 +614,14 @@ async fn a_storage_failure_in_bulk_fails_that_entry_and_reports_the_others() {
         state.resolver.clone(),
         state.config.clone(),
     );
-    let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{}:", s.key));
-    let request = axum::http::Request::post("/domains/bulk")
-        .header("content-type", "application/json")
-        .header("authorization", format!("Basic {credentials}"))
-        .header("Mailward-Version", mailward_api_tests::VERSION)
-        .body(axum::body::Body::from(
-            json!({"domains": [{"url": "before.example"}, {"url": "boom.example"}, {"url": "after.example"}]})
-                .to_string(),
-        ))
-        .unwrap();
-    let res = mailward_local_stack::router(poisoned)
-        .oneshot(request)
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    let body: Value = serde_json::from_slice(
-        &axum::body::to_bytes(res.into_body(), 1 << 22)
-            .await
-            .unwrap(),
+    let (status, body) = post_through(
+        poisoned,
+        &s.key,
+        "/domains/bulk",
+        &json!({"domains": [{"url": "before.example"}, {"url": "boom.example"}, {"url": "after.example"}]}),
     )
-    .unwrap();
+    .await;
+    assert_eq!(status, 200);
     let outcome: Vec<(&str, &str)> = body["results"]
         .as_array()
         .unwrap()
@@ -1000,4 +1016,94 @@ async fn deleting_a_domain_deletes_its_snapshots_even_past_one_transaction() {
     assert_eq!(items(kept.clone()).await, 2, "other domains keep theirs");
     let list = get_json(&app, &s, &format!("/domains/{kept}/dns-snapshots")).await;
     assert_eq!(list["page_info"]["total_count"], 1);
+}
+
+/// Runs `POST /domains/{id}` with `body` through a store where `intervene` changes the stored
+/// domain (as the sweep or another person would) right before the request's own save.
+async fn update_with_interleaved_write(
+    intervene: fn(&mut mailward_domain::domain::Domain),
+    body: Value,
+) -> (u16, mailward_domain::domain::Domain) {
+    let app = TestApp::start().await;
+    let s = app
+        .sign_up("interleave@example.com", "Interleave Org")
+        .await;
+    let (_, created) = create(&app, &s, "interleave.example").await;
+    let id: uuid::Uuid = created["id"].as_str().unwrap().parse().unwrap();
+    let org: uuid::Uuid = s.org_id.parse().unwrap();
+    let state = &app.stack.state;
+    let inner = state.store.clone();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rule_store = inner.clone();
+    let store = FaultyStore::new(
+        inner.clone(),
+        Box::new(move |call| {
+            let saves_domain = matches!(call, StoreCall::Transact(ops)
+                if ops.iter().any(|op| matches!(op, WriteOp::Put { item, .. } if item.sk.starts_with("DOMAIN#"))));
+            if saves_domain && !done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let store = rule_store.clone();
+                // The interleaved writer runs to completion before this save goes on.
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Runtime::new().unwrap();
+                    rt.block_on(async {
+                        let current = mailward_http::repo::domains::get(store.as_ref(), org, id)
+                            .await
+                            .unwrap()
+                            .unwrap();
+                        let mut changed = current.value.clone();
+                        intervene(&mut changed);
+                        store
+                            .transact(vec![
+                                mailward_http::repo::domains::save_op(&changed, current.version)
+                                    .unwrap(),
+                            ])
+                            .await
+                            .unwrap();
+                    });
+                })
+                .join()
+                .unwrap();
+            }
+            Ok(())
+        }),
+    );
+    let intercepted = mailward_http::AppState::new(
+        Arc::new(store),
+        state.queue.clone(),
+        state.mailer.clone(),
+        state.clock.clone(),
+        state.resolver.clone(),
+        state.config.clone(),
+    );
+    let (status, _) = post_through(intercepted, &s.key, &format!("/domains/{id}"), &body).await;
+    let stored = mailward_http::repo::domains::get(inner.as_ref(), org, id)
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    (status, stored)
+}
+
+#[tokio::test]
+async fn a_sweep_write_between_read_and_save_is_not_a_conflict_but_a_person_write_is() {
+    // The sweep claims the domain and changes its score: the person's update still lands.
+    let (status, stored) = update_with_interleaved_write(
+        |d| {
+            d.score = 77;
+            d.sweep_claimed_until = Some(time::OffsetDateTime::now_utc());
+        },
+        json!({"target_spf": "v=spf1 -all"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(stored.target_spf.as_deref(), Some("v=spf1 -all"));
+    assert_eq!(stored.score, 77, "the sweep's write is kept");
+
+    // Another person parked it meanwhile: a clear 409, nothing of this request applied.
+    let (status, stored) =
+        update_with_interleaved_write(|d| d.is_parked = true, json!({"target_spf": "v=spf1 -all"}))
+            .await;
+    assert_eq!(status, 409);
+    assert_eq!(stored.target_spf, None);
+    assert!(stored.is_parked);
 }

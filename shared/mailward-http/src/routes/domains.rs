@@ -657,8 +657,10 @@ dmarc; `spf_options.enabled`, `spf_options.force_flattening` or `target_spf` for
 `bimi_options` for bimi; `is_parked`, which locks the plan down, for dmarc, spf and dkim) \
 withdraws that purpose's earlier verification in the same write, so the records guidance shows \
 the old live record as `replace`/`verifying` until it is verified again rather than `drifted`; \
-sending unchanged values withdraws nothing. A concurrent update answers \
-409 `conflict`. Emits `domain.updated` with `previous_attributes`.",
+sending unchanged values withdraws nothing. A concurrent change by another request to a \
+field a person sets (group, parking, options, `target_spf`, `dmarc_setup_at`) answers 409 \
+`conflict` and applies nothing; the service's own writes meanwhile (the monitoring sweep, a \
+verification) are not conflicts: the change is applied on top of them. Emits `domain.updated` with `previous_attributes`.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = views_domain::Domain), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn update_domain(
@@ -747,30 +749,91 @@ pub async fn update_domain(
         return Ok(axum::Json(domain_view(&domain, &state.config)));
     }
     let stale = purposes_to_reverify(&before, &domain);
-    domain
-        .verified_purposes
-        .retain(|p| !stale.contains(&p.as_str()));
-    domain.updated_at = state.clock.now();
-    let old_view =
-        serde_json::to_value(domain_view(&before, &state.config)).map_err(ApiError::internal)?;
-    let new_view =
-        serde_json::to_value(domain_view(&domain, &state.config)).map_err(ApiError::internal)?;
-    let previous = crate::routes::organizations::previous_attributes(&old_view, &new_view);
-    let event = OutboxEvent::new(
-        "domain.updated",
-        domain.org_id,
-        domain.updated_at,
-        new_view,
-        previous,
-    );
-    state
-        .store
-        .transact(vec![
-            domains::save_op(&domain, current.version)?,
-            event.write_op()?,
-        ])
-        .await?;
-    Ok(axum::Json(domain_view(&domain, &state.config)))
+    // The sweep and verification write the domain too (claims, status, score). Losing the
+    // version check to one of them is not a conflict with another person: the change is applied
+    // again on the fresh copy. A person's change in between still ends in a 409.
+    let (mut base, mut version) = (before, current.version);
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let mut next = with_person_fields(base.clone(), &domain);
+        next.verified_purposes
+            .retain(|p| !stale.contains(&p.as_str()));
+        next.updated_at = state.clock.now();
+        let old_view =
+            serde_json::to_value(domain_view(&base, &state.config)).map_err(ApiError::internal)?;
+        let new_view =
+            serde_json::to_value(domain_view(&next, &state.config)).map_err(ApiError::internal)?;
+        let previous = crate::routes::organizations::previous_attributes(&old_view, &new_view);
+        let event = OutboxEvent::new(
+            "domain.updated",
+            next.org_id,
+            next.updated_at,
+            new_view,
+            previous,
+        );
+        let saved = state
+            .store
+            .transact(vec![domains::save_op(&next, version)?, event.write_op()?])
+            .await;
+        match saved {
+            Ok(()) => return Ok(axum::Json(domain_view(&next, &state.config))),
+            Err(e) if is_version_conflict(&e) && attempts < MAX_SAVE_ATTEMPTS => {
+                let fresh = load(&state, &principal, id).await?;
+                if person_owned(&fresh.value) != person_owned(&base) {
+                    return Err(e.into());
+                }
+                (base, version) = (fresh.value, fresh.version);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Saves a person's change may take when only the service's own writes get in the way.
+const MAX_SAVE_ATTEMPTS: u32 = 3;
+
+fn is_version_conflict(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::TransactionCanceled { .. } | StoreError::ConditionFailed
+    )
+}
+
+/// The fields only a person changes (through this API); the sweep and verification never do.
+#[derive(Debug, PartialEq)]
+struct PersonOwned<'a> {
+    group_id: Option<Uuid>,
+    is_parked: bool,
+    dmarc_options: &'a DmarcOptions,
+    spf_options: &'a SpfOptions,
+    bimi_options: &'a BimiOptions,
+    target_spf: Option<&'a str>,
+    dmarc_setup_at: Option<OffsetDateTime>,
+}
+
+fn person_owned(d: &Domain) -> PersonOwned<'_> {
+    PersonOwned {
+        group_id: d.group_id,
+        is_parked: d.is_parked,
+        dmarc_options: &d.dmarc_options,
+        spf_options: &d.spf_options,
+        bimi_options: &d.bimi_options,
+        target_spf: d.target_spf.as_deref(),
+        dmarc_setup_at: d.dmarc_setup_at,
+    }
+}
+
+/// `onto` with the person-owned fields of `from`.
+fn with_person_fields(mut onto: Domain, from: &Domain) -> Domain {
+    onto.group_id = from.group_id;
+    onto.is_parked = from.is_parked;
+    onto.dmarc_options = from.dmarc_options.clone();
+    onto.spf_options = from.spf_options.clone();
+    onto.bimi_options = from.bimi_options.clone();
+    onto.target_spf = from.target_spf.clone();
+    onto.dmarc_setup_at = from.dmarc_setup_at;
+    onto
 }
 
 /// Deletes a domain.
@@ -787,24 +850,39 @@ pub async fn delete_domain(
     PathId(id): PathId,
 ) -> Result<StatusCode, ApiError> {
     principal.require_write()?;
-    let current = load(&state, &principal, id).await?;
-    let view = serde_json::to_value(domain_view(&current.value, &state.config))
-        .map_err(ApiError::internal)?;
-    let event = OutboxEvent::new(
-        "domain.deleted",
-        principal.org_id,
-        state.clock.now(),
-        view,
-        None,
-    );
-    domains::remove(
-        state.store.as_ref(),
-        &current.value,
-        current.version,
-        vec![event.write_op()?],
-    )
-    .await?;
-    Ok(StatusCode::NO_CONTENT)
+    let mut current = load(&state, &principal, id).await?;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let view = serde_json::to_value(domain_view(&current.value, &state.config))
+            .map_err(ApiError::internal)?;
+        let event = OutboxEvent::new(
+            "domain.deleted",
+            principal.org_id,
+            state.clock.now(),
+            view,
+            None,
+        );
+        let removed = domains::remove(
+            state.store.as_ref(),
+            &current.value,
+            current.version,
+            vec![event.write_op()?],
+        )
+        .await;
+        match removed {
+            Ok(()) => return Ok(StatusCode::NO_CONTENT),
+            // A sweep pass or verification wrote the domain meanwhile: delete the fresh copy.
+            Err(e) if is_version_conflict(&e) && attempts < MAX_SAVE_ATTEMPTS => {
+                let fresh = load(&state, &principal, id).await?;
+                if person_owned(&fresh.value) != person_owned(&current.value) {
+                    return Err(e.into());
+                }
+                current = fresh;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// Routes of this module.
