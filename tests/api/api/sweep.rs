@@ -841,3 +841,36 @@ async fn guidance_for_a_domain_missing_from_dns_says_so() {
     );
     assert_eq!(records["all_verified"], false);
 }
+
+#[tokio::test]
+async fn records_guidance_counts_in_the_dns_buckets() {
+    let dns = FixtureServer::start(vec![Zone::new("test")]).await.unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.rate_limits.push((
+            mailward_http::config::Scope::ApiKeyDns,
+            "1/60".parse().unwrap(),
+        ));
+    })
+    .await;
+    let s = app.sign_up("quota@example.com", "Quota Org").await;
+    let created = add_domain(&app, &s.key, "quota.test").await;
+    let path = format!("/domains/{}/dns-records", created["id"].as_str().unwrap());
+    let first = app
+        .with_key(Method::GET, &path, &s.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let second = app
+        .with_key(Method::GET, &path, &s.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(second.status(), 429);
+    assert_eq!(
+        second.json::<Value>().await.unwrap()["scope"],
+        "api_key_dns"
+    );
+}

@@ -127,12 +127,14 @@ parked domain (`is_parked`) is locked down instead: DMARC `p=reject; sp=reject`,
 `v=spf1 -all` unless `target_spf` is set, no DKIM. Each record says `action` \
 (create|replace|delete; already published records need none), `already_published` (null when \
 the live lookup failed: the action is then a static hint), `required`, `status` \
-(pending|verifying|verified|drifted) and a recommended `ttl`. Looks DNS up without caches.",
+(pending|verifying|verified|drifted) and a recommended `ttl`. Looks DNS up without caches, so \
+it counts in the DNS buckets (`dns`, and `api_key_dns` for API keys).",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = DnsRecordsResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_dns_records(
     State(state): State<AppState>,
     principal: Principal,
+    _quota: DnsQuota,
     PathId(id): PathId,
 ) -> Result<axum::Json<DnsRecordsResponse>, ApiError> {
     let domain = load(&state, &principal, id).await?.value;
