@@ -146,9 +146,31 @@ pub async fn detect(
     direct: &dyn DirectDns,
     input: &ConflictInput,
 ) -> Vec<Conflict> {
+    detect_with_coverage(resolver, direct, input)
+        .await
+        .conflicts
+}
+
+/// What one detection pass found, and where it could not look.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Detection {
+    /// The conflicts found.
+    pub conflicts: Vec<Conflict>,
+    /// Labels where some server gave no definitive answer (timeout, SERVFAIL...) or the CNAME
+    /// chain or TXT set could not be read: a conflict previously seen there is not known to be
+    /// resolved. The caller keeps such conflicts as they were.
+    pub inconclusive_labels: Vec<String>,
+}
+
+/// As [`detect`], also saying which labels could not be examined fully.
+pub async fn detect_with_coverage(
+    resolver: &dyn DnsResolver,
+    direct: &dyn DirectDns,
+    input: &ConflictInput,
+) -> Detection {
     let domain = canonical(&input.domain);
     if domain.is_empty() {
-        return Vec::new();
+        return Detection::default();
     }
     let targets = targets(input, &domain);
     // Zone nameservers per label, discovered sequentially so the walk is shared.
@@ -167,7 +189,14 @@ pub async fn detect(
         .iter()
         .zip(per_label.iter())
         .map(|(target, servers)| examine(resolver, direct, input, target, servers, &resolvers));
-    join_all(checks).await.into_iter().flatten().collect()
+    let mut detection = Detection::default();
+    for (target, (conflicts, inconclusive)) in targets.iter().zip(join_all(checks).await) {
+        detection.conflicts.extend(conflicts);
+        if inconclusive {
+            detection.inconclusive_labels.push(target.label.clone());
+        }
+    }
+    detection
 }
 
 fn targets(input: &ConflictInput, domain: &str) -> Vec<Target> {
@@ -456,7 +485,7 @@ async fn examine(
     target: &Target,
     nameservers: &[Nameserver],
     resolvers: &[&(String, SocketAddr)],
-) -> Vec<Conflict> {
+) -> (Vec<Conflict>, bool) {
     let label = target.label.as_str();
     let timeout = input.query_timeout;
     let auth_queries = nameservers
@@ -471,6 +500,11 @@ async fn examine(
         walk_chain(resolver, input, label),
         guarded(timeout, resolver.lookup(label, RecordType::Txt)),
     );
+    // Some server gave no definitive answer, or the chain or effective TXT set is unknown: a
+    // conflict not seen this time may still be there.
+    let inconclusive = auth.iter().chain(public.iter()).any(|o| !o.answered)
+        || chain == Chain::Unknown
+        || matches!(&txt, Err(e) if !matches!(e, DnsError::NxDomain));
     let authoritative_nameservers: Vec<NameserverAnswer> = nameservers
         .iter()
         .zip(auth.iter())
@@ -614,7 +648,7 @@ async fn examine(
             ));
         }
     }
-    out
+    (out, inconclusive)
 }
 
 struct Texts {

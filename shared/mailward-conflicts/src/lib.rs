@@ -20,8 +20,8 @@ mod detect;
 mod model;
 
 pub use detect::{
-    ConflictInput, DEFAULT_MAX_CNAME_CHAIN, DEFAULT_QUERY_TIMEOUT, MAX_DKIM_SELECTORS,
-    MAX_NAMESERVERS, MAX_PUBLIC_RESOLVERS, detect,
+    ConflictInput, DEFAULT_MAX_CNAME_CHAIN, DEFAULT_QUERY_TIMEOUT, Detection, MAX_DKIM_SELECTORS,
+    MAX_NAMESERVERS, MAX_PUBLIC_RESOLVERS, detect, detect_with_coverage,
 };
 pub use model::{Conflict, ConflictKind, NameserverAnswer, Protocol, ResolverAnswer};
 

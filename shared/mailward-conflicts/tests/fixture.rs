@@ -491,3 +491,20 @@ async fn fixture_cannot_serve_txt_beside_cname() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn labels_a_server_could_not_answer_for_are_reported_inconclusive() -> TestResult {
+    let env = Env::new(healthy(), None).await?;
+    let clean =
+        mailward_conflicts::detect_with_coverage(&env.resolver, &env.resolver, &env.input).await;
+    assert!(clean.inconclusive_labels.is_empty(), "{clean:?}");
+    env.ns2
+        .inject(Scope::name("_dmarc.example.test"), Fault::ServFail);
+    let partial =
+        mailward_conflicts::detect_with_coverage(&env.resolver, &env.resolver, &env.input).await;
+    assert_eq!(
+        partial.inconclusive_labels,
+        vec!["_dmarc.example.test".to_string()]
+    );
+    Ok(())
+}

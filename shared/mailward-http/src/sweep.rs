@@ -192,7 +192,8 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         input.public_resolvers = state.config.public_resolvers.clone();
         input.nameserver_port = state.config.nameserver_port;
         input.nameserver_ports = state.config.nameserver_ports.clone();
-        let found = mailward_conflicts::detect(&resolver, direct.as_ref(), &input).await;
+        let found =
+            mailward_conflicts::detect_with_coverage(&resolver, direct.as_ref(), &input).await;
         next.dns_conflicts = merge_conflicts(&claimed.dns_conflicts, &found, now);
     }
     let conflicts_changed =
@@ -292,16 +293,18 @@ fn conflict_keys(values: &[serde_json::Value]) -> Vec<(String, String)> {
 
 /// The stored conflict list after a detection pass (SPEC §2.2): a conflict seen again keeps its
 /// first detection time and counts one more occurrence; a new one starts at one; a conflict not
-/// seen any more is resolved and leaves the list.
+/// seen any more is resolved and leaves the list, unless its label could not be examined fully
+/// this pass (then it stays exactly as it was: not known to be resolved, not seen again).
 fn merge_conflicts(
     previous: &[serde_json::Value],
-    found: &[mailward_conflicts::Conflict],
+    found: &mailward_conflicts::Detection,
     now: time::OffsetDateTime,
 ) -> Vec<serde_json::Value> {
     let stamp = now
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();
-    found
+    let mut merged: Vec<serde_json::Value> = found
+        .conflicts
         .iter()
         .filter_map(|conflict| {
             let mut value = serde_json::to_value(conflict).ok()?;
@@ -323,7 +326,18 @@ fn merge_conflicts(
             object.insert("last_detected_at".into(), json!(stamp));
             Some(value)
         })
-        .collect()
+        .collect();
+    let unseen_but_unsure: Vec<serde_json::Value> = previous
+        .iter()
+        .filter(|p| {
+            let (label, _) = conflict_key(p);
+            found.inconclusive_labels.contains(&label)
+                && !merged.iter().any(|m| conflict_key(m) == conflict_key(p))
+        })
+        .cloned()
+        .collect();
+    merged.extend(unseen_but_unsure);
+    merged
 }
 
 /// What the sweep remembers of a domain's DKIM selectors after an audit.
@@ -550,4 +564,34 @@ pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
         result?;
     }
     Ok(due_all.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(label: &str) -> serde_json::Value {
+        json!({
+            "label": label,
+            "kind": "multiple_dmarc_records",
+            "occurrence_count": 4,
+            "first_detected_at": "2026-11-01T00:00:00Z",
+            "last_detected_at": "2026-11-02T00:00:00Z",
+        })
+    }
+
+    #[test]
+    fn an_unseen_conflict_stays_only_where_the_pass_was_inconclusive() {
+        let previous = vec![stored("_dmarc.a.test"), stored("_dmarc.b.test")];
+        let detection = mailward_conflicts::Detection {
+            conflicts: Vec::new(),
+            inconclusive_labels: vec!["_dmarc.a.test".to_owned()],
+        };
+        let merged = merge_conflicts(&previous, &detection, time::OffsetDateTime::now_utc());
+        assert_eq!(merged, vec![stored("_dmarc.a.test")], "kept untouched");
+        let conclusive = mailward_conflicts::Detection::default();
+        assert!(
+            merge_conflicts(&previous, &conclusive, time::OffsetDateTime::now_utc()).is_empty()
+        );
+    }
 }
