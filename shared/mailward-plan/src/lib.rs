@@ -44,7 +44,7 @@ pub async fn fetch_live_spf(
 ) -> Result<Option<String>, DnsError> {
     match mailward_spf::lookup_spf_record(resolver, domain).await {
         mailward_spf::RecordLookup::Found { record, .. } => Ok(Some(record.text)),
-        mailward_spf::RecordLookup::Multiple(records) => {
+        mailward_spf::RecordLookup::Multiple { records, .. } => {
             Ok(records.into_iter().next().map(|r| r.text))
         }
         mailward_spf::RecordLookup::NotFound => Ok(None),

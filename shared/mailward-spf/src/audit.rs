@@ -149,8 +149,9 @@ pub async fn audit_domain(resolver: &dyn DnsResolver, domain: &str) -> SpfAudit 
             &domain,
             format!("{domain} publishes no v=spf1 TXT record"),
         )),
-        RecordLookup::Multiple(records) => {
+        RecordLookup::Multiple { records, ttl } => {
             audit.records = records.iter().map(|r| r.text.clone()).collect();
+            audit.ttl = ttl;
             auditor.problems.push(Problem::error(
                 ProblemCode::MultipleSpfRecords,
                 &domain,
@@ -590,7 +591,7 @@ impl<'r> Auditor<'r> {
                     format!("{what} target {target} publishes no SPF record; evaluation reaching it ends in permerror"),
                 ));
             }
-            RecordLookup::Multiple(records) => self.problem(Some(node), Problem::error(
+            RecordLookup::Multiple { records, .. } => self.problem(Some(node), Problem::error(
                 ProblemCode::MultipleSpfRecords,
                 target,
                 format!("{target} publishes {} v=spf1 records; evaluation reaching it ends in permerror", records.len()),

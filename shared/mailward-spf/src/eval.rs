@@ -251,7 +251,7 @@ impl<'r> Evaluator<'r> {
             let record = match lookup_spf_record(self.resolver, &domain).await {
                 RecordLookup::Found { record, .. } => record,
                 RecordLookup::NotFound => return Ok(Verdict::none()),
-                RecordLookup::Multiple(records) => {
+                RecordLookup::Multiple { records, .. } => {
                     return Err(Stop::Perm(Problem::error(
                         ProblemCode::MultipleSpfRecords,
                         &domain,

@@ -43,7 +43,12 @@ pub enum RecordLookup {
     /// NXDOMAIN, NODATA, or no TXT record starting with `v=spf1`.
     NotFound,
     /// More than one SPF record (permerror).
-    Multiple(Vec<PublishedRecord>),
+    Multiple {
+        /// Every `v=spf1` record, in answer order.
+        records: Vec<PublishedRecord>,
+        /// TTL of the TXT answer, when known.
+        ttl: Option<u32>,
+    },
     /// The lookup failed (temperror): never read as "no record".
     Failed(DnsError),
 }
@@ -76,7 +81,10 @@ pub async fn lookup_spf_record(resolver: &dyn DnsResolver, domain: &str) -> Reco
                     record: found.remove(0),
                     ttl: answer.ttl,
                 },
-                _ => RecordLookup::Multiple(found),
+                _ => RecordLookup::Multiple {
+                    records: found,
+                    ttl: answer.ttl,
+                },
             }
         }
         Err(DnsError::NxDomain) | Err(DnsError::InvalidName(_)) => RecordLookup::NotFound,
