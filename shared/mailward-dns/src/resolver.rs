@@ -206,9 +206,14 @@ impl HickoryResolver {
 /// The CNAME chain from `name` after a NODATA answer. hickory reports NODATA at the end of a
 /// chain as a bare error, dropping the chain, so it is rebuilt with CNAME queries (one extra
 /// query when there is no chain). Best effort: a failing probe ends the chain.
+///
+/// Only for TXT and MX, whose callers read the chain of an empty answer (a DMARC, DKIM or SPF
+/// name delegated by CNAME to a name without the record). An empty address, NS, PTR or SOA
+/// answer is common (every IPv4-only host has no AAAA) and nobody reads its chain, so it costs
+/// no extra query.
 async fn chase_cnames(upstream: &Upstream, name: &str, record_type: RecordType) -> Vec<String> {
     let mut chain = Vec::new();
-    if record_type == RecordType::Cname {
+    if !matches!(record_type, RecordType::Txt | RecordType::Mx) {
         return chain;
     }
     let mut current = canonical(name);

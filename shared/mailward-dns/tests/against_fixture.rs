@@ -529,3 +529,23 @@ fn system_default_reads_resolv_conf_only_without_servers() {
         Err(e) => println!("no system resolver here: {e}"),
     }
 }
+
+#[tokio::test]
+async fn an_empty_address_answer_costs_one_query_and_an_empty_txt_answer_rebuilds_its_chain() {
+    let server = start().await;
+    let resolver = server.resolver().unwrap();
+    // `target` has an A record only: no AAAA (NODATA). Nobody reads that answer's chain.
+    let aaaa = resolver
+        .lookup_uncached("target.example.test", RecordType::Aaaa)
+        .await
+        .unwrap();
+    assert!(aaaa.records.is_empty());
+    assert_eq!(server.query_count(), 1);
+    // An empty TXT answer rebuilds its CNAME chain (DMARC/DKIM delegations need it).
+    let txt = resolver
+        .lookup_uncached("dangling.example.test", RecordType::Txt)
+        .await
+        .unwrap();
+    assert_eq!(txt.cname_chain, vec!["target.example.test"]);
+    assert!(server.query_count() >= 3, "{}", server.query_count());
+}

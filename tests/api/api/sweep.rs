@@ -427,7 +427,10 @@ async fn spf_diagnostics_report_the_tree_problems_and_next_action() {
 
     let two = diag("two.spf.test").await;
     assert_eq!(two["records"].as_array().unwrap().len(), 2);
-    assert_eq!(two["ttl"], 300, "the TTL is known with several records too: {two}");
+    assert_eq!(
+        two["ttl"], 300,
+        "the TTL is known with several records too: {two}"
+    );
     assert_eq!(two["next_action"]["code"], "merge_spf_records");
 }
 
