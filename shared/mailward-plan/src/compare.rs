@@ -160,7 +160,12 @@ async fn check(
         // Never planned; nothing to compare against.
         RecordKind::Ns => vec![unknown(record)],
     };
-    if count_spf_lookups && record.purpose == Purpose::Spf {
+    // The include walk only when the domain's own TXT lookup answered: when DNS failed for the
+    // domain, walking the planned includes one by one would only add a timeout per include.
+    let answered = states
+        .first()
+        .is_some_and(|s| s.already_published.is_some());
+    if count_spf_lookups && record.purpose == Purpose::Spf && answered {
         let audit = mailward_spf::audit_record(resolver, &record.host, &record.value).await;
         if let Some(first) = states.first_mut() {
             first.spf_lookup_count = Some(audit.lookup_count);

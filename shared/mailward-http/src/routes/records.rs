@@ -22,8 +22,12 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use utoipa::ToSchema;
 
-/// Queries one records page or verification may make.
-const QUERY_BUDGET: u32 = 200;
+/// Queries one records page or verification may make (a verification may spend 62 of them on
+/// the DKIM selector catalogue).
+const QUERY_BUDGET: u32 = 300;
+
+/// How long a verification may spend probing the DKIM selector catalogue.
+const CATALOGUE_PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 fn purpose_name(p: Purpose) -> String {
     serde_json::to_value(p)
@@ -40,18 +44,21 @@ fn previously_verified(domain: &Domain) -> BTreeSet<Purpose> {
         .collect()
 }
 
-/// The plan's inputs for a stored domain. `dkim` are the keys found at the domain's selectors
-/// (see [`crate::dkim_discovery`]).
+/// The plan's inputs for a stored domain; DKIM keys are those found at the domain's selectors
+/// (see [`crate::dkim_discovery`] and [`dkim_keys`]).
 async fn context(
     state: &AppState,
     domain: &Domain,
     resolver: &dyn mailward_domain::dns::DnsResolver,
-    dkim: Vec<mailward_plan::DkimPlan>,
+    probe_dkim_catalogue: bool,
 ) -> PlanContext {
-    let live_spf = mailward_plan::fetch_live_spf(resolver, &domain.url)
-        .await
-        .ok()
-        .flatten();
+    // The live SPF record and the DKIM keys are independent lookups: asked at once, so a slow
+    // DNS costs one timeout, not two in a row.
+    let (live_spf, dkim) = tokio::join!(
+        mailward_plan::fetch_live_spf(resolver, &domain.url),
+        dkim_keys(domain, resolver, probe_dkim_catalogue),
+    );
+    let live_spf = live_spf.ok().flatten();
     let monitoring = monitoring_email(domain, &state.config);
     PlanContext {
         domain: domain.url.clone(),
@@ -92,7 +99,11 @@ async fn dkim_keys(
         let catalogue = crate::routes::audit::catalogue_selectors();
         let budget = u32::try_from(catalogue.len() * 2 + 8).unwrap_or(u32::MAX);
         let catalogue_resolver = Budgeted::new(resolver, budget);
-        return crate::dkim_discovery::discover(&catalogue_resolver, &domain.url, &catalogue).await;
+        // A best-effort discovery: under a failing DNS it must not hold the request up.
+        let probe = crate::dkim_discovery::discover(&catalogue_resolver, &domain.url, &catalogue);
+        return tokio::time::timeout(CATALOGUE_PROBE_LIMIT, probe)
+            .await
+            .unwrap_or_default();
     }
     crate::dkim_discovery::discover(resolver, &domain.url, &domain.dkim_selectors_seen).await
 }
@@ -140,13 +151,17 @@ pub async fn get_dns_records(
     let domain = load(&state, &principal, id).await?.value;
     let direct = Uncached(state.resolver.as_ref());
     let resolver = Budgeted::new(&direct, QUERY_BUDGET);
-    let dkim = dkim_keys(&domain, &resolver, false).await;
-    let ctx = context(&state, &domain, &resolver, dkim).await;
-    let expected = mailward_plan::expected_records(&ctx);
-    let records = mailward_plan::compare(&resolver, &expected).await;
+    // The DNS provider's NS lookup is independent of the plan: asked at the same time.
+    let plan = async {
+        let ctx = context(&state, &domain, &resolver, false).await;
+        let expected = mailward_plan::expected_records(&ctx);
+        let records = mailward_plan::compare(&resolver, &expected).await;
+        (ctx, records)
+    };
+    let ((ctx, records), ns_lookup) =
+        tokio::join!(plan, resolver.lookup(&domain.url, RecordType::Ns));
     let mut warnings = mailward_plan::warnings(&ctx, &records);
     let all_verified = mailward_plan::all_verified(&records);
-    let ns_lookup = resolver.lookup(&domain.url, RecordType::Ns).await;
     if matches!(ns_lookup, Err(mailward_domain::dns::DnsError::NxDomain)) {
         warnings.push(Warning::new(
             "domain_does_not_exist",
@@ -206,12 +221,11 @@ async fn run_verify(
     let direct = Uncached(state.resolver.as_ref());
     let resolver = Budgeted::new(&direct, QUERY_BUDGET);
     let wants_dkim = only.is_none_or(|p| p == Purpose::Dkim);
-    let dkim = dkim_keys(&domain, &direct, wants_dkim).await;
+    let ctx = context(state, &domain, &resolver, wants_dkim).await;
     let mut seen: Vec<String> = domain.dkim_selectors_seen.clone();
-    seen.extend(dkim.iter().map(|k| k.selector.clone()));
+    seen.extend(ctx.dkim.iter().map(|k| k.selector.clone()));
     seen.sort();
     seen.dedup();
-    let ctx = context(state, &domain, &resolver, dkim).await;
     let expected = mailward_plan::expected_records(&ctx);
     let verification = mailward_plan::verify(&resolver, &expected, only).await;
     let mut confirmed: BTreeSet<String> = domain.verified_purposes.iter().cloned().collect();
