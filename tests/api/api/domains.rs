@@ -2,10 +2,11 @@
 //! verifications), delete (with its snapshots), bulk (independent entries), snapshot diffs, and
 //! the events they commit.
 
+use crate::common::{app_on, get_json, record_of};
 use base64::Engine as _;
 use mailward_api_tests::faulty_store::{FaultyStore, StoreCall};
 use mailward_api_tests::{SignedUp, TestApp};
-use mailward_dns_fixture::{FixtureServer, Zone};
+use mailward_dns_fixture::Zone;
 use mailward_domain::Clock as _;
 use mailward_domain::store::{Query, StoreError, WriteOp, query_all};
 use mailward_http::repo::keys;
@@ -779,16 +780,6 @@ async fn spf_mechanism_descriptions_and_dmarc_address_lists_are_bounded() {
     }
 }
 
-async fn get_json(app: &TestApp, s: &SignedUp, path: &str) -> Value {
-    let res = app
-        .with_key(Method::GET, path, &s.key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200, "{path}");
-    res.json().await.unwrap()
-}
-
 /// `POST /domains/{id}` with `body`; the status.
 async fn update(app: &TestApp, s: &SignedUp, id: &str, body: Value) -> u16 {
     app.with_key(Method::POST, &format!("/domains/{id}"), &s.key)
@@ -801,12 +792,7 @@ async fn update(app: &TestApp, s: &SignedUp, id: &str, body: Value) -> u16 {
 }
 
 fn record<'a>(records: &'a Value, purpose: &str) -> &'a Value {
-    records["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["purpose"] == purpose && r["action"] != "delete")
-        .unwrap_or_else(|| panic!("no {purpose} record in {records}"))
+    record_of(records, purpose).unwrap_or_else(|| panic!("no {purpose} record in {records}"))
 }
 
 #[tokio::test]
@@ -816,11 +802,7 @@ async fn changing_dmarc_options_withdraws_dmarc_verification_so_the_record_reads
         .txt("@", "v=spf1 mx -all")
         .mx("@", 10, "mx.reverify.test.")
         .a("mx", "192.0.2.12");
-    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
-        .await
-        .unwrap();
-    let addr = dns.addr().to_string();
-    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let (dns, app) = app_on(vec![Zone::new("test"), zone]).await;
     let s = app.sign_up("reverify@example.com", "Reverify Org").await;
     let (_, created) = create(&app, &s, "reverify.test").await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -839,7 +821,7 @@ async fn changing_dmarc_options_withdraws_dmarc_verification_so_the_record_reads
     };
 
     // Publish the DMARC record asked for and verify it (SPF is verified as the live record).
-    let records = get_json(&app, &s, &records_path).await;
+    let records = get_json(&app, Method::GET, &records_path, &s.key).await;
     let value = record(&records, "dmarc")["value"]
         .as_str()
         .unwrap()
@@ -882,7 +864,7 @@ async fn changing_dmarc_options_withdraws_dmarc_verification_so_the_record_reads
         after.contains(&"spf".to_owned()),
         "only dmarc is withdrawn: {after:?}"
     );
-    let records = get_json(&app, &s, &records_path).await;
+    let records = get_json(&app, Method::GET, &records_path, &s.key).await;
     let dmarc = record(&records, "dmarc");
     assert_ne!(dmarc["status"], "drifted", "{dmarc}");
     assert_eq!(
@@ -899,7 +881,7 @@ async fn changing_dmarc_options_withdraws_dmarc_verification_so_the_record_reads
     );
     let parked = stored_purposes().await;
     assert!(!parked.contains(&"spf".to_owned()), "{parked:?}");
-    let records = get_json(&app, &s, &records_path).await;
+    let records = get_json(&app, Method::GET, &records_path, &s.key).await;
     assert_eq!(record(&records, "spf")["status"], "verifying", "{records}");
 }
 
@@ -939,7 +921,7 @@ async fn snapshot_diff_is_on_when_bare_true_or_1_and_off_when_false_or_0() {
     let latest = store_snapshot(&app, &s, id, "spf", &["v=spf1 -all"], 10).await;
     let path = format!("/domains/{id}/dns-snapshots/{latest}");
     for query in ["?diff", "?diff=", "?diff=true", "?diff=1"] {
-        let snapshot = get_json(&app, &s, &format!("{path}{query}")).await;
+        let snapshot = get_json(&app, Method::GET, &format!("{path}{query}"), &s.key).await;
         assert_eq!(snapshot["diff"]["added"], json!(["v=spf1 -all"]), "{query}");
         assert_eq!(
             snapshot["diff"]["removed"],
@@ -948,7 +930,7 @@ async fn snapshot_diff_is_on_when_bare_true_or_1_and_off_when_false_or_0() {
         );
     }
     for query in ["", "?diff=false", "?diff=0"] {
-        let snapshot = get_json(&app, &s, &format!("{path}{query}")).await;
+        let snapshot = get_json(&app, Method::GET, &format!("{path}{query}"), &s.key).await;
         assert!(snapshot.get("diff").is_none(), "{query}: {snapshot}");
     }
     for query in ["?diff=yes", "?diff=2", "?diff=TRUEISH"] {
@@ -1014,7 +996,13 @@ async fn deleting_a_domain_deletes_its_snapshots_even_past_one_transaction() {
     assert_eq!(res.status(), 204);
     assert_eq!(items(doomed).await, 0, "every snapshot item is gone");
     assert_eq!(items(kept.clone()).await, 2, "other domains keep theirs");
-    let list = get_json(&app, &s, &format!("/domains/{kept}/dns-snapshots")).await;
+    let list = get_json(
+        &app,
+        Method::GET,
+        &format!("/domains/{kept}/dns-snapshots"),
+        &s.key,
+    )
+    .await;
     assert_eq!(list["page_info"]["total_count"], 1);
 }
 

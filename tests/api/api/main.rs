@@ -3,6 +3,7 @@
 mod api_keys;
 mod audit;
 mod audit_matrix;
+mod common;
 mod conventions;
 mod domains;
 mod failures;

@@ -3,6 +3,7 @@
 //! `domain.monitoring.activated`; break the record (drifted), fix it (recovered); and a DNS
 //! timeout never fails a domain.
 
+use crate::common::{add_domain, app_on, get_json, record_of};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
 use mailward_domain::store::{Query, query_all};
@@ -36,30 +37,6 @@ async fn sweep(app: &TestApp) {
     mailward_http::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
-}
-
-/// A fixture DNS server with these zones and an app resolving through it; the outbox is
-/// inspected directly, so nothing may publish (and delete) its rows.
-async fn app_on(zones: Vec<Zone>) -> (FixtureServer, TestApp) {
-    let dns = FixtureServer::start(zones).await.unwrap();
-    let addr = dns.addr().to_string();
-    let app = TestApp::start_with(|s| {
-        s.dns = Some(addr);
-        s.publish_outbox = false;
-    })
-    .await;
-    (dns, app)
-}
-
-async fn add_domain(app: &TestApp, key: &str, url: &str) -> Value {
-    let res = app
-        .with_key(Method::POST, "/domains", key)
-        .json(&json!({ "url": url }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 201, "{url}");
-    res.json().await.unwrap()
 }
 
 async fn read(app: &TestApp, key: &str, id: &str) -> Value {
@@ -676,20 +653,6 @@ async fn sweep_probes_the_dkim_catalogue_daily_and_known_selectors_in_between() 
     assert_eq!(selectors_asked(&dns), vec!["selector1".to_string()]);
     pass(&app, 86_400).await.unwrap();
     assert!(selectors_asked(&dns).len() > 50);
-}
-
-async fn get_json(app: &TestApp, method: Method, path: &str, key: &str) -> Value {
-    let res = app.with_key(method, path, key).send().await.unwrap();
-    assert!(res.status().is_success(), "{path}: {}", res.status());
-    res.json().await.unwrap()
-}
-
-fn record_of<'a>(records: &'a Value, purpose: &str) -> Option<&'a Value> {
-    records["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["purpose"] == purpose && r["action"] != "delete")
 }
 
 #[tokio::test]

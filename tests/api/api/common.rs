@@ -1,0 +1,48 @@
+//! Helpers shared by the route-group test modules: a DNS fixture with an app resolving through
+//! it, adding a domain, reading JSON, and picking a record out of the records guidance.
+
+use mailward_api_tests::TestApp;
+use mailward_dns_fixture::{FixtureServer, Zone};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// A fixture DNS server with these zones and an app resolving through it; the outbox is
+/// inspected directly, so nothing may publish (and delete) its rows.
+pub async fn app_on(zones: Vec<Zone>) -> (FixtureServer, TestApp) {
+    let dns = FixtureServer::start(zones).await.unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+    })
+    .await;
+    (dns, app)
+}
+
+/// `POST /domains` with `url`; the created domain (201 asserted).
+pub async fn add_domain(app: &TestApp, key: &str, url: &str) -> Value {
+    let res = app
+        .with_key(Method::POST, "/domains", key)
+        .json(&json!({ "url": url }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201, "{url}");
+    res.json().await.unwrap()
+}
+
+/// A request with the API key; its JSON body (a 2xx asserted).
+pub async fn get_json(app: &TestApp, method: Method, path: &str, key: &str) -> Value {
+    let res = app.with_key(method, path, key).send().await.unwrap();
+    assert!(res.status().is_success(), "{path}: {}", res.status());
+    res.json().await.unwrap()
+}
+
+/// The non-delete record of `purpose` in a `dns-records` answer.
+pub fn record_of<'a>(records: &'a Value, purpose: &str) -> Option<&'a Value> {
+    records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == purpose && r["action"] != "delete")
+}
