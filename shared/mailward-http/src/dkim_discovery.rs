@@ -4,6 +4,11 @@
 //! the domain serves itself. A key found here is planned exactly as it is published (the TXT
 //! record, or the CNAME to the sender's key host), so `POST /domains/{id}/verify/dkim` confirms a
 //! working key and a key that disappears later shows as drift.
+//!
+//! Not the audit's DKIM probe (`mailward_audit::dkim`): that one asks TXT and CNAME per selector
+//! and reports the end of a CNAME chain for display; a plan needs the first hop (what stands at
+//! the selector) and one TXT query per selector is enough, because the TXT answer carries the
+//! chain. Key usability is judged by the same parser (`mailward_records::dkim`).
 
 use futures::future::join_all;
 use mailward_domain::dns::{DnsResolver, RecordData, RecordType};
