@@ -4,15 +4,44 @@
 pub mod faulty_store;
 pub mod receiver;
 
-use mailward_domain::ManualClock;
+use mailward_domain::{Clock, ManualClock};
 use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
-use mailward_local_stack::{LocalStack, Settings};
+use mailward_local_stack::{LocalStack, Ports, Settings};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The API version every API-key request sends.
 pub const VERSION: &str = "2025-04-30";
+
+/// Which adapters a test's stack runs on: `MAILWARD_TEST_BACKEND=aws` runs the whole service on
+/// DynamoDB and SQS (moto at `MOTO_ENDPOINT`, as `tests/run` starts it); anything else, or
+/// nothing, on the embedded SQLite store and queue.
+pub fn backend_is_aws() -> bool {
+    std::env::var("MAILWARD_TEST_BACKEND").is_ok_and(|b| b.eq_ignore_ascii_case("aws"))
+}
+
+/// A fresh DynamoDB table and SQS queues on moto, for one test's stack.
+async fn moto_ports(clock: Arc<dyn Clock>, max_receives: u32) -> Ports {
+    let endpoint = std::env::var("MOTO_ENDPOINT").expect(
+        "MAILWARD_TEST_BACKEND=aws needs MOTO_ENDPOINT (a moto server, as tests/run starts it)",
+    );
+    let config = mailward_aws::emulator_config(&endpoint).await;
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    let dynamo = aws_sdk_dynamodb::Client::new(&config);
+    let table = format!("mailward-api-{suffix}");
+    mailward_aws::create_table(&dynamo, &table)
+        .await
+        .expect("create the table on moto");
+    let sqs = aws_sdk_sqs::Client::new(&config);
+    let urls = mailward_aws::create_queues(&sqs, &suffix[..12], max_receives)
+        .await
+        .expect("create the queues on moto");
+    Ports {
+        store: Arc::new(mailward_aws::DynamoStore::new(dynamo, table, clock)),
+        queue: Arc::new(mailward_aws::SqsQueue::new(sqs, urls)),
+    }
+}
 
 /// A running local stack for one test.
 pub struct TestApp {
@@ -56,10 +85,15 @@ impl TestApp {
         settings.poll_interval = Duration::from_millis(20);
         // Never the machine's resolvers: tests that need DNS point this at a fixture server.
         settings.dns = Some("127.0.0.1:9".into());
-        // Tests run the sweep explicitly (`mailward_http::sweep::sweep_now`).
+        // Tests run the sweep explicitly (`mailward_services::sweep::sweep_now`), so a new
+        // domain is not evaluated behind their back either (one test turns it back on).
         settings.sweep_interval = None;
+        settings.evaluate_new_domains = false;
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());
+        if backend_is_aws() && settings.ports.is_none() {
+            settings.ports = Some(moto_ports(clock.clone(), settings.max_receives).await);
+        }
         let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())
             .await
             .expect("stack starts");
@@ -216,19 +250,16 @@ impl TestApp {
     /// A dashboard session token for the account behind `email` in `org`.
     pub async fn session_token(&self, email: &str, org: &str, mfa: bool) -> String {
         let store = self.stack.state.store.as_ref();
-        let account = mailward_http::repo::accounts::get_by_email(store, email)
+        let account = mailward_store::accounts::get_by_email(store, email)
             .await
             .expect("store")
             .expect("account")
             .value;
-        let membership = mailward_http::repo::accounts::membership(
-            store,
-            org.parse().expect("uuid"),
-            account.id,
-        )
-        .await
-        .expect("store")
-        .expect("member");
+        let membership =
+            mailward_store::accounts::membership(store, org.parse().expect("uuid"), account.id)
+                .await
+                .expect("store")
+                .expect("member");
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let claims = SessionClaims {
             sub: account.id,

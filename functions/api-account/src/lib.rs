@@ -1,9 +1,11 @@
-//! The `api-account` function: `/api-keys` and `/organizations`.
+//! The `api-account` function: `/api-keys*` and `/organizations*`.
 
-use mailward_http::AppState;
-use utoipa_axum::router::OpenApiRouter;
+pub mod api_keys;
+pub mod organizations;
+
+use mailward_http::Routes;
 
 /// This function's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    mailward_http::account_routes()
+pub fn routes() -> Routes {
+    api_keys::routes().merge(organizations::routes())
 }

@@ -1,9 +1,17 @@
-//! The `api-domains` function: `/domains/**`.
+//! The `api-domains` function: `/domains*`: CRUD, bulk, records guidance (`dns-records`),
+//! verification, SPF diagnostics and DNS snapshots.
 
-use mailward_http::AppState;
-use utoipa_axum::router::OpenApiRouter;
+pub mod bulk;
+pub mod domains;
+pub mod records;
+pub mod snapshots;
+
+use mailward_http::Routes;
 
 /// This function's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    mailward_http::domain_routes()
+pub fn routes() -> Routes {
+    domains::routes()
+        .merge(bulk::routes())
+        .merge(records::routes())
+        .merge(snapshots::routes())
 }

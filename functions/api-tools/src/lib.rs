@@ -1,9 +1,15 @@
-//! The `api-tools` function: the DNS-resolving tools (`/tools/*`, `/dns-providers/detect`).
+//! The `api-tools` function: the DNS-resolving tools (`/tools/*`, `/dns-providers/detect`), the
+//! audit and activation scans, and the sending-source catalogue (`/sources*`).
 
-use mailward_http::AppState;
-use utoipa_axum::router::OpenApiRouter;
+pub mod audit;
+pub mod sources;
+pub mod tools;
+
+use mailward_http::Routes;
 
 /// This function's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    mailward_http::tool_routes()
+pub fn routes() -> Routes {
+    tools::routes()
+        .merge(sources::routes())
+        .merge(audit::routes())
 }

@@ -1,9 +1,10 @@
-//! The `api-webhooks` function: `/webhook-endpoints` and `/webhook-events`.
+//! The `api-webhooks` function: `/webhook-endpoints*` and `/webhook-events`.
 
-use mailward_http::AppState;
-use utoipa_axum::router::OpenApiRouter;
+pub mod webhooks;
+
+use mailward_http::Routes;
 
 /// This function's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    mailward_http::webhook_routes()
+pub fn routes() -> Routes {
+    webhooks::routes()
 }

@@ -2,5 +2,10 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    mailward_lambda::run_sweep_coordinator().await
+    mailward_lambda::run_events(|state, _event: serde_json::Value| async move {
+        worker_sweep::handle_schedule(&state)
+            .await
+            .map_err(|e| lambda_runtime::Error::from(format!("{e:#}")))
+    })
+    .await
 }

@@ -87,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
-    use mailward_http::config::Scope;
+    use mailward_services::config::Scope;
     let dir = tempfile::tempdir()?;
     let mut settings = mailward_local_stack::Settings::new(dir.path().to_path_buf());
     settings.listen = "127.0.0.1:0".parse()?;
@@ -128,13 +128,11 @@ async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
         .as_str()
         .context("org id")?
         .parse()?;
-    let account = mailward_http::repo::accounts::get_by_email(
-        stack.state.store.as_ref(),
-        "bench@example.com",
-    )
-    .await?
-    .context("account")?
-    .value;
+    let account =
+        mailward_store::accounts::get_by_email(stack.state.store.as_ref(), "bench@example.com")
+            .await?
+            .context("account")?
+            .value;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let token = mailward_http::auth::mint_session_token(
         &stack.state.config.secret_key,
@@ -205,7 +203,7 @@ async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
 async fn webhooks(events: usize) -> anyhow::Result<()> {
     use mailward_api_tests::TestApp;
     use mailward_api_tests::receiver::Receiver;
-    use mailward_http::repo::outbox::OutboxEvent;
+    use mailward_store::outbox::OutboxEvent;
     let certs = tempfile::tempdir()?;
     let receiver = Receiver::start(certs.path()).await;
     let ca = receiver.ca_path.clone();
@@ -288,35 +286,13 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
     // The domains first (their ids give their report addresses), then their zones, built in one
     // go: live edits rebuild the fixture's catalog each time.
     let domains: Vec<mailward_domain::domain::Domain> = (0..count)
-        .map(|i| mailward_domain::domain::Domain {
-            id: uuid::Uuid::new_v4(),
-            org_id: org_id.0,
-            url: format!("d{i}.bench.test"),
-            group_id: None,
-            is_parked: false,
-            dmarc_options: Default::default(),
-            spf_options: Default::default(),
-            bimi_options: Default::default(),
-            target_spf: None,
-            dmarc_policy: mailward_domain::domain::Policy::None,
-            monitoring_status: mailward_domain::domain::MonitoringStatus::None,
-            monitoring_failure_reason: None,
-            monitoring_failure_detail: None,
-            score: 0,
-            registrar: None,
-            dmarc_setup_at: None,
-            dmarc_verified_at: None,
-            last_checked_at: None,
-            next_check_at: Some(now - time::Duration::seconds(1)),
-            sweep_claimed_until: None,
-            pending_since: None,
-            consecutive_indeterminate: 0,
-            verified_purposes: Vec::new(),
-            dkim_selectors_seen: Vec::new(),
-            dkim_full_probe_at: None,
-            dns_conflicts: Vec::new(),
-            created_at: now,
-            updated_at: now,
+        .map(|i| {
+            mailward_domain::domain::Domain::new(
+                uuid::Uuid::new_v4(),
+                org_id.0,
+                format!("d{i}.bench.test"),
+                now - time::Duration::seconds(1),
+            )
         })
         .collect();
     let state = app.stack.state.clone();
@@ -329,7 +305,7 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
             .a("mx", "192.0.2.1"),
     ];
     for domain in &domains {
-        let rua = mailward_http::views_domain::monitoring_email(domain, &state.config);
+        let rua = domain.monitoring_email(&state.config.report_domain);
         zones.push(
             Zone::new(&domain.url)
                 .txt("@", "v=spf1 mx -all")
@@ -345,7 +321,7 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
     for chunk in domains.chunks(30) {
         let mut ops = Vec::new();
         for domain in chunk {
-            ops.extend(mailward_http::repo::domains::create_ops(domain)?);
+            ops.extend(mailward_store::domains::create_ops(domain)?);
         }
         state.store.transact(ops).await?;
     }
@@ -380,9 +356,9 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
         resolver.clear_cache();
         dns.reset_stats();
         let started = Instant::now();
-        let swept = mailward_http::sweep::sweep_now(&sweep_state).await?;
+        let swept = mailward_services::sweep::sweep_now(&sweep_state).await?;
         let elapsed = started.elapsed();
-        let setup = mailward_http::repo::domains::list(state.store.as_ref(), org_id.0)
+        let setup = mailward_store::domains::list(state.store.as_ref(), org_id.0)
             .await?
             .iter()
             .filter(|d| d.monitoring_status == mailward_domain::domain::MonitoringStatus::Setup)

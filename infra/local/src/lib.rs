@@ -3,11 +3,13 @@
 //! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
 
 use anyhow::Context as _;
+use mailward_domain::queue::Queue;
 use mailward_domain::queue::QueueName;
+use mailward_domain::store::ItemStore;
 use mailward_domain::{Clock, SystemClock};
-use mailward_http::config::{RateLimit, Scope};
-use mailward_http::{AppState, Config};
 use mailward_local::{Database, EmbeddedQueue, EmbeddedStore, FileMailer};
+use mailward_services::config::{RateLimit, Scope};
+use mailward_services::{AppState, Config};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,6 +60,29 @@ pub struct Settings {
     pub nameserver_port: u16,
     /// Per-address nameserver ports (test setups with several fixture servers).
     pub nameserver_ports: Vec<(std::net::IpAddr, u16)>,
+    /// How long a domain may stay `pending` before the sweep marks it `failed`.
+    pub pending_grace: Duration,
+    /// Queue an evaluation of every newly added domain at once (tests that script the sweep
+    /// turn it off).
+    pub evaluate_new_domains: bool,
+    /// Other adapters for the store and queue ports (the black-box tests run the whole service
+    /// on DynamoDB and SQS this way); `None` keeps the embedded SQLite ones.
+    pub ports: Option<Ports>,
+}
+
+/// A store and a queue to run the stack on instead of the embedded ones.
+#[derive(Clone)]
+pub struct Ports {
+    /// The item store.
+    pub store: Arc<dyn ItemStore>,
+    /// The queue.
+    pub queue: Arc<dyn Queue>,
+}
+
+impl std::fmt::Debug for Ports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ports").finish_non_exhaustive()
+    }
 }
 
 impl Settings {
@@ -83,6 +108,11 @@ impl Settings {
             public_resolvers: None,
             nameserver_port: 53,
             nameserver_ports: Vec::new(),
+            pending_grace: Duration::from_secs(
+                mailward_services::config::DEFAULT_PENDING_GRACE_SECS,
+            ),
+            evaluate_new_domains: true,
+            ports: None,
         }
     }
 }
@@ -140,8 +170,10 @@ pub fn assemble(
     config.dkim_full_probe_interval_secs = settings.dkim_full_probe_interval.as_secs().max(1);
     if let Some(list) = &settings.public_resolvers {
         config.public_resolvers =
-            mailward_http::config::parse_public_resolvers(list).map_err(anyhow::Error::msg)?;
+            mailward_services::config::parse_public_resolvers(list).map_err(anyhow::Error::msg)?;
     }
+    config.pending_grace_secs = settings.pending_grace.as_secs();
+    config.evaluate_new_domains = settings.evaluate_new_domains;
     config.nameserver_port = settings.nameserver_port;
     config.nameserver_ports = settings.nameserver_ports.clone();
     config.outbound.timeout = settings.webhook_timeout;
@@ -160,12 +192,17 @@ pub fn assemble(
             .context("setting up DNS (pass --dns host:port to choose servers)")?,
     );
     let direct: Arc<dyn mailward_conflicts::DirectDns> = resolver.clone();
-    let store = Arc::new(EmbeddedStore::new(db.clone(), Arc::clone(&clock)));
-    let queue = Arc::new(EmbeddedQueue::new(
-        db.clone(),
-        Arc::clone(&clock),
-        settings.max_receives,
-    ));
+    let (store, queue): (Arc<dyn ItemStore>, Arc<dyn Queue>) = match &settings.ports {
+        Some(ports) => (Arc::clone(&ports.store), Arc::clone(&ports.queue)),
+        None => (
+            Arc::new(EmbeddedStore::new(db.clone(), Arc::clone(&clock))),
+            Arc::new(EmbeddedQueue::new(
+                db.clone(),
+                Arc::clone(&clock),
+                settings.max_receives,
+            )),
+        ),
+    };
     let mailer = Arc::new(FileMailer::new(
         settings.data_dir.join("outbox"),
         settings.mail_from.clone(),
@@ -177,14 +214,60 @@ pub fn assemble(
     })
 }
 
-/// Every function's routes on one router, as the local stack serves them.
-pub fn router(state: AppState) -> axum::Router {
-    let routes = api_public::routes()
+/// Every function's routes, as the local stack serves them and the OpenAPI document lists them.
+pub fn all_routes() -> mailward_http::Routes {
+    api_public::routes()
         .merge(api_account::routes())
         .merge(api_webhooks::routes())
         .merge(api_tools::routes())
-        .merge(api_domains::routes());
-    mailward_http::finish(routes, state)
+        .merge(api_domains::routes())
+}
+
+/// The functions and their routes, as `template.yaml` deploys them: each function's name and
+/// its `(METHOD, path)` pairs.
+pub fn functions() -> Vec<(&'static str, Vec<(String, String)>)> {
+    let groups: [(&str, mailward_http::Routes); 5] = [
+        ("ApiPublicFunction", api_public::routes()),
+        ("ApiAccountFunction", api_account::routes()),
+        ("ApiWebhooksFunction", api_webhooks::routes()),
+        ("ApiToolsFunction", api_tools::routes()),
+        ("ApiDomainsFunction", api_domains::routes()),
+    ];
+    groups
+        .into_iter()
+        .map(|(name, routes)| (name, operations(&routes.into_openapi())))
+        .collect()
+}
+
+/// The `(METHOD, path)` of every operation in a document.
+pub fn operations(doc: &utoipa::openapi::OpenApi) -> Vec<(String, String)> {
+    let mut ops = Vec::new();
+    for (path, item) in &doc.paths.paths {
+        for (method, op) in [
+            ("GET", &item.get),
+            ("POST", &item.post),
+            ("PUT", &item.put),
+            ("DELETE", &item.delete),
+            ("PATCH", &item.patch),
+        ] {
+            if op.is_some() {
+                ops.push((method.to_owned(), path.clone()));
+            }
+        }
+    }
+    ops.sort();
+    ops
+}
+
+/// The OpenAPI document of every served route, as `functions/api-public/openapi.json` must
+/// hold it.
+pub fn openapi_json() -> String {
+    mailward_http::openapi::to_json(&mailward_http::openapi::document(all_routes()))
+}
+
+/// Every function's routes on one router, as the local stack serves them.
+pub fn router(state: AppState) -> axum::Router {
+    mailward_http::finish(all_routes(), state)
 }
 
 /// A running local stack.
@@ -278,7 +361,7 @@ async fn queue_worker(
         if *stop.borrow() {
             return;
         }
-        let received = match mailward_http::jobs::drain_once(&state, queue, 10, 60).await {
+        let received = match mailward_services::jobs::drain_once(&state, queue, 10, 60).await {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(queue = queue.as_str(), error = %e, "queue worker poll failed");
@@ -300,13 +383,14 @@ async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Rece
         if *stop.borrow() {
             return;
         }
-        let published = match mailward_http::webhooks::publisher::drain_outbox(&state, 100).await {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::warn!(error = %e, "outbox publisher failed; retrying");
-                0
-            }
-        };
+        let published =
+            match mailward_services::webhooks::publisher::drain_outbox(&state, 100).await {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "outbox publisher failed; retrying");
+                    0
+                }
+            };
         if published == 0 {
             tokio::select! {
                 _ = tokio::time::sleep(idle) => {}
@@ -320,7 +404,7 @@ async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Rece
 /// enqueues are evaluated by the queue workers.
 async fn sweep_schedule(state: AppState, period: Duration, mut stop: watch::Receiver<bool>) {
     loop {
-        if let Err(e) = mailward_http::sweep::coordinate(&state).await {
+        if let Err(e) = mailward_services::sweep::coordinate(&state).await {
             tracing::warn!(error = %e, "sweep coordinator failed; retrying next period");
         }
         tokio::select! {

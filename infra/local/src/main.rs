@@ -3,8 +3,8 @@
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use mailward_http::config::{RateLimit, Scope};
 use mailward_local_stack::{LocalStack, Settings, assemble};
+use mailward_services::config::{RateLimit, Scope};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,7 +85,16 @@ struct Cli {
     )]
     max_receives: u32,
     /// Allow webhook deliveries to loopback addresses. For local testing only; never on AWS.
-    #[arg(long, env = "MAILWARD_WEBHOOK_ALLOW_LOOPBACK", global = true)]
+    /// Accepts true/false, 1/0, yes/no, on/off; a bare flag means true.
+    #[arg(
+        long,
+        env = "MAILWARD_WEBHOOK_ALLOW_LOOPBACK",
+        global = true,
+        num_args = 0..=1,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     webhook_allow_loopback: bool,
     /// An extra trusted root certificate (PEM file) for webhook receivers. For local testing only.
     #[arg(long, env = "MAILWARD_EXTRA_CA", global = true)]
@@ -110,6 +119,15 @@ struct Cli {
         global = true
     )]
     dkim_full_probe_interval: u64,
+    /// How long a domain may stay `pending` (monitoring not yet complete) before the sweep marks
+    /// it `failed`, in seconds (default 72 hours).
+    #[arg(
+        long,
+        env = "MAILWARD_PENDING_GRACE",
+        default_value_t = mailward_services::config::DEFAULT_PENDING_GRACE_SECS,
+        global = true
+    )]
+    pending_grace: u64,
     /// Public resolvers the sweep compares with authoritative answers, `name=ip[:port]`
     /// comma-separated (e.g. `google=8.8.8.8,cloudflare=1.1.1.1`); none by default.
     #[arg(long, env = "MAILWARD_PUBLIC_RESOLVERS", global = true)]
@@ -133,6 +151,13 @@ enum Command {
     /// Run one full monitoring sweep against the data directory and exit (safe while a server
     /// runs on the same directory).
     Sweep,
+    /// Write the OpenAPI document of every function's routes (what `GET /swagger.json` serves):
+    /// to `functions/api-public/openapi.json` with `--write`, else to standard output.
+    Openapi {
+        /// Write the committed file instead of printing.
+        #[arg(long)]
+        write: bool,
+    },
     /// Print a dashboard session token (JWT) for an account that belongs to an organization.
     Token {
         /// The account's email.
@@ -178,6 +203,7 @@ async fn main() -> anyhow::Result<()> {
     settings.public_resolvers = cli.public_resolvers.clone();
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
     settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));
+    settings.pending_grace = Duration::from_secs(cli.pending_grace);
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),
@@ -192,6 +218,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         None | Some(Command::Serve) => serve(settings).await,
         Some(Command::Sweep) => sweep(settings).await,
+        Some(Command::Openapi { write }) => openapi(write),
         Some(Command::Token {
             email,
             org,
@@ -224,8 +251,24 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
 async fn sweep(settings: Settings) -> anyhow::Result<()> {
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
-    let swept = mailward_http::sweep::sweep_now(&assembled.state).await?;
+    let swept = mailward_services::sweep::sweep_now(&assembled.state).await?;
     println!("Swept {swept} due domain(s).");
+    Ok(())
+}
+
+/// Where `mailward openapi --write` puts the document, relative to the workspace root.
+const OPENAPI_FILE: &str = "functions/api-public/openapi.json";
+
+fn openapi(write: bool) -> anyhow::Result<()> {
+    let json = mailward_local_stack::openapi_json();
+    if !write {
+        print!("{json}");
+        return Ok(());
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let path = root.join(OPENAPI_FILE);
+    std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    println!("Wrote {}", path.display());
     Ok(())
 }
 
@@ -237,7 +280,7 @@ async fn token(
     ttl: i64,
 ) -> anyhow::Result<()> {
     use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
-    use mailward_http::repo::accounts;
+    use mailward_store::accounts;
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock.clone(), settings.listen)?;
     let state = assembled.state;

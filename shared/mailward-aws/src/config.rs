@@ -17,3 +17,15 @@ pub async fn aws_config_from_env() -> SdkConfig {
     };
     loader.load().await
 }
+
+/// The SDK configuration for a local AWS emulator (moto) at `endpoint`: an explicit region and
+/// static test credentials, so nothing probes the instance metadata service. Tests use it.
+pub async fn emulator_config(endpoint: &str) -> SdkConfig {
+    use aws_sdk_dynamodb::config::{Credentials, Region};
+    aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+        .load()
+        .await
+}

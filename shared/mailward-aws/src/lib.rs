@@ -14,7 +14,7 @@ mod ses;
 mod sqs;
 mod wiring;
 
-pub use config::{ENDPOINT_ENV, aws_config_from_env};
+pub use config::{ENDPOINT_ENV, aws_config_from_env, emulator_config};
 pub use dynamo::{DynamoStore, create_table};
 pub use ses::SesMailer;
 pub use sqs::{QueueUrls, SqsQueue, create_queues};

@@ -3,8 +3,7 @@
 //! without it every test is skipped so a bare `cargo test` passes.
 
 use async_trait::async_trait;
-use aws_config::{BehaviorVersion, SdkConfig};
-use aws_sdk_dynamodb::config::{Credentials, Region};
+use aws_config::SdkConfig;
 use mailward_aws::{DynamoStore, SesMailer, SqsQueue, create_queues, create_table};
 use mailward_domain::mailer::{Mailer, OutboundEmail};
 use mailward_domain::queue::{Queue, QueueError, QueueName};
@@ -20,13 +19,7 @@ async fn moto() -> Option<SdkConfig> {
         println!("skipped: MOTO_ENDPOINT not set");
         return None;
     };
-    let config = aws_config::defaults(BehaviorVersion::latest())
-        .endpoint_url(endpoint)
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
-        .load()
-        .await;
-    Some(config)
+    Some(mailward_aws::emulator_config(&endpoint).await)
 }
 
 fn unique(prefix: &str) -> String {

@@ -3,7 +3,7 @@
 //! [`HickoryResolver`] talks to configurable upstream servers (or the system's, from
 //! `/etc/resolv.conf`), with a per-query timeout, retries, TCP fallback for truncated answers,
 //! bounded concurrency and a short positive/negative cache. [`Budgeted`] caps the queries one
-//! request may make; [`HickoryResolver::ask_server`] asks one named server directly, so callers can
+//! request may make and [`Deadline`] the time it may spend; [`HickoryResolver::ask_server`] asks one named server directly, so callers can
 //! compare authoritative nameservers with public resolvers.
 //!
 //! Outcomes are mapped exactly: NXDOMAIN is `Err(NxDomain)`, NOERROR without records of the type
@@ -14,9 +14,11 @@
 mod budget;
 mod cache;
 mod convert;
+mod deadline;
 mod resolver;
 mod settings;
 
 pub use budget::Budgeted;
+pub use deadline::Deadline;
 pub use resolver::{Fresh, HickoryResolver};
 pub use settings::{ResolverSettings, SetupError, parse_server_list};

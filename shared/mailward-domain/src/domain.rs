@@ -240,11 +240,11 @@ pub struct Domain {
     /// Unresolved DNS conflicts (SPEC §2.2 shape, with occurrence count and first/last detection
     /// times), as the last sweep found them; resolved ones leave the list.
     #[serde(default)]
-    pub dns_conflicts: Vec<serde_json::Value>,
+    pub dns_conflicts: Vec<crate::conflicts::StoredConflict>,
     /// Record purposes (dmarc, spf, dkim, mta_sts, bimi) confirmed by a verification pass, so a
     /// later comparison can tell `drifted` from `pending`.
     #[serde(default)]
-    pub verified_purposes: Vec<String>,
+    pub verified_purposes: Vec<crate::purpose::Purpose>,
     /// DKIM selectors the last probe found keys at. The sweep re-checks these every pass and
     /// probes the whole selector catalogue only now and then (see `dkim_full_probe_at`): the
     /// catalogue costs two queries per selector, most of a domain's DNS work.
@@ -257,6 +257,69 @@ pub struct Domain {
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+impl Domain {
+    /// A domain just added to an organization: default options, nothing observed yet
+    /// (`monitoring_status` none, score 0), due for its first evaluation at `now`.
+    pub fn new(id: Uuid, org_id: Uuid, url: String, now: OffsetDateTime) -> Self {
+        Self {
+            id,
+            org_id,
+            url,
+            group_id: None,
+            is_parked: false,
+            dmarc_options: DmarcOptions::default(),
+            spf_options: SpfOptions::default(),
+            bimi_options: BimiOptions::default(),
+            target_spf: None,
+            dmarc_policy: Policy::None,
+            monitoring_status: MonitoringStatus::None,
+            monitoring_failure_reason: None,
+            monitoring_failure_detail: None,
+            score: 0,
+            registrar: None,
+            dmarc_setup_at: None,
+            dmarc_verified_at: None,
+            last_checked_at: None,
+            next_check_at: Some(now),
+            sweep_claimed_until: None,
+            pending_since: None,
+            consecutive_indeterminate: 0,
+            verified_purposes: Vec::new(),
+            dkim_selectors_seen: Vec::new(),
+            dkim_full_probe_at: None,
+            dns_conflicts: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// The aggregate-report address Mailward reads for this domain, on the service's report
+    /// host: `rua+<domain id>@<report_domain>` (the id, not the name, so a report is attributed
+    /// to exactly this domain of this organization).
+    pub fn monitoring_email(&self, report_domain: &str) -> String {
+        format!("rua+{}@{}", self.id.simple(), report_domain)
+    }
+}
+
+impl MonitoringStatus {
+    /// Whether monitoring is set up (`setup` or `drifted`): the "configured" group of the
+    /// `status` sort.
+    pub fn is_configured(self) -> bool {
+        matches!(self, MonitoringStatus::Setup | MonitoringStatus::Drifted)
+    }
+}
+
+impl BimiOptions {
+    /// The BIMI TXT value for these options, when a logo is set (`a=` only with a certificate).
+    pub fn txt_value(&self) -> Option<String> {
+        let logo = self.logo.as_deref()?;
+        Some(match self.certificate.as_deref() {
+            Some(cert) => format!("v=BIMI1; l={logo}; a={cert}"),
+            None => format!("v=BIMI1; l={logo}"),
+        })
+    }
 }
 
 #[cfg(test)]

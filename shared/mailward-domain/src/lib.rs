@@ -7,15 +7,22 @@
 //! `mailward-aws`, and handlers only ever see these traits.
 
 pub mod clock;
+pub mod conflicts;
+pub mod diff;
 pub mod dns;
+pub mod dns_providers;
 pub mod domain;
 pub mod email;
 pub mod events;
 pub mod mailer;
 pub mod model;
+pub mod names;
+pub mod purpose;
 pub mod queue;
 pub mod secrets;
+pub mod snapshots;
 pub mod sources;
 pub mod store;
+pub mod webhooks;
 
 pub use clock::{Clock, ManualClock, SystemClock};

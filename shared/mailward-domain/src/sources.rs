@@ -599,6 +599,20 @@ impl Catalogue {
         &self.sources
     }
 
+    /// The DKIM selectors to probe when a domain's own are unknown: every selector convention
+    /// of the catalogue's sources, sorted and without repeats. Selectors cannot be listed from
+    /// DNS, so the audit, the sweep and the records guidance all probe these.
+    pub fn dkim_discovery_selectors(&self) -> Vec<String> {
+        let mut selectors: Vec<String> = self
+            .sources
+            .iter()
+            .flat_map(|s| s.dkim_discovery_selectors.iter().cloned())
+            .collect();
+        selectors.sort();
+        selectors.dedup();
+        selectors
+    }
+
     /// The source with this id (`GET /sources/{id}`).
     pub fn by_id(&self, id: Uuid) -> Option<&Source> {
         self.sources.iter().find(|s| s.id == id)

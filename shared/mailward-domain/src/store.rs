@@ -257,6 +257,18 @@ pub enum StoreError {
     Unavailable(String),
 }
 
+impl StoreError {
+    /// Whether the write lost an optimistic race: a condition (version, absence) no longer held
+    /// when it was applied, on its own or inside a transaction. The one test every caller uses
+    /// to tell "read again and decide" from a real failure.
+    pub fn is_conflict(&self) -> bool {
+        matches!(
+            self,
+            StoreError::ConditionFailed | StoreError::TransactionCanceled { .. }
+        )
+    }
+}
+
 /// The item store port. See the module docs for the contract.
 #[async_trait]
 pub trait ItemStore: Send + Sync {

@@ -7,15 +7,17 @@
 //! always `Principal::org_id`: it comes from the credential, never from the request.
 
 use crate::error::ApiError;
-use crate::repo::{accounts, api_keys, orgs};
-use crate::state::AppState;
-use crate::version::{ApiVersion, missing_version, requested_version};
+use crate::version::{missing_version, requested_version};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mailward_domain::model::{ApiKeyAccess, OrgState, Role};
+use mailward_api_types::ApiVersion;
+use mailward_domain::model::{OrgState, Role};
+use mailward_services::AppState;
+pub use mailward_services::caller::{Caller, Credential};
+use mailward_store::{accounts, api_keys, orgs};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
@@ -25,100 +27,17 @@ pub const JWT_ISSUER: &str = "mailward";
 /// JWT audience of dashboard sessions (the REST API).
 pub const JWT_AUDIENCE: &str = "mailward-api";
 
-/// What the caller proved.
+/// An authenticated caller, as the route extractor yields it: the service-layer [`Caller`]
+/// (organization from the credential, permission checks) after the version header and the
+/// `api_key` bucket were enforced.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Credential {
-    /// An organization API key.
-    ApiKey {
-        /// Key id.
-        key_id: Uuid,
-        /// Access level.
-        access: ApiKeyAccess,
-    },
-    /// A signed-in person (dashboard session JWT).
-    Session {
-        /// The person's account.
-        account_id: Uuid,
-        /// Role in the token's organization.
-        role: Role,
-        /// Whether the sign-in completed multi-factor authentication (`amr` contains `mfa`).
-        mfa: bool,
-    },
-}
+pub struct Principal(pub Caller);
 
-/// An authenticated caller acting on one organization.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    /// The organization, from the credential.
-    pub org_id: Uuid,
-    /// How the caller authenticated.
-    pub credential: Credential,
-    /// The API version in force for this request.
-    pub version: ApiVersion,
-}
+impl std::ops::Deref for Principal {
+    type Target = Caller;
 
-impl Principal {
-    /// The rate-limit subject (SPEC §5.12): per key, or per session subject.
-    pub fn subject(&self) -> String {
-        match &self.credential {
-            Credential::ApiKey { key_id, .. } => format!("key:{key_id}"),
-            Credential::Session { account_id, .. } => format!("sub:{account_id}"),
-        }
-    }
-
-    /// Refuses read-only keys and viewers.
-    pub fn require_write(&self) -> Result<(), ApiError> {
-        match &self.credential {
-            Credential::ApiKey {
-                access: ApiKeyAccess::ReadWrite,
-                ..
-            } => Ok(()),
-            Credential::Session { role, .. } if role.can_write() => Ok(()),
-            _ => Err(ApiError::forbidden("this credential may only read")),
-        }
-    }
-
-    /// Refuses everything but read-write keys and administrators.
-    pub fn require_admin(&self) -> Result<(), ApiError> {
-        match &self.credential {
-            Credential::ApiKey {
-                access: ApiKeyAccess::ReadWrite,
-                ..
-            } => Ok(()),
-            Credential::Session {
-                role: Role::Admin, ..
-            } => Ok(()),
-            _ => Err(ApiError::forbidden(
-                "this action needs an administrator or a read-write API key",
-            )),
-        }
-    }
-
-    /// Requires a signed-in administrator (not an API key).
-    pub fn require_session_admin(&self) -> Result<Uuid, ApiError> {
-        match &self.credential {
-            Credential::Session {
-                account_id,
-                role: Role::Admin,
-                ..
-            } => Ok(*account_id),
-            Credential::Session { .. } => {
-                Err(ApiError::forbidden("this action needs an administrator"))
-            }
-            Credential::ApiKey { .. } => Err(ApiError::forbidden(
-                "this action needs a signed-in person; API keys cannot perform it",
-            )),
-        }
-    }
-
-    /// Path ids naming an organization must be the credential's own; any other id is 404 (the
-    /// caller cannot learn whether it exists).
-    pub fn require_own_org(&self, path_org: Uuid) -> Result<(), ApiError> {
-        if path_org == self.org_id {
-            Ok(())
-        } else {
-            Err(ApiError::not_found("organization"))
-        }
+    fn deref(&self) -> &Caller {
+        &self.0
     }
 }
 
@@ -293,9 +212,9 @@ pub fn unauthorized(state: &AppState, headers: &HeaderMap, message: &'static str
         HeaderValue::from_static("Basic realm=\"Mailward\", Bearer realm=\"Mailward\"")
     };
     ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
-        .details(
-            json!({ "documentation": format!("{}/docs/authentication", state.config.base_url_for(headers)) }),
-        )
+        .details(json!({
+            "documentation": format!("{}/docs/authentication", crate::links::base_url(&state.config, headers)),
+        }))
         .header(header::WWW_AUTHENTICATE, challenge)
 }
 
@@ -325,16 +244,16 @@ impl FromRequestParts<AppState> for Principal {
                     (Credential::Session { .. }, None) => ApiVersion::LATEST,
                     (Credential::ApiKey { .. }, None) => return Err(missing_version()),
                 };
-                let principal = Principal {
+                let principal = Principal(Caller {
                     org_id,
                     credential,
                     version,
-                };
+                });
                 if let Credential::ApiKey { .. } = principal.credential {
                     crate::rate_limit::enforce(
                         state,
                         parts,
-                        crate::config::Scope::ApiKey,
+                        mailward_services::config::Scope::ApiKey,
                         &principal.subject(),
                     )
                     .await?;
@@ -349,6 +268,13 @@ impl FromRequestParts<AppState> for Principal {
 /// that is sent must still be valid (401 otherwise) and API keys still need the version header.
 #[derive(Debug, Clone)]
 pub struct OptionalPrincipal(pub Option<Principal>);
+
+impl OptionalPrincipal {
+    /// The caller, when a credential was sent.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.0.as_ref().map(|p| &p.0)
+    }
+}
 
 impl FromRequestParts<AppState> for OptionalPrincipal {
     type Rejection = ApiError;

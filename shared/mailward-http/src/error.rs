@@ -1,13 +1,15 @@
 //! The one error type at the HTTP edge, rendered as SPEC §7's error body.
 //!
-//! Library errors (`StoreError`, `QueueError`, ...) are mapped to it once, here. Internal causes
-//! are logged once, where they become a response, and never sent to the client.
+//! Operations fail with a `ServiceError`; it becomes an [`ApiError`] here, once, with the status
+//! its kind calls for. Internal causes are logged once, where they become a response, and never
+//! sent to the client.
 
-use crate::views::ErrorBody;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use mailward_api_types::ErrorBody;
 use mailward_domain::queue::QueueError;
 use mailward_domain::store::StoreError;
+use mailward_services::{ErrorKind, ServiceError};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 
@@ -165,21 +167,47 @@ impl ApiError {
     }
 }
 
+/// The status of each kind of service failure.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+        ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorKind::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        let parts = e.into_parts();
+        let mut error = ApiError::new(status_of(parts.kind), parts.code, parts.message);
+        error.param = parts.param;
+        if let Some(details) = parts.details {
+            error = error.details(details);
+        }
+        if let Some(secs) = parts.retry_after_secs {
+            error = error.header(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if let Some(cause) = parts.internal {
+            error = error.with_internal(cause);
+        }
+        error
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::ConditionFailed | StoreError::TransactionCanceled { .. } => {
-                ApiError::conflict("the resource changed concurrently; read it again and retry")
-            }
-            StoreError::Invalid(msg) => ApiError::internal(format!("invalid store request: {msg}")),
-            StoreError::Unavailable(msg) => ApiError::unavailable(format!("store: {msg}")),
-        }
+        ServiceError::from(e).into()
     }
 }
 
 impl From<QueueError> for ApiError {
     fn from(e: QueueError) -> Self {
-        ApiError::unavailable(format!("queue: {e}"))
+        ServiceError::from(e).into()
     }
 }
 
@@ -221,5 +249,29 @@ impl IntoResponse for ApiError {
             response.extensions_mut().insert(InternalCause(cause));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_errors_keep_code_param_details_and_retry_after() {
+        let e: ApiError = ServiceError::new(ErrorKind::TooManyRequests, "slow_down", "wait")
+            .param("email")
+            .details(serde_json::json!({"n": 1}))
+            .retry_after(30)
+            .into();
+        assert_eq!(e.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            (e.code.as_ref(), e.param.as_deref()),
+            ("slow_down", Some("email"))
+        );
+        assert_eq!(e.details_value(), Some(&serde_json::json!({"n": 1})));
+        let response = e.into_response();
+        assert_eq!(response.headers()[header::RETRY_AFTER], "30");
+        let conflict: ApiError = StoreError::ConditionFailed.into();
+        assert_eq!(conflict.status, StatusCode::CONFLICT);
     }
 }

@@ -8,16 +8,6 @@ use bytes_body::read_body;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
 
-/// Deserializes a field so an absent field (`None`) differs from an explicit null
-/// (`Some(None)`): update bodies clear nullable fields with null. Use with `#[serde(default)]`.
-pub fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
-}
-
 /// A JSON body. Malformed JSON is 400 `invalid_json`; a wrong type, missing or unknown field is
 /// 400 `parameter_invalid_or_missing` with `param` set to the field's path (e.g.
 /// `settings.email_notifications.domain_failed`); a non-JSON content type is 415; a body over

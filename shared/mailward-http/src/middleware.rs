@@ -2,16 +2,16 @@
 //! resolution, the global rate limit and `RateLimit-*` headers, and plain-text 401/404 for
 //! clients that ask for text (SPEC §7.5).
 
-use crate::auth::{ResolvedAuth, resolve};
-use crate::config::Scope;
+use crate::auth::{Credential, ResolvedAuth, resolve};
 use crate::error::{ApiError, InternalCause};
 use crate::rate_limit::{RateLimitLog, hit, too_many_requests, write_headers};
-use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use mailward_services::AppState;
+use mailward_services::config::Scope;
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -111,8 +111,8 @@ pub async fn request_context(
             };
             let subject = match &resolved {
                 ResolvedAuth::Valid { credential, .. } => match credential {
-                    crate::auth::Credential::ApiKey { key_id, .. } => format!("key:{key_id}"),
-                    crate::auth::Credential::Session { account_id, .. } => {
+                    Credential::ApiKey { key_id, .. } => format!("key:{key_id}"),
+                    Credential::Session { account_id, .. } => {
                         format!("sub:{account_id}")
                     }
                 },

@@ -6,13 +6,12 @@
 //! logged in the request's [`RateLimitLog`], and the response's `RateLimit-*` headers describe the
 //! bucket closest to exhaustion.
 
-use crate::config::Scope;
 use crate::error::ApiError;
-use crate::repo::keys;
-use crate::state::AppState;
-use crate::views::RateLimitBody;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use mailward_api_types::RateLimitBody;
+use mailward_services::AppState;
+use mailward_services::config::Scope;
 use std::sync::{Arc, Mutex};
 
 /// One bucket's state after a hit.
@@ -66,11 +65,14 @@ pub async fn hit(state: &AppState, scope: Scope, subject: &str) -> Option<Bucket
     let window = i64::from(limit.window_secs);
     let start = now - now.rem_euclid(window);
     let end = start + window;
-    let key = keys::rate_pk(scope.as_str(), subject);
-    match state
-        .store
-        .increment(&key, &start.to_string(), 1, Some(end + 60))
-        .await
+    match mailward_store::rate_limits::count(
+        state.store.as_ref(),
+        scope.as_str(),
+        subject,
+        start,
+        end,
+    )
+    .await
     {
         Ok(count) => {
             let count = u32::try_from(count.max(0)).unwrap_or(u32::MAX);

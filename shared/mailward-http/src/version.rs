@@ -2,41 +2,12 @@
 
 use crate::error::ApiError;
 use axum::http::{HeaderMap, StatusCode};
+use mailward_api_types::ApiVersion;
 
 /// The request header carrying the version.
 pub const VERSION_HEADER: &str = "mailward-version";
 /// SPEC.md's neutral name for the same header, accepted as an alias.
 pub const VERSION_HEADER_ALIAS: &str = "service-version";
-
-/// An accepted API version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiVersion {
-    /// The current major version.
-    V2025_04_30,
-    /// The moving development version.
-    Unstable,
-}
-
-impl ApiVersion {
-    /// The latest stable version (the default for dashboard sessions).
-    pub const LATEST: ApiVersion = ApiVersion::V2025_04_30;
-
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApiVersion::V2025_04_30 => "2025-04-30",
-            ApiVersion::Unstable => "unstable",
-        }
-    }
-
-    fn parse(value: &str) -> Option<Self> {
-        match value.trim() {
-            "2025-04-30" => Some(ApiVersion::V2025_04_30),
-            "unstable" => Some(ApiVersion::Unstable),
-            _ => None,
-        }
-    }
-}
 
 /// Reads the version headers: `Ok(None)` when neither is sent; an error when a value is not an
 /// accepted version or the two headers disagree.

@@ -171,14 +171,15 @@ pub enum MonitoringEvent {
 impl MonitoringEvent {
     /// The catalogue name (`mailward_domain::events`).
     pub fn name(&self) -> &'static str {
+        use mailward_domain::events::types;
         match self {
-            MonitoringEvent::Activated => "domain.monitoring.activated",
-            MonitoringEvent::Failed { .. } => "domain.monitoring.failed",
-            MonitoringEvent::Drifted { .. } => "domain.monitoring.drifted",
-            MonitoringEvent::Recovered { .. } => "domain.monitoring.recovered",
-            MonitoringEvent::PolicyChanged { .. } => "domain.policy_changed",
-            MonitoringEvent::ScoreBandChanged { .. } => "domain.score_changed",
-            MonitoringEvent::Updated { .. } => "domain.updated",
+            MonitoringEvent::Activated => types::DOMAIN_MONITORING_ACTIVATED,
+            MonitoringEvent::Failed { .. } => types::DOMAIN_MONITORING_FAILED,
+            MonitoringEvent::Drifted { .. } => types::DOMAIN_MONITORING_DRIFTED,
+            MonitoringEvent::Recovered { .. } => types::DOMAIN_MONITORING_RECOVERED,
+            MonitoringEvent::PolicyChanged { .. } => types::DOMAIN_POLICY_CHANGED,
+            MonitoringEvent::ScoreBandChanged { .. } => types::DOMAIN_SCORE_CHANGED,
+            MonitoringEvent::Updated { .. } => types::DOMAIN_UPDATED,
         }
     }
 }

@@ -11,41 +11,7 @@ use mailward_records::mta_sts::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-/// What a record is for (SPEC §2.5 `purpose`). Ordered so maps keyed by purpose list them in a
-/// stable, readable order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Purpose {
-    /// `_dmarc.<domain>` (TXT, or the CNAME delegation to the hosted zone).
-    Dmarc,
-    /// The apex `v=spf1` TXT record.
-    Spf,
-    /// `<selector>._domainkey.<domain>` (TXT or CNAME).
-    Dkim,
-    /// `_mta-sts.<domain>` TXT.
-    MtaSts,
-    /// `mta-sts.<domain>`, the host serving the policy file (CNAME to the hosted zone).
-    MtaStsPolicy,
-    /// `_smtp._tls.<domain>` TXT.
-    TlsRpt,
-    /// `default._bimi.<domain>` TXT.
-    Bimi,
-}
-
-impl Purpose {
-    /// The wire spelling, for messages and map keys.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Purpose::Dmarc => "dmarc",
-            Purpose::Spf => "spf",
-            Purpose::Dkim => "dkim",
-            Purpose::MtaSts => "mta_sts",
-            Purpose::MtaStsPolicy => "mta_sts_policy",
-            Purpose::TlsRpt => "tls_rpt",
-            Purpose::Bimi => "bimi",
-        }
-    }
-}
+pub use mailward_domain::purpose::Purpose;
 
 /// A DNS record type as the records endpoint names it (SPEC §2.5 `type`). `Ns` is part of the
 /// wire enum (sub-zone delegations) but no plan emits it today.

@@ -219,7 +219,7 @@ async fn bad_path_ids_name_the_id() {
 async fn the_global_bucket_is_per_client_and_answers_429() {
     let app = TestApp::start_with(|s| {
         s.rate_limits.push((
-            mailward_http::config::Scope::Global,
+            mailward_services::config::Scope::Global,
             "3/60".parse().unwrap(),
         ));
     })
@@ -253,7 +253,7 @@ async fn the_global_bucket_is_per_client_and_answers_429() {
 async fn the_api_key_bucket_is_per_key() {
     let app = TestApp::start_with(|s| {
         s.rate_limits.push((
-            mailward_http::config::Scope::ApiKey,
+            mailward_services::config::Scope::ApiKey,
             "2/60".parse().unwrap(),
         ));
     })

@@ -8,9 +8,10 @@ use mailward_api_tests::faulty_store::{FaultyStore, StoreCall};
 use mailward_api_tests::{SignedUp, TestApp};
 use mailward_dns_fixture::Zone;
 use mailward_domain::Clock as _;
+use mailward_domain::snapshots::Snapshot;
 use mailward_domain::store::{Query, StoreError, WriteOp, query_all};
-use mailward_http::repo::keys;
-use mailward_http::repo::snapshots::{self, Snapshot};
+use mailward_store::keys;
+use mailward_store::snapshots;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -811,12 +812,15 @@ async fn changing_dmarc_options_withdraws_dmarc_verification_so_the_record_reads
         let store = app.stack.state.store.clone();
         let (org, domain) = (s.org_id.parse().unwrap(), id.parse().unwrap());
         async move {
-            mailward_http::repo::domains::get(store.as_ref(), org, domain)
+            mailward_store::domains::get(store.as_ref(), org, domain)
                 .await
                 .unwrap()
                 .unwrap()
                 .value
                 .verified_purposes
+                .iter()
+                .map(|p| p.as_str().to_owned())
+                .collect::<Vec<String>>()
         }
     };
 
@@ -957,7 +961,7 @@ async fn deleting_a_domain_deletes_its_snapshots_even_past_one_transaction() {
     let doomed = doomed["id"].as_str().unwrap().to_owned();
     let kept = kept["id"].as_str().unwrap().to_owned();
     // 120 snapshots over every type plus the 8 latest markers: more than one transaction holds.
-    let types = mailward_http::repo::snapshots::TYPES;
+    let types = mailward_domain::snapshots::TYPES;
     for i in 0..120i64 {
         let value = format!("value {i}");
         let record_type = types[usize::try_from(i).unwrap() % types.len()];
@@ -1034,7 +1038,7 @@ async fn update_with_interleaved_write(
                 std::thread::spawn(move || {
                     let rt = tokio::runtime::Runtime::new().unwrap();
                     rt.block_on(async {
-                        let current = mailward_http::repo::domains::get(store.as_ref(), org, id)
+                        let current = mailward_store::domains::get(store.as_ref(), org, id)
                             .await
                             .unwrap()
                             .unwrap();
@@ -1042,7 +1046,7 @@ async fn update_with_interleaved_write(
                         intervene(&mut changed);
                         store
                             .transact(vec![
-                                mailward_http::repo::domains::save_op(&changed, current.version)
+                                mailward_store::domains::save_op(&changed, current.version)
                                     .unwrap(),
                             ])
                             .await
@@ -1064,7 +1068,7 @@ async fn update_with_interleaved_write(
         state.config.clone(),
     );
     let (status, _) = post_through(intercepted, &s.key, &format!("/domains/{id}"), &body).await;
-    let stored = mailward_http::repo::domains::get(inner.as_ref(), org, id)
+    let stored = mailward_store::domains::get(inner.as_ref(), org, id)
         .await
         .unwrap()
         .unwrap()

@@ -111,11 +111,11 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
 fn routes_are_only_registered_through_the_documented_macro() {
     // Every route must go through `utoipa_axum::routes!` so it lands in the document; a plain
     // `.route(` call would serve an undocumented path.
-    let src = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/mailward-http/src"
-    );
-    let mut stack = vec![std::path::PathBuf::from(src)];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut stack = vec![root.join("shared/mailward-http/src")];
+    for function in std::fs::read_dir(root.join("functions")).unwrap() {
+        stack.push(function.unwrap().path().join("src"));
+    }
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

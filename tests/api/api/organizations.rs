@@ -281,7 +281,7 @@ async fn deleting_an_organization_revokes_its_credentials_at_once_and_then_purge
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(remaining, 0, "organization items purged");
-    let lookup = mailward_http::repo::api_keys::find_by_key(store.as_ref(), &s.key)
+    let lookup = mailward_store::api_keys::find_by_key(store.as_ref(), &s.key)
         .await
         .unwrap();
     assert!(lookup.is_none(), "key lookup purged");

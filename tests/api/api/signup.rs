@@ -278,7 +278,7 @@ async fn one_address_gets_a_limited_number_of_codes_per_hour() {
 async fn the_signup_bucket_limits_each_client_ip() {
     let app = TestApp::start_with(|s| {
         s.rate_limits.push((
-            mailward_http::config::Scope::Signup,
+            mailward_services::config::Scope::Signup,
             "2/3600".parse().unwrap(),
         ));
     })

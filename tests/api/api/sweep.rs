@@ -34,7 +34,7 @@ async fn event_types(app: &TestApp) -> Vec<String> {
 }
 
 async fn sweep(app: &TestApp) {
-    mailward_http::sweep::sweep_now(&app.stack.state)
+    mailward_services::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
 }
@@ -158,7 +158,7 @@ async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
     let s = app.sign_up("gone@example.com", "Gone Org").await;
     let created = add_domain(&app, &s.key, "gone.test").await;
     let id = created["id"].as_str().unwrap();
-    let enqueued = mailward_http::sweep::coordinate(&app.stack.state)
+    let enqueued = mailward_services::sweep::coordinate(&app.stack.state)
         .await
         .unwrap();
     assert_eq!(enqueued, 1);
@@ -167,7 +167,7 @@ async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
         .await
         .unwrap();
     // The batch runs against a deleted domain: no error, nothing recreated.
-    mailward_http::sweep::sweep_now(&app.stack.state)
+    mailward_services::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
     let res = app
@@ -606,7 +606,7 @@ async fn sweep_probes_the_dkim_catalogue_daily_and_known_selectors_in_between() 
     let stored = |app: &TestApp| {
         let store = app.stack.state.store.clone();
         async move {
-            mailward_http::repo::domains::get(store.as_ref(), org, id)
+            mailward_store::domains::get(store.as_ref(), org, id)
                 .await
                 .unwrap()
                 .unwrap()
@@ -616,7 +616,7 @@ async fn sweep_probes_the_dkim_catalogue_daily_and_known_selectors_in_between() 
     let pass = |app: &TestApp, seconds: i64| {
         app.clock.advance(time::Duration::seconds(seconds));
         dns.reset_stats();
-        mailward_http::sweep::sweep_now(&uncached)
+        mailward_services::sweep::sweep_now(&uncached)
     };
 
     // First pass: the whole catalogue.
@@ -762,13 +762,13 @@ async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() 
         state.resolver.clone(),
         config,
     );
-    mailward_http::sweep::sweep_now(&slow).await.unwrap();
+    mailward_services::sweep::sweep_now(&slow).await.unwrap();
     assert_eq!(read(&app, &s.key, &id).await["monitoring_status"], "setup");
 
     dns.inject(Scope::Global, Fault::ServFail);
     for pass in 1..=3 {
         app.clock.advance(time::Duration::hours(8));
-        mailward_http::sweep::sweep_now(&slow).await.unwrap();
+        mailward_services::sweep::sweep_now(&slow).await.unwrap();
         let domain = read(&app, &s.key, &id).await;
         if pass < 3 {
             assert_eq!(
@@ -816,7 +816,7 @@ async fn records_guidance_counts_in_the_dns_buckets() {
     let app = TestApp::start_with(|s| {
         s.dns = Some(addr);
         s.rate_limits.push((
-            mailward_http::config::Scope::ApiKeyDns,
+            mailward_services::config::Scope::ApiKeyDns,
             "1/60".parse().unwrap(),
         ));
     })
@@ -840,4 +840,77 @@ async fn records_guidance_counts_in_the_dns_buckets() {
         second.json::<Value>().await.unwrap()["scope"],
         "api_key_dns"
     );
+}
+
+/// A zone with mail set up but no DMARC record yet.
+fn undmarced(name: &str) -> Zone {
+    Zone::new(name)
+        .ns("@", &format!("ns1.{name}."))
+        .mx("@", 10, &format!("mx.{name}."))
+        .a("mx", "192.0.2.30")
+        .txt("@", "v=spf1 mx -all")
+}
+
+#[tokio::test]
+async fn a_new_domain_is_evaluated_at_once_by_a_queued_job() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), undmarced("fresh.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.evaluate_new_domains = true;
+    })
+    .await;
+    let s = app.sign_up("fresh@example.com", "Fresh Org").await;
+    let created = add_domain(&app, &s.key, "fresh.test").await;
+    assert_eq!(created["monitoring_status"], "none");
+    let id = created["id"].as_str().unwrap().to_owned();
+    // No sweep runs (no interval, nothing calls it): only the queued evaluation can move it.
+    let mut domain = Value::Null;
+    for _ in 0..200 {
+        domain = read(&app, &s.key, &id).await;
+        if domain["monitoring_status"] != "none" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(domain["monitoring_status"], "pending", "{domain}");
+    assert!(domain["score"].as_u64().unwrap() > 0, "{domain}");
+}
+
+#[tokio::test]
+async fn the_pending_grace_window_is_a_setting() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), undmarced("grace.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.pending_grace = std::time::Duration::from_secs(3600);
+    })
+    .await;
+    let s = app.sign_up("grace@example.com", "Grace Org").await;
+    let id = add_domain(&app, &s.key, "grace.test").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    sweep(&app).await;
+    assert_eq!(
+        read(&app, &s.key, &id).await["monitoring_status"],
+        "pending"
+    );
+    app.clock.advance(time::Duration::minutes(55));
+    sweep(&app).await;
+    assert_eq!(
+        read(&app, &s.key, &id).await["monitoring_status"],
+        "pending",
+        "inside the one-hour window"
+    );
+    // The next pass is due five minutes later, past the hour.
+    app.clock.advance(time::Duration::minutes(6));
+    sweep(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert_eq!(domain["monitoring_status"], "failed", "{domain}");
+    assert_eq!(domain["monitoring_failure_reason"], "dmarc_record_missing");
 }

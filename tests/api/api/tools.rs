@@ -188,10 +188,12 @@ async fn include_targets_are_validated_with_their_lookup_cost() {
 async fn dns_tools_count_in_the_dns_buckets() {
     let dns = fixture().await;
     let app = app_with(&dns, |s| {
-        s.rate_limits
-            .push((mailward_http::config::Scope::Dns, "3/60".parse().unwrap()));
         s.rate_limits.push((
-            mailward_http::config::Scope::ApiKeyDns,
+            mailward_services::config::Scope::Dns,
+            "3/60".parse().unwrap(),
+        ));
+        s.rate_limits.push((
+            mailward_services::config::Scope::ApiKeyDns,
             "1/60".parse().unwrap(),
         ));
     })

@@ -3,7 +3,7 @@
 
 use mailward_api_tests::receiver::{Receiver, Reply};
 use mailward_api_tests::{SignedUp, TestApp};
-use mailward_http::webhooks::signature::verify;
+use mailward_services::webhooks::signature::verify;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -397,25 +397,29 @@ async fn deliveries_stay_readable_after_the_endpoint_is_deleted() {
     let attempts = s.deliveries(id).await;
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0]["status"], "succeeded");
-    // Another organization cannot read them.
+    // Another organization cannot read them: to it the endpoint does not exist.
     let other = s.app.sign_up("else@example.com", "Else Org").await;
-    let res = s
-        .app
-        .with_key(
+    let deliveries_of = |key: String, id: String| {
+        let request = s.app.with_key(
             Method::GET,
             &format!("/webhook-endpoints/{id}/deliveries"),
-            &other.key,
-        )
-        .send()
-        .await
-        .unwrap();
+            &key,
+        );
+        async move { request.send().await.unwrap() }
+    };
+    let res = deliveries_of(other.key.clone(), id.to_string()).await;
+    assert_eq!(res.status(), 404);
     assert_eq!(
-        res.json::<Value>().await.unwrap()["data"]
-            .as_array()
-            .unwrap()
-            .len(),
-        0
+        res.json::<Value>().await.unwrap()["code"],
+        "resource_not_found"
     );
+    // An id that never named an endpoint of the organization is not found either.
+    let res = deliveries_of(s.org.key.clone(), uuid::Uuid::new_v4().to_string()).await;
+    assert_eq!(res.status(), 404);
+    // 30 days after the deletion the records and the endpoint's tombstone are gone.
+    s.app.clock.advance(time::Duration::days(31));
+    let res = deliveries_of(s.org.key.clone(), id.to_string()).await;
+    assert_eq!(res.status(), 404);
 }
 
 #[tokio::test]

@@ -1,0 +1,19 @@
+//! The JSON the API speaks (SPEC.md sections 2 and 4), with OpenAPI schemas.
+//!
+//! Why a crate of its own: a resource has one wire shape whichever way it is reached (a REST
+//! route, an MCP tool, a webhook event's `data.object`, the CLI), so the shapes live here and
+//! every caller converts model types through them. Model types are never serialized to clients.
+//! The crate knows nothing of axum or the store.
+
+pub mod api_keys;
+pub mod common;
+pub mod domains;
+pub mod organizations;
+pub mod records;
+pub mod signup;
+pub mod snapshots;
+pub mod sources;
+pub mod tools;
+pub mod webhooks;
+
+pub use common::{ApiVersion, EmptyBody, ErrorBody, Health, PageInfo, PageParams, RateLimitBody};

@@ -1,0 +1,75 @@
+//! Records guidance and verification (SPEC §2.5, §4.1): what a domain should publish compared
+//! with live DNS, the verification answer and the SPF diagnostics.
+
+use crate::tools::DetectedDnsProvider;
+use mailward_plan::{Purpose, RecordState, Warning};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// `GET /domains/{id}/dns-records` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DnsRecordsResponse {
+    /// SPEC §2.5 records (plus `live_values`, what DNS serves now), delete entries right after
+    /// the record they concern.
+    #[schema(value_type = Vec<Object>)]
+    pub records: Vec<RecordState>,
+    /// Every required record is verified.
+    pub all_verified: bool,
+    /// Read before publishing, e.g. `enforcing_policy_without_working_auth`, or
+    /// `domain_does_not_exist` when the name is NXDOMAIN.
+    #[schema(value_type = Vec<Object>)]
+    pub warnings: Vec<Warning>,
+    /// The DNS host, from the domain's NS records.
+    pub dns_provider: DetectedDnsProvider,
+}
+
+/// `POST /domains/{id}/verify` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerifyResponse {
+    /// Always false: the pass runs during the request.
+    pub queued: bool,
+    /// Purposes confirmed during this pass (only those; never `tls_rpt` or `mta_sts_policy`).
+    #[schema(value_type = Object)]
+    pub verified: std::collections::BTreeMap<Purpose, bool>,
+    /// `{dmarc, spf, dkim, mta_sts, bimi}` booleans: true when confirmed in this pass.
+    #[schema(value_type = Object)]
+    pub results: mailward_plan::Results,
+}
+
+/// A suggested next step for the SPF record.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NextAction {
+    /// Stable code: `publish_spf_record`, `merge_spf_records`, `fix_spf_syntax`,
+    /// `reduce_spf_lookups`, `tighten_all`, `retry_later`, `review_warnings` or `none`.
+    pub code: String,
+    /// For a person.
+    pub message: String,
+}
+
+/// Hosted (flattened) SPF state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HostedSpf {
+    /// Whether the domain asked for hosted, flattened SPF (`spf_options.force_flattening`).
+    pub requested: bool,
+    /// Whether Mailward serves it. Hosted SPF is not available yet, so this is always false.
+    pub active: bool,
+    /// `managed_dns_status.spf`: unknown until hosting exists.
+    pub status: String,
+}
+
+/// `GET /domains/{domainId}/spf` response (SPEC §2.13 content).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpfDiagnostics {
+    /// The audit: `domain`, `record` (the live record), `records` (every v=spf1 record; more
+    /// than one is an error), `ttl`, `health` pass|warn|fail, `lookup_count`, `lookup_limit`
+    /// (10), `remaining_lookups`, void lookups, `tree` (kind include|a|mx|ptr|exists|redirect|
+    /// expanded-domain, operand, depth, cost, error, note) and `problems` (code, severity
+    /// error|warning, host, message).
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub audit: mailward_spf::SpfAudit,
+    /// Hosted SPF.
+    pub hosted_spf: HostedSpf,
+    /// What to do next.
+    pub next_action: NextAction,
+}

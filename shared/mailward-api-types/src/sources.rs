@@ -1,0 +1,47 @@
+//! The sending-source catalogue (SPEC §2.8, §4.8) as the API shows it.
+
+use mailward_domain::sources::Source;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+
+/// When the embedded catalogue was published (its items' `created_at` and `updated_at`).
+pub const CATALOGUE_PUBLISHED_AT: OffsetDateTime = time::macros::datetime!(2026-11-22 00:00 UTC);
+
+/// One source as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SourceView {
+    /// The SPEC §2.8 fields (id, external_id, name, homepage, category, support levels,
+    /// discovery values, base domains, documentation, instructions ...).
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub source: Source,
+    /// Curation state of the instructions; null unless the caller holds `sources:update`.
+    pub instructions_curation: Option<serde_json::Value>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub updated_at: OffsetDateTime,
+}
+
+impl SourceView {
+    /// The view of a catalogue source (no curation state: see [`SourceView::instructions_curation`]).
+    pub fn of(source: &Source) -> Self {
+        Self {
+            source: source.clone(),
+            instructions_curation: None,
+            created_at: CATALOGUE_PUBLISHED_AT,
+            updated_at: CATALOGUE_PUBLISHED_AT,
+        }
+    }
+}
+
+/// `GET /sources` filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SourceFilters {
+    /// ACTIVE, PENDING_REVIEW or REJECTED.
+    pub status: Option<String>,
+    /// Origin of the entries (the embedded catalogue's is `CURATED`).
+    pub origin: Option<String>,
+}

@@ -1,0 +1,234 @@
+//! The OpenAPI document's assembly: the top-level description, the security schemes, and the
+//! parts every operation shares because of the conventions (the version header, 401/429/5xx,
+//! 413/415 on JSON bodies, a description on every response). The routes themselves live in the
+//! function crates; `mailward openapi` merges them all and writes the document `api-public`
+//! serves, and a test keeps that file equal to what the routes generate.
+
+use mailward_api_types::{ErrorBody, RateLimitBody};
+use mailward_services::AppState;
+use utoipa::Modify;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{
+    OpenApi, Required,
+    path::{Parameter, ParameterBuilder, ParameterIn},
+};
+use utoipa_axum::router::OpenApiRouter;
+
+/// Top-level document: info, tags, security schemes.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Mailward API",
+        version = "2025-04-30",
+        description = "Mailward gets an organization's domains into a protected email-authentication \
+state and keeps them there.\n\n\
+**Authentication.** API keys: HTTP Basic with the key as user name and an empty password, plus the \
+`Mailward-Version` header (`2025-04-30` or `unstable`; `Service-Version` is accepted as an alias) on \
+every request: a missing version answers 400 `api_version_missing`, an unknown one 400 \
+`api_version_invalid`. Dashboard sessions: `Authorization: Bearer <JWT>` (HS256, claims `sub` \
+account, `org`, `role` admin|editor|viewer, `amr`, `iss`=mailward, `aud`=mailward-api); the version \
+header is optional and defaults to 2025-04-30. Requests that arrived over plain HTTP \
+(`X-Forwarded-Proto: http`) answer 403 `https_required`.\n\n\
+**Errors.** `{code, message, param?, details?}`. 401 carries `WWW-Authenticate: Basic realm=\"Mailward\", \
+Bearer realm=\"Mailward\"` (Bearer alone for browser fetches) and `details.documentation`; an unknown \
+route answers 404 `not_found` with `details.documentation` and `details.openapi`; `Accept: text/plain` \
+or `text/html` gets the plain status line for 401 and 404. Malformed JSON answers 400 `invalid_json`; \
+a wrong type, missing or unknown field 400 `parameter_invalid_or_missing` with `param` naming the \
+field path; a malformed id in a path 400 naming `id`; a non-JSON body 415; a body over 1 MiB 413; a \
+concurrent update 409 `conflict`; 5xx bodies carry `details.request_id` (also in `X-Request-Id`).\n\n\
+**Rate limits.** Fixed windows shared by every instance. Every response carries `RateLimit-Limit`, \
+`RateLimit-Remaining` and `RateLimit-Reset` for the bucket closest to exhaustion. Buckets: `global` \
+(every request; per API key, session subject or client IP; default 1200/60 s), `api_key` (per key; \
+600/60 s), `dns` and `api_key_dns` (DNS-resolving endpoints; 120/60 s and 60/60 s), `signup` (per IP; \
+10/3600 s). Limits are configuration (`MAILWARD_RATE_<SCOPE>=<limit>/<seconds>`): do not hard-code \
+them. 429 bodies: `{error: rate_limit_exceeded, scope, message, limit, window_seconds, \
+retry_after_seconds}` with `Retry-After`.\n\n\
+**Pagination.** `page` (1-based, default 1) and `per_page` (1-100, default 25); lists return \
+`page_info` `{total_count, page, per_page, has_more}`."
+    ),
+    modifiers(&SecuritySchemes),
+    components(schemas(ErrorBody, RateLimitBody)),
+    tags(
+        (name = "health", description = "Liveness"),
+        (name = "signup", description = "Headless signup"),
+        (name = "api-keys", description = "API keys"),
+        (name = "organizations", description = "Organizations"),
+        (name = "meta", description = "This document"),
+    )
+)]
+pub struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some(
+                        "API key as the user name, empty password; send Mailward-Version too",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some("Dashboard session token"))
+                    .build(),
+            ),
+        );
+    }
+}
+
+fn version_header() -> Parameter {
+    ParameterBuilder::new()
+        .name("Mailward-Version")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "API version: 2025-04-30 or unstable. Required with an API key; optional (default 2025-04-30) with a session. Alias: Service-Version.",
+        ))
+        .schema(Some(
+            utoipa::openapi::schema::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .enum_values(Some(["2025-04-30", "unstable"]))
+                .build(),
+        ))
+        .build()
+}
+
+/// Adds the version header to every operation that takes credentials.
+fn add_version_header(op: &mut Operation) {
+    if op.security.as_ref().is_some_and(|s| !s.is_empty()) {
+        op.parameters
+            .get_or_insert_with(Vec::new)
+            .push(utoipa::openapi::RefOr::T(version_header()));
+    }
+}
+
+/// Calls `change` on every operation of the document.
+fn for_each_operation(doc: &mut OpenApi, mut change: impl FnMut(&mut Operation)) {
+    for item in doc.paths.paths.values_mut() {
+        for op in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            change(op);
+        }
+    }
+}
+
+fn error_response(
+    description: &str,
+    schema: &str,
+) -> utoipa::openapi::RefOr<utoipa::openapi::Response> {
+    utoipa::openapi::RefOr::T(
+        utoipa::openapi::ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                utoipa::openapi::content::ContentBuilder::new()
+                    .schema(Some(utoipa::openapi::Ref::from_schema_name(schema)))
+                    .build(),
+            )
+            .build(),
+    )
+}
+
+/// Adds the responses every route can give because of the shared conventions: 429 (global
+/// bucket), 500/503 (with a request id), 401 on credentialed routes, 413/415 on routes with a
+/// JSON body.
+fn add_convention_responses(op: &mut Operation) {
+    let credentialed = op.security.as_ref().is_some_and(|s| !s.is_empty());
+    let has_body = op.request_body.is_some();
+    let responses = &mut op.responses.responses;
+    let mut add = |code: &str, description: &str, schema: &str| {
+        responses
+            .entry(code.to_owned())
+            .or_insert_with(|| error_response(description, schema));
+    };
+    add(
+        "429",
+        "Rate limit exceeded (`Retry-After`)",
+        "RateLimitBody",
+    );
+    add(
+        "500",
+        "Internal error; `details.request_id` identifies the request",
+        "ErrorBody",
+    );
+    add(
+        "503",
+        "A backing service is unavailable; `details.request_id` identifies the request",
+        "ErrorBody",
+    );
+    if credentialed {
+        add("401", "Missing or rejected credential", "ErrorBody");
+        add(
+            "400",
+            "Invalid input or version header; `param` names the field",
+            "ErrorBody",
+        );
+    }
+    if has_body {
+        add(
+            "400",
+            "Invalid JSON or field; `param` names the field",
+            "ErrorBody",
+        );
+        add("413", "Body larger than 1 MiB", "ErrorBody");
+        add("415", "Body is not JSON", "ErrorBody");
+    }
+}
+
+/// Gives every response without one a description (OpenAPI requires it): the status's reason
+/// phrase, which is what a reader would guess, so the document stays valid whatever a route
+/// forgot to say.
+fn add_missing_descriptions(op: &mut Operation) {
+    for (code, response) in op.responses.responses.iter_mut() {
+        if let utoipa::openapi::RefOr::T(response) = response
+            && response.description.trim().is_empty()
+        {
+            response.description = code
+                .parse::<u16>()
+                .ok()
+                .and_then(|c| axum::http::StatusCode::from_u16(c).ok())
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("Response")
+                .to_owned();
+        }
+    }
+}
+
+/// The complete document for the routes of every function (the caller merges them).
+pub fn document(routes: OpenApiRouter<AppState>) -> OpenApi {
+    let mut doc = <ApiDoc as utoipa::OpenApi>::openapi();
+    doc.merge(routes.into_openapi());
+    for_each_operation(&mut doc, |op| {
+        add_version_header(op);
+        add_convention_responses(op);
+        add_missing_descriptions(op);
+    });
+    doc
+}
+
+/// The document as the committed `openapi.json` holds it: pretty JSON and a final newline.
+pub fn to_json(doc: &OpenApi) -> String {
+    let mut json = serde_json::to_string_pretty(doc).unwrap_or_else(|_| "{}".into());
+    json.push('\n');
+    json
+}

@@ -1,0 +1,174 @@
+//! Who is calling, and what they may do (SPEC §5). Every operation takes a [`Caller`]: the
+//! organization comes from the credential (never from input), and the permission checks live
+//! here, once, for the REST routes, the MCP tools and the CLI alike.
+
+use crate::error::{ErrorKind, ServiceError};
+use mailward_api_types::ApiVersion;
+use mailward_domain::model::{ApiKeyAccess, Role};
+use uuid::Uuid;
+
+/// What the caller proved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// An organization API key.
+    ApiKey {
+        /// Key id.
+        key_id: Uuid,
+        /// Access level.
+        access: ApiKeyAccess,
+    },
+    /// A signed-in person (dashboard session or an agent acting for one).
+    Session {
+        /// The person's account.
+        account_id: Uuid,
+        /// Role in the organization (from the stored membership).
+        role: Role,
+        /// Whether the sign-in completed multi-factor authentication.
+        mfa: bool,
+    },
+}
+
+/// An authenticated caller acting on one organization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The organization, from the credential.
+    pub org_id: Uuid,
+    /// How the caller authenticated.
+    pub credential: Credential,
+    /// The API version in force (payload shapes, pinned webhook versions).
+    pub version: ApiVersion,
+}
+
+impl Caller {
+    /// The rate-limit subject (SPEC §5.12): per key, or per session subject.
+    pub fn subject(&self) -> String {
+        match &self.credential {
+            Credential::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            Credential::Session { account_id, .. } => format!("sub:{account_id}"),
+        }
+    }
+
+    /// The signed-in account, when the caller is a person.
+    pub fn account_id(&self) -> Option<Uuid> {
+        match &self.credential {
+            Credential::Session { account_id, .. } => Some(*account_id),
+            Credential::ApiKey { .. } => None,
+        }
+    }
+
+    /// Refuses read-only keys and viewers.
+    pub fn require_write(&self) -> Result<(), ServiceError> {
+        match &self.credential {
+            Credential::ApiKey {
+                access: ApiKeyAccess::ReadWrite,
+                ..
+            } => Ok(()),
+            Credential::Session { role, .. } if role.can_write() => Ok(()),
+            _ => Err(ServiceError::forbidden("this credential may only read")),
+        }
+    }
+
+    /// Refuses everything but read-write keys and administrators.
+    pub fn require_admin(&self) -> Result<(), ServiceError> {
+        match &self.credential {
+            Credential::ApiKey {
+                access: ApiKeyAccess::ReadWrite,
+                ..
+            } => Ok(()),
+            Credential::Session {
+                role: Role::Admin, ..
+            } => Ok(()),
+            _ => Err(ServiceError::forbidden(
+                "this action needs an administrator or a read-write API key",
+            )),
+        }
+    }
+
+    /// Requires a signed-in administrator (not an API key); returns the account.
+    pub fn require_session_admin(&self) -> Result<Uuid, ServiceError> {
+        match &self.credential {
+            Credential::Session {
+                account_id,
+                role: Role::Admin,
+                ..
+            } => Ok(*account_id),
+            Credential::Session { .. } => Err(ServiceError::forbidden(
+                "this action needs an administrator",
+            )),
+            Credential::ApiKey { .. } => Err(ServiceError::forbidden(
+                "this action needs a signed-in person; API keys cannot perform it",
+            )),
+        }
+    }
+
+    /// Requires an administrator who signed in with MFA (not an API key); `param` names the
+    /// field whose change needs it.
+    pub fn require_mfa_admin(&self, param: &'static str) -> Result<(), ServiceError> {
+        match &self.credential {
+            Credential::Session {
+                role: Role::Admin,
+                mfa: true,
+                ..
+            } => Ok(()),
+            _ => Err(ServiceError::new(
+                ErrorKind::Forbidden,
+                "mfa_confirmation_required",
+                format!(
+                    "{param} can be changed only by an administrator signed in with MFA, not with an API key"
+                ),
+            )
+            .param(param)),
+        }
+    }
+
+    /// Ids naming an organization must be the credential's own; any other id is 404 (the
+    /// caller cannot learn whether it exists).
+    pub fn require_own_org(&self, org: Uuid) -> Result<(), ServiceError> {
+        if org == self.org_id {
+            Ok(())
+        } else {
+            Err(ServiceError::not_found("organization"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(credential: Credential) -> Caller {
+        Caller {
+            org_id: Uuid::new_v4(),
+            credential,
+            version: ApiVersion::LATEST,
+        }
+    }
+
+    #[test]
+    fn read_only_keys_and_viewers_never_write() {
+        let read_only = caller(Credential::ApiKey {
+            key_id: Uuid::new_v4(),
+            access: ApiKeyAccess::ReadOnly,
+        });
+        let viewer = caller(Credential::Session {
+            account_id: Uuid::new_v4(),
+            role: Role::Viewer,
+            mfa: true,
+        });
+        for c in [&read_only, &viewer] {
+            assert_eq!(c.require_write().unwrap_err().kind(), ErrorKind::Forbidden);
+            assert_eq!(c.require_admin().unwrap_err().kind(), ErrorKind::Forbidden);
+        }
+        let editor = caller(Credential::Session {
+            account_id: Uuid::new_v4(),
+            role: Role::Editor,
+            mfa: false,
+        });
+        assert!(editor.require_write().is_ok());
+        assert!(editor.require_admin().is_err());
+        assert_eq!(
+            editor.require_mfa_admin("require_mfa").unwrap_err().code(),
+            "mfa_confirmation_required"
+        );
+    }
+}

@@ -1,0 +1,306 @@
+//! Settings shared by every entry point (Lambda functions, the local stack, the CLI): one
+//! [`Config`], filled from flags or the environment, read by the services and the HTTP layer.
+
+use std::collections::HashMap;
+
+/// A rate-limit scope (SPEC §7.6, §8.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// Every request, keyed by API key, session subject or client IP.
+    Global,
+    /// Endpoints that resolve DNS during the request, per client.
+    Dns,
+    /// Every API-key request, per key.
+    ApiKey,
+    /// DNS endpoints called with an API key, per key (stricter).
+    ApiKeyDns,
+    /// Headless signup, per client IP.
+    Signup,
+}
+
+impl Scope {
+    /// Every scope, for configuration listings.
+    pub const ALL: [Scope; 5] = [
+        Scope::Global,
+        Scope::Dns,
+        Scope::ApiKey,
+        Scope::ApiKeyDns,
+        Scope::Signup,
+    ];
+
+    /// The wire name used in 429 bodies and settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Dns => "dns",
+            Scope::ApiKey => "api_key",
+            Scope::ApiKeyDns => "api_key_dns",
+            Scope::Signup => "signup",
+        }
+    }
+
+    /// The environment variable that overrides this scope's limit.
+    pub fn env_var(self) -> String {
+        format!("MAILWARD_RATE_{}", self.as_str().to_ascii_uppercase())
+    }
+
+    fn default_limit(self) -> RateLimit {
+        match self {
+            Scope::Global => RateLimit {
+                limit: 1200,
+                window_secs: 60,
+            },
+            Scope::Dns => RateLimit {
+                limit: 120,
+                window_secs: 60,
+            },
+            Scope::ApiKey => RateLimit {
+                limit: 600,
+                window_secs: 60,
+            },
+            Scope::ApiKeyDns => RateLimit {
+                limit: 60,
+                window_secs: 60,
+            },
+            Scope::Signup => RateLimit {
+                limit: 10,
+                window_secs: 3600,
+            },
+        }
+    }
+}
+
+/// One bucket's size: `limit` requests per fixed window of `window_secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests allowed per window.
+    pub limit: u32,
+    /// Window length in seconds.
+    pub window_secs: u32,
+}
+
+impl std::str::FromStr for RateLimit {
+    type Err = String;
+
+    /// Parses `<limit>/<window seconds>`, e.g. `600/60`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (limit, window) = s
+            .split_once('/')
+            .ok_or_else(|| format!("expected <limit>/<window seconds>, got {s:?}"))?;
+        let limit: u32 = limit
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad limit in {s:?}"))?;
+        let window_secs: u32 = window
+            .trim()
+            .trim_end_matches('s')
+            .parse()
+            .map_err(|_| format!("bad window in {s:?}"))?;
+        if limit == 0 || window_secs == 0 {
+            return Err(format!("limit and window must be positive in {s:?}"));
+        }
+        Ok(Self { limit, window_secs })
+    }
+}
+
+/// Everything the HTTP layer needs to know about its deployment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Public base URL (used in links of error bodies and emails).
+    pub base_url: String,
+    /// Secret key material: signs dashboard JWTs and keys the signup-code hashes.
+    pub secret_key: Vec<u8>,
+    /// Rate limits per scope.
+    pub rate_limits: HashMap<Scope, RateLimit>,
+    /// Signup codes one address may request per hour (SPEC §8.2: "a small number").
+    pub signup_codes_per_address_per_hour: u32,
+    /// Trust `X-Forwarded-For` (the last hop) for the client IP: true behind API Gateway.
+    pub trust_proxy: bool,
+    /// Largest accepted request body in bytes.
+    pub max_body_bytes: usize,
+    /// Rules for requests to customer-supplied URLs (webhooks, MTA-STS policies).
+    pub outbound: crate::outbound::client::OutboundPolicy,
+    /// The zone Mailward's hosted DMARC records live in (CNAME targets), when configured.
+    pub hosted_dmarc_suffix: Option<String>,
+    /// The host of Mailward's aggregate-report addresses (`rua+<domain id>@<report_domain>`).
+    pub report_domain: String,
+    /// The zone where Mailward hosts delegated records (BIMI, MTA-STS, DMARC CNAME targets).
+    pub hosted_zone: String,
+    /// How often each domain is re-evaluated by the sweep.
+    pub sweep_interval_secs: u64,
+    /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
+    /// re-checks only the selectors found last time (two queries each instead of ~120).
+    pub dkim_full_probe_interval_secs: u64,
+    /// Public resolvers the sweep compares with the authoritative answers (`name=ip[:port]`).
+    pub public_resolvers: Vec<(String, std::net::SocketAddr)>,
+    /// Port to ask authoritative nameservers on (53; test setups point it at a fixture).
+    pub nameserver_port: u16,
+    /// Per-address nameserver ports (test setups with several fixture servers).
+    pub nameserver_ports: Vec<(std::net::IpAddr, u16)>,
+    /// How long a domain may stay `pending` (a record published but monitoring not yet
+    /// complete) before the sweep marks it `failed`.
+    pub pending_grace_secs: u64,
+    /// Evaluate a newly added domain at once through a queued job, instead of waiting for the
+    /// next sweep period (on in every deployment; tests that script the sweep turn it off).
+    pub evaluate_new_domains: bool,
+}
+
+/// Default of [`Config::pending_grace_secs`]: 72 hours.
+pub const DEFAULT_PENDING_GRACE_SECS: u64 = 72 * 3600;
+
+/// Reads a boolean setting: `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off` (any case).
+pub fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        _ => Err(format!(
+            "{name}: expected true/false/1/0/yes/no/on/off, got {value:?}"
+        )),
+    }
+}
+
+/// Reads a duration setting in seconds (`300` or `300s`).
+pub fn parse_secs(name: &str, value: &str) -> Result<u64, String> {
+    value
+        .trim()
+        .trim_end_matches('s')
+        .parse()
+        .map_err(|_| format!("{name}: bad number of seconds {value:?}"))
+}
+
+impl Config {
+    /// Settings for tests and the local stack: the given secret, default limits.
+    pub fn new(base_url: impl Into<String>, secret_key: Vec<u8>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            secret_key,
+            rate_limits: Scope::ALL.iter().map(|s| (*s, s.default_limit())).collect(),
+            signup_codes_per_address_per_hour: 5,
+            trust_proxy: false,
+            max_body_bytes: 1024 * 1024,
+            outbound: crate::outbound::client::OutboundPolicy {
+                allow_loopback: false,
+                extra_ca_pem: None,
+                timeout: crate::webhooks::delivery::RECEIVER_TIMEOUT,
+            },
+            hosted_dmarc_suffix: None,
+            report_domain: "reports.mailward.local".into(),
+            hosted_zone: "hosted.mailward.local".into(),
+            sweep_interval_secs: 300,
+            dkim_full_probe_interval_secs: 86_400,
+            public_resolvers: Vec::new(),
+            nameserver_port: 53,
+            nameserver_ports: Vec::new(),
+            pending_grace_secs: DEFAULT_PENDING_GRACE_SECS,
+            evaluate_new_domains: true,
+        }
+    }
+
+    /// Applies `MAILWARD_RATE_<SCOPE>`, `MAILWARD_SIGNUP_CODES_PER_HOUR` and
+    /// `MAILWARD_TRUST_PROXY` from the environment.
+    pub fn with_env_overrides(mut self) -> Result<Self, String> {
+        for scope in Scope::ALL {
+            if let Ok(value) = std::env::var(scope.env_var()) {
+                self.rate_limits.insert(scope, value.parse()?);
+            }
+        }
+        if let Ok(value) = std::env::var("MAILWARD_SIGNUP_CODES_PER_HOUR") {
+            self.signup_codes_per_address_per_hour = value
+                .parse()
+                .map_err(|_| format!("MAILWARD_SIGNUP_CODES_PER_HOUR: bad number {value:?}"))?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_REPORT_DOMAIN") {
+            self.report_domain = value;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_HOSTED_ZONE") {
+            self.hosted_zone = value;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_DKIM_FULL_PROBE_INTERVAL") {
+            self.dkim_full_probe_interval_secs =
+                parse_secs("MAILWARD_DKIM_FULL_PROBE_INTERVAL", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_SWEEP_INTERVAL") {
+            self.sweep_interval_secs = parse_secs("MAILWARD_SWEEP_INTERVAL", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_PENDING_GRACE") {
+            self.pending_grace_secs = parse_secs("MAILWARD_PENDING_GRACE", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_PUBLIC_RESOLVERS") {
+            self.public_resolvers = parse_public_resolvers(&value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
+            self.trust_proxy = parse_bool("MAILWARD_TRUST_PROXY", &value)?;
+        }
+        Ok(self)
+    }
+
+    /// The limit of one scope.
+    pub fn limit(&self, scope: Scope) -> RateLimit {
+        self.rate_limits
+            .get(&scope)
+            .copied()
+            .unwrap_or_else(|| scope.default_limit())
+    }
+
+    /// The monitoring sweep's rules under these settings.
+    pub fn sweep_rules(&self) -> mailward_monitoring::SweepRules {
+        mailward_monitoring::SweepRules {
+            pending_grace: time::Duration::seconds(
+                i64::try_from(self.pending_grace_secs).unwrap_or(i64::MAX / 2),
+            ),
+            ..mailward_monitoring::SweepRules::default()
+        }
+    }
+
+    /// Where the service's own records live, for the Domain wire shape.
+    pub fn zones(&self) -> mailward_api_types::domains::ServiceZones<'_> {
+        mailward_api_types::domains::ServiceZones {
+            report_domain: &self.report_domain,
+            hosted_zone: &self.hosted_zone,
+        }
+    }
+}
+
+/// Parses `google=8.8.8.8,cloudflare=1.1.1.1:53` (port 53 when omitted).
+pub fn parse_public_resolvers(list: &str) -> Result<Vec<(String, std::net::SocketAddr)>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|entry| {
+            let (name, addr) = entry
+                .split_once('=')
+                .ok_or_else(|| format!("public resolver {entry:?}: expected name=ip[:port]"))?;
+            let addr = addr
+                .parse::<std::net::SocketAddr>()
+                .or_else(|_| {
+                    addr.parse::<std::net::IpAddr>()
+                        .map(|ip| std::net::SocketAddr::new(ip, 53))
+                })
+                .map_err(|_| format!("public resolver {entry:?}: bad address"))?;
+            Ok((name.trim().to_owned(), addr))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans_read_every_usual_spelling() {
+        for yes in ["1", "true", "TRUE", "yes", "on"] {
+            assert_eq!(parse_bool("X", yes), Ok(true), "{yes}");
+        }
+        for no in ["0", "false", "no", "off", ""] {
+            assert_eq!(parse_bool("X", no), Ok(false), "{no}");
+        }
+        assert!(parse_bool("X", "maybe").unwrap_err().contains("X"));
+    }
+
+    #[test]
+    fn seconds_accept_a_trailing_s() {
+        assert_eq!(parse_secs("X", "300"), Ok(300));
+        assert_eq!(parse_secs("X", "300s"), Ok(300));
+        assert!(parse_secs("X", "5m").is_err());
+    }
+}

@@ -1,0 +1,742 @@
+//! Domains (SPEC §2.1, §4.1): add (one or in bulk), list, read, change and delete, the records
+//! guidance and verification, SPF diagnostics and DNS snapshots.
+//!
+//! A new domain starts with `monitoring_status` `none` and score 0 (or the score of a stored
+//! activation scan with `use_stored_scan`), and is evaluated at once by a queued sweep job.
+
+pub mod bulk;
+pub mod dkim_discovery;
+pub mod records;
+pub mod snapshots;
+pub mod spf;
+
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ServiceError};
+use crate::pagination::paginate;
+use crate::state::AppState;
+use mailward_api_types::PageParams;
+use mailward_api_types::domains::{
+    BimiOptionsView, CreateDomainRequest, DmarcOptionsView, Domain as DomainView, DomainList,
+    ListDomainsParams, SpfOptionsView, UpdateDomainRequest,
+};
+use mailward_domain::diff::previous_attributes;
+use mailward_domain::domain::{
+    BimiOptions, DmarcOptions, Domain, MonitoringStatus, Policy, SpfOptions,
+};
+use mailward_domain::email::EmailAddress;
+use mailward_domain::events::types::{DOMAIN_CREATED, DOMAIN_DELETED, DOMAIN_UPDATED};
+use mailward_domain::names::domain_from_input;
+use mailward_domain::purpose::Purpose;
+use mailward_store::optimistic::{OnConflict, retry_on_conflict};
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{Versioned, audits, domains, groups};
+use serde::Deserialize;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Most addresses one `dmarc_options` list may hold.
+pub const MAX_REPORT_ADDRESSES: usize = 20;
+/// Most entries `spf_options.mechanism_descriptions` may hold.
+pub const MAX_MECHANISM_DESCRIPTIONS: usize = 50;
+/// Longest mechanism (key) in `spf_options.mechanism_descriptions`, in characters.
+pub const MAX_MECHANISM_CHARS: usize = 255;
+/// Longest description (value) in `spf_options.mechanism_descriptions`, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 500;
+/// Saves a person's change may take when only the service's own writes get in the way.
+const MAX_SAVE_ATTEMPTS: u32 = 3;
+
+/// A domain name from input, or 400 naming `param`.
+pub(crate) fn parse_domain_name(param: &'static str, raw: &str) -> Result<String, ServiceError> {
+    domain_from_input(raw).map_err(|_| {
+        ServiceError::invalid(
+            param,
+            format!("{param} must be a domain name such as example.com"),
+        )
+    })
+}
+
+/// The organization's domain `id`, or not found.
+pub async fn load(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<Versioned<Domain>, ServiceError> {
+    domains::get(app.store.as_ref(), caller.org_id, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("domain"))
+}
+
+async fn check_group(
+    app: &AppState,
+    caller: &Caller,
+    group: Option<Uuid>,
+) -> Result<(), ServiceError> {
+    let Some(group) = group else { return Ok(()) };
+    if !groups::exists(app.store.as_ref(), caller.org_id, group).await? {
+        return Err(ServiceError::invalid(
+            "group_id",
+            "group_id names no group of this organization",
+        ));
+    }
+    Ok(())
+}
+
+fn already_watched(name: &str) -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Conflict,
+        "domain_exists",
+        format!("{name} is already a domain of this organization"),
+    )
+    .param("url")
+}
+
+/// The score and parked flag of the stored activation scan of `name`, if any.
+async fn stored_scan(app: &AppState, name: &str) -> Result<Option<(u8, bool)>, ServiceError> {
+    let Some(scan) = audits::activation_scan::<serde_json::Value>(app.store.as_ref(), name).await?
+    else {
+        return Ok(None);
+    };
+    let score = scan["summary"]["score"]
+        .as_u64()
+        .and_then(|s| u8::try_from(s).ok());
+    let parked = scan["summary"]["parked"].as_bool().unwrap_or(false);
+    Ok(score.map(|s| (s.min(100), parked)))
+}
+
+/// Adds a domain: validation, uniqueness, `domain.created`, then a queued evaluation so its
+/// status and score are real within seconds instead of the next sweep period.
+pub async fn create(
+    app: &AppState,
+    caller: &Caller,
+    input: CreateDomainRequest,
+) -> Result<DomainView, ServiceError> {
+    caller.require_write()?;
+    let domain = create_one(app, caller, input).await?;
+    crate::sweep::evaluate_soon(app, &[(domain.org_id, domain.id)]).await;
+    Ok(app.domain_view(&domain))
+}
+
+/// Creates one domain (no evaluation queued); shared by the single and bulk operations.
+pub(crate) async fn create_one(
+    app: &AppState,
+    caller: &Caller,
+    input: CreateDomainRequest,
+) -> Result<Domain, ServiceError> {
+    let name = parse_domain_name("url", &input.url)?;
+    check_group(app, caller, input.group_id).await?;
+    if domains::name_taken(app.store.as_ref(), caller.org_id, &name).await? {
+        return Err(already_watched(&name));
+    }
+    let now = app.clock.now();
+    let (score, is_parked) = if input.use_stored_scan {
+        stored_scan(app, &name).await?.unwrap_or((0, false))
+    } else {
+        (0, false)
+    };
+    let domain = Domain {
+        group_id: input.group_id,
+        is_parked,
+        score,
+        ..Domain::new(Uuid::new_v4(), caller.org_id, name.clone(), now)
+    };
+    let view = serde_json::to_value(app.domain_view(&domain))?;
+    let mut ops = domains::create_ops(&domain)?;
+    ops.push(OutboxEvent::new(DOMAIN_CREATED, domain.org_id, now, view, None).write_op()?);
+    match app.store.transact(ops).await {
+        Ok(()) => Ok(domain),
+        Err(e) if e.is_conflict() => Err(already_watched(&name)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Parsed `expand[]`.
+#[derive(Debug, Default, Clone, Copy)]
+struct Expand {
+    group: bool,
+    tasks: bool,
+}
+
+fn parse_expand(values: &[String]) -> Result<Expand, ServiceError> {
+    let mut expand = Expand::default();
+    for value in values {
+        match value.as_str() {
+            "group" => expand.group = true,
+            "tasks" => expand.tasks = true,
+            _ => {
+                return Err(ServiceError::invalid(
+                    "expand[]",
+                    "expand[] accepts group and tasks",
+                ));
+            }
+        }
+    }
+    Ok(expand)
+}
+
+fn expanded(app: &AppState, domain: &Domain, expand: Expand) -> DomainView {
+    let mut view = app.domain_view(domain);
+    if expand.group {
+        // Groups are not built yet, so no domain can belong to one: the expansion is null.
+        view.group = Some(serde_json::Value::Null);
+    }
+    if expand.tasks {
+        // Tasks are not built yet: no open task exists.
+        view.tasks = Some(Vec::new());
+    }
+    view
+}
+
+fn parse_enum<T: for<'de> Deserialize<'de>>(
+    param: &'static str,
+    raw: &str,
+    allowed: &str,
+) -> Result<T, ServiceError> {
+    serde_json::from_value(serde_json::Value::String(raw.to_owned()))
+        .map_err(|_| ServiceError::invalid(param, format!("{param} must be one of {allowed}")))
+}
+
+/// The `sort` keys of `GET /domains`.
+pub const SORT_KEYS: &[&str] = &[
+    "created_at",
+    "url",
+    "monitoring_status",
+    "dmarc_policy",
+    "score",
+    "last_14_days_volume",
+    "last_14_days_dmarc_pass_pct",
+    "last_14_days_spf_pass_pct",
+    "last_14_days_dkim_pass_pct",
+    "open_tasks_count",
+    "severity",
+    "status",
+    "group",
+];
+
+/// Reads one `is_*_managed` flag of a Domain view.
+type ManagedFlag = fn(&DomainView) -> bool;
+
+/// The `is_*_managed` filters paired with the flag of the Domain view each one tests.
+fn managed_filters(params: &ListDomainsParams) -> [(Option<bool>, ManagedFlag); 5] {
+    [
+        (params.is_dmarc_managed, |v| v.is_dmarc_managed),
+        (params.is_spf_managed, |v| v.is_spf_managed),
+        (params.is_dkim_managed, |v| v.is_dkim_managed),
+        (params.is_bimi_managed, |v| v.is_bimi_managed),
+        (params.is_mta_sts_managed, |v| v.is_mta_sts_managed),
+    ]
+}
+
+/// Whether the domain passes the `is_*_managed` filters. They test the flags exactly as the
+/// Domain view shows them, so a filter and the listed values never disagree.
+fn managed_match(app: &AppState, params: &ListDomainsParams, domain: &Domain) -> bool {
+    let filters = managed_filters(params);
+    if filters.iter().all(|(wanted, _)| wanted.is_none()) {
+        return true;
+    }
+    let view = app.domain_view(domain);
+    filters
+        .iter()
+        .all(|(wanted, flag)| wanted.is_none_or(|w| w == flag(&view)))
+}
+
+/// Ticket severity: (priority of the most severe open task, open task count). Domains without
+/// tickets have none; tasks are not built yet, so every domain has none today.
+fn severity_key(_domain: &Domain) -> Option<(u8, u32)> {
+    None
+}
+
+/// `severity` ordering: ticketed domains by priority (0 critical first) then count (more first)
+/// under desc, reversed under asc; domains without tickets last under desc and first under asc.
+fn compare_severity(a: &Domain, b: &Domain, descending: bool) -> Ordering {
+    match (severity_key(a), severity_key(b)) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => {
+            if descending {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (Some(_), None) => {
+            if descending {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (Some((pa, ca)), Some((pb, cb))) => {
+            let most_severe_first = pa.cmp(&pb).then(cb.cmp(&ca));
+            if descending {
+                most_severe_first
+            } else {
+                most_severe_first.reverse()
+            }
+        }
+    }
+}
+
+fn status_rank(status: MonitoringStatus) -> u8 {
+    match status {
+        MonitoringStatus::None => 0,
+        MonitoringStatus::Pending => 1,
+        MonitoringStatus::Setup => 2,
+        MonitoringStatus::Drifted => 3,
+        MonitoringStatus::Failed => 4,
+    }
+}
+
+fn sort_domains(list: &mut [Domain], sort: &str, descending: bool) {
+    let directed = |o: Ordering| if descending { o.reverse() } else { o };
+    list.sort_by(|a, b| {
+        let primary = match sort {
+            "url" => directed(a.url.cmp(&b.url)),
+            "monitoring_status" => {
+                directed(status_rank(a.monitoring_status).cmp(&status_rank(b.monitoring_status)))
+            }
+            "dmarc_policy" => directed(a.dmarc_policy.cmp(&b.dmarc_policy)),
+            "score" => directed(a.score.cmp(&b.score)),
+            // Report volumes and task counts are zero until reports and tasks exist.
+            "last_14_days_volume"
+            | "last_14_days_dmarc_pass_pct"
+            | "last_14_days_spf_pass_pct"
+            | "last_14_days_dkim_pass_pct"
+            | "open_tasks_count" => Ordering::Equal,
+            "severity" => compare_severity(a, b, descending),
+            // Configured domains (monitoring set up) come before the ones still in monitoring or
+            // setup states, in both directions; severity orders each group.
+            "status" => {
+                let unconfigured = |d: &Domain| !d.monitoring_status.is_configured();
+                unconfigured(a)
+                    .cmp(&unconfigured(b))
+                    .then_with(|| compare_severity(a, b, descending))
+            }
+            "group" => directed(a.group_id.cmp(&b.group_id)),
+            _ => directed(a.created_at.cmp(&b.created_at)),
+        };
+        primary
+            .then_with(|| a.url.cmp(&b.url))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// One page of the organization's domains, filtered and sorted (in memory over the
+/// organization's partition; see ARCHITECTURE.md for where that stops scaling).
+pub async fn list(
+    app: &AppState,
+    caller: &Caller,
+    params: &ListDomainsParams,
+) -> Result<DomainList, ServiceError> {
+    let expand = parse_expand(&params.expand)?;
+    let status: Option<MonitoringStatus> = params
+        .monitoring_status
+        .as_deref()
+        .map(|s| {
+            parse_enum(
+                "monitoring_status",
+                s,
+                "none, pending, setup, drifted, failed",
+            )
+        })
+        .transpose()?;
+    let policy: Option<Policy> = params
+        .dmarc_policy
+        .as_deref()
+        .map(|s| parse_enum("dmarc_policy", s, "none, quarantine, reject"))
+        .transpose()?;
+    let sort = params.sort.as_deref().unwrap_or("created_at");
+    if !SORT_KEYS.contains(&sort) {
+        return Err(ServiceError::invalid(
+            "sort",
+            format!("sort must be one of {}", SORT_KEYS.join(", ")),
+        ));
+    }
+    let descending = match params.order.as_deref() {
+        None | Some("desc") => true,
+        Some("asc") => false,
+        Some(_) => {
+            return Err(ServiceError::invalid("order", "order must be asc or desc"));
+        }
+    };
+    let mut list: Vec<Domain> = domains::list(app.store.as_ref(), caller.org_id)
+        .await?
+        .into_iter()
+        .filter(|d| status.is_none_or(|s| d.monitoring_status == s))
+        .filter(|d| policy.is_none_or(|p| d.dmarc_policy == p))
+        .filter(|d| params.is_parked.is_none_or(|p| d.is_parked == p))
+        .filter(|d| managed_match(app, params, d))
+        .filter(|d| params.group_id.is_none_or(|g| d.group_id == Some(g)))
+        .collect();
+    sort_domains(&mut list, sort, descending);
+    let (page, page_info) = paginate(
+        PageParams {
+            page: params.page,
+            per_page: params.per_page,
+        },
+        list,
+    )?;
+    Ok(DomainList {
+        data: page.iter().map(|d| expanded(app, d, expand)).collect(),
+        page_info,
+    })
+}
+
+/// One domain, with `expand[]` (`group`, `tasks`).
+pub async fn get(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    expand: &[String],
+) -> Result<DomainView, ServiceError> {
+    let expand = parse_expand(expand)?;
+    let domain = load(app, caller, id).await?;
+    Ok(expanded(app, &domain.value, expand))
+}
+
+fn validate_emails(param: &'static str, emails: &[String]) -> Result<Vec<String>, ServiceError> {
+    if emails.len() > MAX_REPORT_ADDRESSES {
+        return Err(ServiceError::invalid(
+            param,
+            format!("{param} holds at most {MAX_REPORT_ADDRESSES} addresses"),
+        ));
+    }
+    emails
+        .iter()
+        .map(|e| EmailAddress::parse(e).map(|e| e.as_str().to_owned()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            ServiceError::invalid(param, format!("{param} must hold valid email addresses"))
+        })
+}
+
+/// Bounds `spf_options.mechanism_descriptions`: at most [`MAX_MECHANISM_DESCRIPTIONS`] entries,
+/// keys of 1 to [`MAX_MECHANISM_CHARS`] characters, values of at most [`MAX_DESCRIPTION_CHARS`],
+/// and no control characters in either.
+fn validate_mechanism_descriptions(
+    descriptions: Option<BTreeMap<String, String>>,
+) -> Result<Option<BTreeMap<String, String>>, ServiceError> {
+    const PARAM: &str = "spf_options.mechanism_descriptions";
+    let Some(descriptions) = descriptions else {
+        return Ok(None);
+    };
+    let invalid = |message: String| Err(ServiceError::invalid(PARAM, message));
+    if descriptions.len() > MAX_MECHANISM_DESCRIPTIONS {
+        return invalid(format!(
+            "{PARAM} holds at most {MAX_MECHANISM_DESCRIPTIONS} entries"
+        ));
+    }
+    for (mechanism, description) in &descriptions {
+        if mechanism.trim().is_empty() || mechanism.chars().count() > MAX_MECHANISM_CHARS {
+            return invalid(format!(
+                "{PARAM} keys must be 1 to {MAX_MECHANISM_CHARS} characters"
+            ));
+        }
+        if description.chars().count() > MAX_DESCRIPTION_CHARS {
+            return invalid(format!(
+                "{PARAM} values must be at most {MAX_DESCRIPTION_CHARS} characters"
+            ));
+        }
+        if mechanism
+            .chars()
+            .chain(description.chars())
+            .any(char::is_control)
+        {
+            return invalid(format!("{PARAM} must not contain control characters"));
+        }
+    }
+    Ok(Some(descriptions))
+}
+
+/// The record purposes whose expected record changed between `before` and `after`: an earlier
+/// verification no longer vouches for them, so the live record reads as needing a `replace`
+/// (status `verifying`) rather than `drifted`. SPF notes (`mechanism_descriptions`) are not part
+/// of the record and do not count; parking locks DMARC, SPF and DKIM down, so a change of
+/// `is_parked` counts for those three.
+fn purposes_to_reverify(before: &Domain, after: &Domain) -> Vec<Purpose> {
+    let spf_record = |d: &Domain| {
+        (
+            d.spf_options.enabled,
+            d.spf_options.force_flattening,
+            d.target_spf.clone(),
+        )
+    };
+    let parking = before.is_parked != after.is_parked;
+    [
+        (
+            Purpose::Dmarc,
+            parking || before.dmarc_options != after.dmarc_options,
+        ),
+        (
+            Purpose::Spf,
+            parking || spf_record(before) != spf_record(after),
+        ),
+        (Purpose::Dkim, parking),
+        (Purpose::Bimi, before.bimi_options != after.bimi_options),
+    ]
+    .into_iter()
+    .filter(|(_, changed)| *changed)
+    .map(|(purpose, _)| purpose)
+    .collect()
+}
+
+fn validate_https(param: &'static str, raw: Option<&str>) -> Result<Option<String>, ServiceError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let url = url::Url::parse(raw.trim())
+        .map_err(|_| ServiceError::invalid(param, format!("{param} must be an https URL")))?;
+    if url.scheme() != "https" || url.host_str().is_none() || raw.contains(';') || raw.len() > 2048
+    {
+        return Err(ServiceError::invalid(
+            param,
+            format!("{param} must be an https URL without ';'"),
+        ));
+    }
+    Ok(Some(url.to_string()))
+}
+
+fn dmarc_options(o: DmarcOptionsView) -> Result<DmarcOptions, ServiceError> {
+    if o.pct > 100 {
+        return Err(ServiceError::invalid(
+            "dmarc_options.pct",
+            "pct must be between 0 and 100",
+        ));
+    }
+    Ok(DmarcOptions {
+        additional_emails: validate_emails(
+            "dmarc_options.additional_emails",
+            &o.additional_emails,
+        )?,
+        legacy_ruf_emails: validate_emails(
+            "dmarc_options.legacy_ruf_emails",
+            &o.legacy_ruf_emails,
+        )?,
+        policy: o.policy,
+        pct: o.pct,
+        sp: o.sp,
+        strict_spf: o.strict_spf,
+        strict_dkim: o.strict_dkim,
+    })
+}
+
+fn spf_options(o: SpfOptionsView) -> Result<SpfOptions, ServiceError> {
+    Ok(SpfOptions {
+        force_flattening: o.force_flattening,
+        enabled: o.enabled,
+        mechanism_descriptions: validate_mechanism_descriptions(o.mechanism_descriptions)?,
+    })
+}
+
+fn bimi_options(b: BimiOptionsView) -> Result<BimiOptions, ServiceError> {
+    Ok(BimiOptions {
+        enabled: b.enabled,
+        logo: validate_https("bimi_options.logo", b.logo.as_deref())?,
+        certificate: validate_https("bimi_options.certificate", b.certificate.as_deref())?,
+    })
+}
+
+/// `domain` with every field of `input` applied and validated (nothing stored).
+async fn apply_update(
+    app: &AppState,
+    caller: &Caller,
+    mut domain: Domain,
+    input: UpdateDomainRequest,
+) -> Result<Domain, ServiceError> {
+    if let Some(group) = input.group_id {
+        check_group(app, caller, group).await?;
+        domain.group_id = group;
+    }
+    if let Some(parked) = input.is_parked {
+        domain.is_parked = parked;
+    }
+    if let Some(o) = input.dmarc_options {
+        domain.dmarc_options = dmarc_options(o)?;
+    }
+    if let Some(o) = input.spf_options {
+        domain.spf_options = spf_options(o)?;
+    }
+    if let Some(at) = input.dmarc_setup_at {
+        domain.dmarc_setup_at = at
+            .map(|s| OffsetDateTime::parse(&s, &time::format_description::well_known::Rfc3339))
+            .transpose()
+            .map_err(|_| {
+                ServiceError::invalid(
+                    "dmarc_setup_at",
+                    "dmarc_setup_at must be an RFC 3339 date-time",
+                )
+            })?;
+    }
+    if let Some(target) = input.target_spf {
+        if let Some(record) = &target {
+            mailward_spf::parse_record(record.trim()).map_err(|e| {
+                ServiceError::invalid(
+                    "target_spf",
+                    format!("target_spf is not a valid SPF record: {}", e.message),
+                )
+            })?;
+        }
+        domain.target_spf = target.map(|t| t.trim().to_owned());
+    }
+    if let Some(b) = input.bimi_options {
+        domain.bimi_options = bimi_options(b)?;
+    }
+    if input.backfill_tickets == Some(true) {
+        return Err(ServiceError::invalid(
+            "backfill_tickets",
+            "tasks are not available yet; omit backfill_tickets or send false",
+        ));
+    }
+    Ok(domain)
+}
+
+/// The fields only a person changes (through this API); the sweep and verification never do.
+#[derive(Debug, PartialEq)]
+struct PersonOwned<'a> {
+    group_id: Option<Uuid>,
+    is_parked: bool,
+    dmarc_options: &'a DmarcOptions,
+    spf_options: &'a SpfOptions,
+    bimi_options: &'a BimiOptions,
+    target_spf: Option<&'a str>,
+    dmarc_setup_at: Option<OffsetDateTime>,
+}
+
+fn person_owned(d: &Domain) -> PersonOwned<'_> {
+    PersonOwned {
+        group_id: d.group_id,
+        is_parked: d.is_parked,
+        dmarc_options: &d.dmarc_options,
+        spf_options: &d.spf_options,
+        bimi_options: &d.bimi_options,
+        target_spf: d.target_spf.as_deref(),
+        dmarc_setup_at: d.dmarc_setup_at,
+    }
+}
+
+/// `onto` with the person-owned fields of `from`.
+fn with_person_fields(mut onto: Domain, from: &Domain) -> Domain {
+    onto.group_id = from.group_id;
+    onto.is_parked = from.is_parked;
+    onto.dmarc_options = from.dmarc_options.clone();
+    onto.spf_options = from.spf_options.clone();
+    onto.bimi_options = from.bimi_options.clone();
+    onto.target_spf = from.target_spf.clone();
+    onto.dmarc_setup_at = from.dmarc_setup_at;
+    onto
+}
+
+/// What to do when a person's write to a domain lost its version check: the sweep and
+/// verification write the domain too (claims, status, score), and losing to one of them is not
+/// a conflict with another person, so the write is tried again on the fresh copy. A person's
+/// change in between (a person-owned field moved) gives up, and the caller answers 409.
+async fn refresh_unless_person_changed(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    seen: &Domain,
+) -> Result<OnConflict<Versioned<Domain>>, ServiceError> {
+    let fresh = load(app, caller, id).await?;
+    Ok(if person_owned(&fresh.value) == person_owned(seen) {
+        OnConflict::Retry(fresh)
+    } else {
+        OnConflict::GiveUp
+    })
+}
+
+/// Runs a person's write to a domain (`write` gets the copy to change, with its version) and
+/// applies it again on a fresh copy when only the service's own writes got in the way; see
+/// [`refresh_unless_person_changed`].
+async fn write_unless_person_changed<T, F, Fut>(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    current: Versioned<Domain>,
+    write: F,
+) -> Result<T, ServiceError>
+where
+    F: Fn(Versioned<Domain>) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ServiceError>>,
+{
+    let latest_seen = std::sync::Mutex::new(current.value.clone());
+    retry_on_conflict(
+        MAX_SAVE_ATTEMPTS,
+        current,
+        |base: Versioned<Domain>| {
+            *latest_seen.lock().unwrap_or_else(|p| p.into_inner()) = base.value.clone();
+            write(base)
+        },
+        || {
+            let seen = latest_seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            async move { refresh_unless_person_changed(app, caller, id, &seen).await }
+        },
+    )
+    .await
+}
+
+/// Changes a domain. Options are replaced whole and validated; a change to what a record
+/// purpose expects withdraws that purpose's earlier verification in the same write. Emits
+/// `domain.updated` with `previous_attributes`.
+pub async fn update(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: UpdateDomainRequest,
+) -> Result<DomainView, ServiceError> {
+    caller.require_write()?;
+    let current = load(app, caller, id).await?;
+    let before = current.value.clone();
+    let wanted = apply_update(app, caller, current.value.clone(), input).await?;
+    if wanted == before {
+        return Ok(app.domain_view(&wanted));
+    }
+    let stale = purposes_to_reverify(&before, &wanted);
+    let saved = write_unless_person_changed(app, caller, id, current, |base| {
+        let (wanted, stale) = (&wanted, &stale);
+        async move {
+            let mut next = with_person_fields(base.value.clone(), wanted);
+            next.verified_purposes.retain(|p| !stale.contains(p));
+            next.updated_at = app.clock.now();
+            let old_view = serde_json::to_value(app.domain_view(&base.value))?;
+            let new_view = serde_json::to_value(app.domain_view(&next))?;
+            let previous = previous_attributes(&old_view, &new_view);
+            let event = OutboxEvent::new(
+                DOMAIN_UPDATED,
+                next.org_id,
+                next.updated_at,
+                new_view,
+                previous,
+            );
+            app.store
+                .transact(vec![
+                    domains::save_op(&next, base.version)?,
+                    event.write_op()?,
+                ])
+                .await?;
+            Ok(next)
+        }
+    })
+    .await?;
+    Ok(app.domain_view(&saved))
+}
+
+/// Deletes a domain and its DNS snapshots. Emits `domain.deleted` carrying the domain as it was
+/// just before.
+pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
+    caller.require_write()?;
+    let current = load(app, caller, id).await?;
+    write_unless_person_changed(app, caller, id, current, |base| async move {
+        let view = serde_json::to_value(app.domain_view(&base.value))?;
+        let event = OutboxEvent::new(DOMAIN_DELETED, caller.org_id, app.clock.now(), view, None);
+        domains::remove(
+            app.store.as_ref(),
+            &base.value,
+            base.version,
+            vec![event.write_op()?],
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}

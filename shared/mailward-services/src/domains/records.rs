@@ -1,0 +1,218 @@
+//! Records guidance (SPEC §2.5, §4.1): the exact records a domain should publish compared with
+//! live DNS, and the verification passes. The rules live in `mailward-plan`; this module builds
+//! the plan's context from the stored domain and the configuration, and bounds the DNS work.
+
+use super::{dkim_discovery, load};
+use crate::caller::Caller;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use mailward_api_types::records::{DnsRecordsResponse, VerifyResponse};
+use mailward_api_types::tools::DetectedDnsProvider;
+use mailward_dns::{Budgeted, Deadline};
+use mailward_domain::dns::{DnsError, DnsResolver, RecordData, RecordType, Uncached};
+use mailward_domain::dns_providers::provider_of;
+use mailward_domain::domain::Domain;
+use mailward_plan::{PlanContext, Purpose, Warning};
+use mailward_store::optimistic::{OnConflict, retry_on_conflict};
+use mailward_store::{Versioned, domains};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Queries one records page or verification may make (a verification may spend 62 of them on
+/// the DKIM selector catalogue).
+const QUERY_BUDGET: u32 = 300;
+
+/// How long one records page or verification may spend on DNS in all, whatever its stages: a
+/// client gives up after 10 s, so the answer must come before, with what DNS told by then.
+pub const DNS_DEADLINE: Duration = Duration::from_secs(8);
+
+/// Writes a verification may take when the sweep keeps writing the same domain.
+const MAX_SAVE_ATTEMPTS: u32 = 3;
+
+/// How long a verification may spend probing the DKIM selector catalogue.
+const CATALOGUE_PROBE_LIMIT: Duration = Duration::from_secs(3);
+
+/// The plan's inputs for a stored domain; DKIM keys are those found at the domain's selectors.
+async fn context(
+    app: &AppState,
+    domain: &Domain,
+    resolver: &dyn DnsResolver,
+    probe_dkim_catalogue: bool,
+) -> PlanContext {
+    // The live SPF record and the DKIM keys are independent lookups: asked at once, so a slow
+    // DNS costs one timeout, not two in a row.
+    let (live_spf, dkim) = tokio::join!(
+        mailward_plan::fetch_live_spf(resolver, &domain.url),
+        dkim_keys(domain, resolver, probe_dkim_catalogue),
+    );
+    let live_spf = live_spf.ok().flatten();
+    let monitoring = domain.monitoring_email(&app.config.report_domain);
+    PlanContext {
+        domain: domain.url.clone(),
+        dmarc: domain.dmarc_options.clone(),
+        spf: domain.spf_options.clone(),
+        bimi: domain.bimi_options.clone(),
+        target_spf: domain.target_spf.clone(),
+        live_spf,
+        // TLS-RPT reports go to the domain's own report address, like DMARC aggregates.
+        tls_rpt_rua: Some(monitoring.clone()),
+        monitoring_email: monitoring,
+        report_domain: app.config.report_domain.clone(),
+        hosted_zone: app.config.hosted_zone.clone(),
+        // Hosted DMARC (CNAME delegation), MTA-STS hosting, registered DKIM keys and confirmed
+        // senders arrive with their own endpoints; until then DMARC is the customer-published
+        // TXT and DKIM the keys the domain already serves.
+        dmarc_delegated: false,
+        mta_sts: None,
+        dkim,
+        known_sender_includes: Vec::new(),
+        parked: domain.is_parked,
+        previously_verified: domain.verified_purposes.iter().copied().collect(),
+    }
+}
+
+/// The DKIM keys to plan: those at the selectors the sweep (or an earlier verification) found.
+/// With none known and `probe_catalogue`, the whole selector catalogue is probed (a verification
+/// asked for DKIM), on its own query budget and time limit.
+async fn dkim_keys(
+    domain: &Domain,
+    resolver: &dyn DnsResolver,
+    probe_catalogue: bool,
+) -> Vec<mailward_plan::DkimPlan> {
+    if domain.is_parked {
+        return Vec::new();
+    }
+    if domain.dkim_selectors_seen.is_empty() && probe_catalogue {
+        let catalogue = mailward_domain::sources::catalogue().dkim_discovery_selectors();
+        let budget = u32::try_from(catalogue.len() * 2 + 8).unwrap_or(u32::MAX);
+        let catalogue_resolver = Budgeted::new(resolver, budget);
+        // A best-effort discovery: under a failing DNS it must not hold the request up.
+        let probe = dkim_discovery::discover(&catalogue_resolver, &domain.url, &catalogue);
+        return tokio::time::timeout(CATALOGUE_PROBE_LIMIT, probe)
+            .await
+            .unwrap_or_default();
+    }
+    dkim_discovery::discover(resolver, &domain.url, &domain.dkim_selectors_seen).await
+}
+
+/// The records the domain should publish, compared with live DNS (uncached), with warnings and
+/// the DNS host.
+pub async fn dns_records(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<DnsRecordsResponse, ServiceError> {
+    let domain = load(app, caller, id).await?.value;
+    let direct = Uncached(app.resolver.as_ref());
+    let deadline = Deadline::new(&direct, DNS_DEADLINE);
+    let resolver = Budgeted::new(&deadline, QUERY_BUDGET);
+    // The DNS provider's NS lookup is independent of the plan: asked at the same time.
+    let plan = async {
+        let ctx = context(app, &domain, &resolver, false).await;
+        let expected = mailward_plan::expected_records(&ctx);
+        let records = mailward_plan::compare(&resolver, &expected).await;
+        (ctx, records)
+    };
+    let ((ctx, records), ns_lookup) =
+        tokio::join!(plan, resolver.lookup(&domain.url, RecordType::Ns));
+    let mut warnings = mailward_plan::warnings(&ctx, &records);
+    let all_verified = mailward_plan::all_verified(&records);
+    if matches!(ns_lookup, Err(DnsError::NxDomain)) {
+        warnings.push(Warning::new(
+            "domain_does_not_exist",
+            format!(
+                "{} does not exist in DNS (NXDOMAIN): register or delegate it before publishing records",
+                domain.url
+            ),
+        ));
+    }
+    let nameservers: Vec<String> = match ns_lookup {
+        Ok(answer) => answer
+            .records
+            .into_iter()
+            .filter_map(|r| match r {
+                RecordData::Ns(n) => Some(n),
+                _ => None,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let dns_provider = DetectedDnsProvider {
+        id: provider_of(&nameservers).map(str::to_owned),
+        nameservers,
+    };
+    Ok(DnsRecordsResponse {
+        records,
+        all_verified,
+        warnings,
+        dns_provider,
+    })
+}
+
+/// Adds what a verification confirmed (purposes, DKIM selectors that answered) to the stored
+/// domain. Only verification writes these, but the sweep writes the domain too (its claim, the
+/// status): losing the version check to it is not a reason to forget a confirmation, so the
+/// write is applied again on the fresh copy (a few times at most).
+async fn remember_verification(
+    app: &AppState,
+    caller: &Caller,
+    read: Versioned<Domain>,
+    confirmed: &[Purpose],
+    selectors: &[String],
+) -> Result<(), ServiceError> {
+    let id = read.value.id;
+    retry_on_conflict(
+        MAX_SAVE_ATTEMPTS,
+        read,
+        |current: Versioned<Domain>| async move {
+            let mut next = current.value.clone();
+            let mut purposes: BTreeSet<Purpose> = next.verified_purposes.iter().copied().collect();
+            purposes.extend(confirmed.iter().copied());
+            next.verified_purposes = purposes.into_iter().collect();
+            // The sweep re-checks these between its catalogue probes.
+            let mut seen: BTreeSet<String> = next.dkim_selectors_seen.iter().cloned().collect();
+            seen.extend(selectors.iter().cloned());
+            next.dkim_selectors_seen = seen.into_iter().collect();
+            if next == current.value {
+                return Ok(());
+            }
+            app.store
+                .transact(vec![domains::save_op(&next, current.version)?])
+                .await?;
+            Ok::<_, ServiceError>(())
+        },
+        || async move { Ok(OnConflict::Retry(load(app, caller, id).await?)) },
+    )
+    .await
+}
+
+/// Verifies the planned records now (all, or one purpose) against DNS without caches, and
+/// remembers what was confirmed and which DKIM selectors answered.
+pub async fn verify(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    only: Option<Purpose>,
+) -> Result<VerifyResponse, ServiceError> {
+    let current = load(app, caller, id).await?;
+    let domain = current.value.clone();
+    let direct = Uncached(app.resolver.as_ref());
+    let deadline = Deadline::new(&direct, DNS_DEADLINE);
+    let resolver = Budgeted::new(&deadline, QUERY_BUDGET);
+    let wants_dkim = only.is_none_or(|p| p == Purpose::Dkim);
+    let ctx = context(app, &domain, &resolver, wants_dkim).await;
+    let mut seen: Vec<String> = domain.dkim_selectors_seen.clone();
+    seen.extend(ctx.dkim.iter().map(|k| k.selector.clone()));
+    seen.sort();
+    seen.dedup();
+    let expected = mailward_plan::expected_records(&ctx);
+    let verification = mailward_plan::verify(&resolver, &expected, only).await;
+    let newly_confirmed: Vec<Purpose> = verification.confirmed().collect();
+    remember_verification(app, caller, current, &newly_confirmed, &seen).await?;
+    Ok(VerifyResponse {
+        queued: false,
+        verified: verification.verified,
+        results: verification.results,
+    })
+}

@@ -1,0 +1,34 @@
+//! Mailward's operations: what the service does, independent of how it is reached.
+//!
+//! Every operation takes the application state, the caller (its organization comes from the
+//! credential, never from input) and typed input from `mailward-api-types`, and returns typed
+//! output or a [`ServiceError`]. The REST handlers in `functions/api-*`, the MCP tools and the
+//! `mailward` CLI all call these functions, never each other. Background work lives here too:
+//! the monitoring sweep, the jobs, webhook publishing and delivery.
+//!
+//! This crate knows nothing of axum, utoipa's routers or the AWS SDK: it reaches the world only
+//! through the ports in [`state::App`] (store, queue, mailer, clock, DNS) and the one outbound
+//! HTTP client for customer URLs.
+
+pub mod api_keys;
+pub mod audit;
+pub mod caller;
+pub mod config;
+pub mod domains;
+pub mod error;
+pub mod jobs;
+pub mod organizations;
+pub mod outbound;
+pub mod pagination;
+pub mod secret_box;
+pub mod signup;
+pub mod sources;
+pub mod state;
+pub mod sweep;
+pub mod tools;
+pub mod webhooks;
+
+pub use caller::{Caller, Credential};
+pub use config::Config;
+pub use error::{ErrorKind, ServiceError, ServiceResult};
+pub use state::{App, AppState};

@@ -1,0 +1,335 @@
+//! Organizations (SPEC §4.2): create, update, delete (asynchronous: marked at once, purged by a
+//! job) and dismiss onboarding.
+
+use crate::caller::{Caller, Credential};
+use crate::error::{ErrorKind, ServiceError};
+use crate::jobs;
+use crate::state::AppState;
+use mailward_api_types::api_keys::{ApiKey, ApiKeyWithSecret};
+use mailward_api_types::organizations::{
+    CreateOrganizationRequest, EmailNotificationsUpdate, Organization as OrganizationView,
+    OrganizationCreated, UpdateOrganizationRequest,
+};
+use mailward_domain::diff::previous_attributes;
+use mailward_domain::email::EmailAddress;
+use mailward_domain::events::types::ORGANIZATION_UPDATED;
+use mailward_domain::model::{
+    ApiKeyAccess, EmailNotifications, Membership, OrgState, Organization, PricingType, Role,
+    validate_org_name,
+};
+use mailward_domain::store::{Condition, WriteOp};
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{Versioned, accounts, api_keys, orgs};
+use uuid::Uuid;
+
+/// Most administrators copied from the calling organization into one it creates.
+const MAX_COPIED_ADMINS: usize = 90;
+
+fn validate_url(param: &'static str, raw: &str) -> Result<String, ServiceError> {
+    let invalid =
+        || ServiceError::invalid(param, format!("{param} must be an absolute http(s) URL"));
+    let parsed = url::Url::parse(raw.trim()).map_err(|_| invalid())?;
+    if !matches!(parsed.scheme(), "https" | "http")
+        || parsed.host_str().is_none()
+        || raw.len() > 2048
+    {
+        return Err(invalid());
+    }
+    Ok(parsed.to_string())
+}
+
+fn validate_phone(raw: &str) -> Result<String, ServiceError> {
+    let phone = raw.trim();
+    let digits = phone.bytes().filter(u8::is_ascii_digit).count();
+    let allowed = phone
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b" +-().".contains(&b));
+    if !allowed || !(4..=20).contains(&digits) || phone.len() > 32 {
+        return Err(ServiceError::invalid(
+            "phone_number",
+            "phone_number must be 4 to 20 digits with optional + - ( ) . and spaces",
+        ));
+    }
+    Ok(phone.to_owned())
+}
+
+fn validate_name(raw: &str) -> Result<String, ServiceError> {
+    validate_org_name(raw).map_err(|m| ServiceError::invalid("name", format!("name {m}")))
+}
+
+/// Creates another organization. With a session the caller becomes its administrator; with an
+/// API key the calling organization's administrators do, and the answer carries a read-write
+/// key for the new organization (shown once: without it a script could not reach it).
+pub async fn create(
+    app: &AppState,
+    caller: &Caller,
+    input: CreateOrganizationRequest,
+) -> Result<OrganizationCreated, ServiceError> {
+    caller.require_admin()?;
+    let name = validate_name(&input.name)?;
+    if let Some(Some(_)) = &input.invite_email {
+        return Err(match caller.credential {
+            Credential::ApiKey { .. } => ServiceError::invalid(
+                "invite_email",
+                "invite_email must be omitted or null when using an API key",
+            ),
+            Credential::Session { .. } => ServiceError::invalid(
+                "invite_email",
+                "invitations are not available yet; create the organization without invite_email",
+            ),
+        });
+    }
+    let referer = input
+        .referer
+        .map(|r| r.trim().chars().take(512).collect::<String>())
+        .filter(|r| !r.is_empty());
+    let now = app.clock.now();
+    let creator = caller.account_id();
+    let org = Organization {
+        id: Uuid::new_v4(),
+        name,
+        is_active: true,
+        state: OrgState::Active,
+        pricing_type: input.pricing_type.map_or(PricingType::Free, Into::into),
+        referer,
+        attribution_id: input.attribution_id,
+        logo_url: None,
+        email: None,
+        phone_number: None,
+        website: None,
+        require_mfa: false,
+        email_notifications: EmailNotifications::default(),
+        onboarding_dismissed_at: None,
+        created_by: creator,
+        created_at: now,
+        updated_at: now,
+    };
+    let admins: Vec<Uuid> = match creator {
+        Some(account) => vec![account],
+        None => accounts::members_of(app.store.as_ref(), caller.org_id)
+            .await?
+            .into_iter()
+            .filter(|m| m.roles.contains(&Role::Admin))
+            .map(|m| m.account_id)
+            .take(MAX_COPIED_ADMINS)
+            .collect(),
+    };
+    let mut ops = vec![orgs::create_op(&org)?];
+    for account_id in admins {
+        ops.push(WriteOp::Put {
+            item: accounts::membership_item(&Membership {
+                org_id: org.id,
+                account_id,
+                roles: vec![Role::Admin],
+                created_at: now,
+            })?,
+            condition: Condition::NotExists,
+        });
+    }
+    let key = match caller.credential {
+        Credential::ApiKey { key_id, .. } => {
+            let short: String = key_id.to_string().chars().take(8).collect();
+            let key = api_keys::generate(
+                org.id,
+                format!("Created by API key {short}"),
+                ApiKeyAccess::ReadWrite,
+                None,
+                now,
+            );
+            ops.extend(api_keys::create_ops(&key.meta)?);
+            Some(key)
+        }
+        Credential::Session { .. } => None,
+    };
+    app.store.transact(ops).await?;
+    Ok(OrganizationCreated {
+        organization: OrganizationView::from(&org),
+        api_key: key.map(|k| ApiKeyWithSecret {
+            api_key: ApiKey::from(&k.meta),
+            key: k.secret,
+        }),
+    })
+}
+
+/// Saves an organization change with its `organization.updated` event in one transaction.
+async fn save_with_event(
+    app: &AppState,
+    before: &Organization,
+    after: &Organization,
+    read_version: u64,
+) -> Result<(), ServiceError> {
+    let old_view = serde_json::to_value(OrganizationView::from(before))?;
+    let new_view = serde_json::to_value(OrganizationView::from(after))?;
+    let mut extra = Vec::new();
+    if let Some(previous) = previous_attributes(&old_view, &new_view) {
+        let event = OutboxEvent::new(
+            ORGANIZATION_UPDATED,
+            after.id,
+            after.updated_at,
+            new_view,
+            Some(previous),
+        );
+        extra.push(event.write_op()?);
+    }
+    orgs::save(app.store.as_ref(), after, read_version, extra).await?;
+    Ok(())
+}
+
+async fn load_own(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<Versioned<Organization>, ServiceError> {
+    caller.require_own_org(id)?;
+    orgs::get(app.store.as_ref(), id)
+        .await?
+        .filter(|o| o.value.state == OrgState::Active)
+        .ok_or_else(|| ServiceError::not_found("organization"))
+}
+
+/// The caller's own organization.
+pub async fn get(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<OrganizationView, ServiceError> {
+    Ok(OrganizationView::from(
+        &load_own(app, caller, id).await?.value,
+    ))
+}
+
+/// Updates the caller's own organization. `require_mfa` needs an administrator signed in with
+/// MFA. Emits `organization.updated` when something changed.
+pub async fn update(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: UpdateOrganizationRequest,
+) -> Result<OrganizationView, ServiceError> {
+    caller.require_admin()?;
+    let current = load_own(app, caller, id).await?;
+    let before = current.value.clone();
+    let mut org = current.value;
+    if let Some(is_active) = input.is_active {
+        org.is_active = is_active;
+    }
+    if let Some(name) = &input.name {
+        org.name = validate_name(name)?;
+    }
+    if let Some(logo) = &input.logo_url {
+        org.logo_url = logo
+            .as_deref()
+            .map(|u| validate_url("logo_url", u))
+            .transpose()?;
+    }
+    if let Some(website) = &input.website {
+        org.website = website
+            .as_deref()
+            .map(|u| validate_url("website", u))
+            .transpose()?;
+    }
+    if let Some(email) = &input.email {
+        org.email = email
+            .as_deref()
+            .map(|e| EmailAddress::parse(e).map(|e| e.as_str().to_owned()))
+            .transpose()
+            .map_err(|_| ServiceError::invalid("email", "email is not a valid address"))?;
+    }
+    if let Some(phone) = &input.phone_number {
+        org.phone_number = phone.as_deref().map(validate_phone).transpose()?;
+    }
+    if let Some(n) = input.settings.and_then(|s| s.email_notifications) {
+        apply_notifications(&mut org.email_notifications, n);
+    }
+    if let Some(require_mfa) = input
+        .require_mfa
+        .filter(|wanted| *wanted != org.require_mfa)
+    {
+        caller.require_mfa_admin("require_mfa")?;
+        org.require_mfa = require_mfa;
+    }
+    if org == before {
+        return Ok(OrganizationView::from(&org));
+    }
+    org.updated_at = app.clock.now();
+    save_with_event(app, &before, &org, current.version).await?;
+    Ok(OrganizationView::from(&org))
+}
+
+fn apply_notifications(n: &mut EmailNotifications, u: EmailNotificationsUpdate) {
+    let set = |field: &mut bool, value: Option<bool>| {
+        if let Some(v) = value {
+            *field = v;
+        }
+    };
+    set(&mut n.domain_drifted, u.domain_drifted);
+    set(&mut n.domain_failed, u.domain_failed);
+    set(&mut n.domain_setup, u.domain_setup);
+    set(&mut n.tasks_digests, u.tasks_digests);
+    set(&mut n.setup_reminders, u.setup_reminders);
+    set(&mut n.first_report, u.first_report);
+    set(&mut n.invitation_reminders, u.invitation_reminders);
+    set(&mut n.billing_notices, u.billing_notices);
+    set(&mut n.hosted_spf_live, u.hosted_spf_live);
+    set(&mut n.delegation_missing, u.delegation_missing);
+}
+
+/// Marks the caller's organization `deleting` (every credential of it is refused from this
+/// commit on) and queues the purge of its data.
+pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
+    caller.require_admin()?;
+    let current = load_own(app, caller, id).await?;
+    let mut org = current.value;
+    org.state = OrgState::Deleting;
+    org.updated_at = app.clock.now();
+    orgs::save(app.store.as_ref(), &org, current.version, Vec::new()).await?;
+    jobs::enqueue_delete_organization(app, id).await?;
+    tracing::info!(org.id = %id, "organization deletion accepted");
+    Ok(())
+}
+
+/// Dismisses onboarding; idempotent (the first timestamp is kept). Any credential of the
+/// organization may, read-only keys and viewers included.
+pub async fn dismiss_onboarding(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<OrganizationView, ServiceError> {
+    let current = load_own(app, caller, id).await?;
+    if current.value.onboarding_dismissed_at.is_some() {
+        return Ok(OrganizationView::from(&current.value));
+    }
+    let before = current.value.clone();
+    let mut org = current.value;
+    let now = app.clock.now();
+    org.onboarding_dismissed_at = Some(now);
+    org.updated_at = now;
+    match save_with_event(app, &before, &org, current.version).await {
+        Ok(()) => Ok(OrganizationView::from(&org)),
+        // A concurrent dismissal won: return what it stored.
+        Err(e) if e.kind() == ErrorKind::Conflict => {
+            let latest = load_own(app, caller, id).await?;
+            Ok(OrganizationView::from(&latest.value))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_phones_are_validated() {
+        assert!(validate_url("website", "https://example.com/x").is_ok());
+        assert_eq!(
+            validate_url("website", "javascript:alert(1)")
+                .unwrap_err()
+                .param_name(),
+            Some("website")
+        );
+        assert!(validate_url("logo_url", "ftp://example.com").is_err());
+        assert!(validate_phone("+1 (555) 010-0000").is_ok());
+        assert!(validate_phone("call me").is_err());
+    }
+}

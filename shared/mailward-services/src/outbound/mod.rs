@@ -1,0 +1,6 @@
+//! Requests to customer-supplied URLs (DESIGN.md §7): the one outbound client (HTTPS only, no
+//! redirects, time and size limits, private addresses refused at connect time) and what goes
+//! through it besides webhooks (the MTA-STS policy fetch).
+
+pub mod client;
+pub mod mta_sts;

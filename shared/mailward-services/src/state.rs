@@ -1,0 +1,91 @@
+//! The application state every operation receives: the ports and the configuration. Built once
+//! per process (a Lambda cold start, the local stack, the CLI) and cheap to clone.
+
+use crate::config::Config;
+use mailward_domain::Clock;
+use mailward_domain::dns::DnsResolver;
+use mailward_domain::mailer::Mailer;
+use mailward_domain::queue::Queue;
+use mailward_domain::store::ItemStore;
+use std::sync::{Arc, OnceLock};
+
+/// Ports and settings, shared by every request. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(pub Arc<App>);
+
+/// What [`AppState`] holds. Operations never know which adapters are behind the ports.
+pub struct App {
+    /// Item store (SQLite or DynamoDB).
+    pub store: Arc<dyn ItemStore>,
+    /// Queue (embedded or SQS).
+    pub queue: Arc<dyn Queue>,
+    /// Outbound mail (file outbox or SES).
+    pub mailer: Arc<dyn Mailer>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// DNS (hickory against the configured or system servers).
+    pub resolver: Arc<dyn DnsResolver>,
+    /// Settings.
+    pub config: Config,
+    /// Asks one named DNS server directly (conflict detection); `None` where the adapter cannot.
+    pub direct_dns: Option<Arc<dyn mailward_conflicts::DirectDns>>,
+    /// The outbound HTTP client, built on first use from `config.outbound`.
+    outbound: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl AppState {
+    /// Bundles the ports and settings.
+    pub fn new(
+        store: Arc<dyn ItemStore>,
+        queue: Arc<dyn Queue>,
+        mailer: Arc<dyn Mailer>,
+        clock: Arc<dyn Clock>,
+        resolver: Arc<dyn DnsResolver>,
+        config: Config,
+    ) -> Self {
+        Self(Arc::new(App {
+            store,
+            queue,
+            mailer,
+            clock,
+            resolver,
+            direct_dns: None,
+            config,
+            outbound: OnceLock::new(),
+        }))
+    }
+
+    /// Adds the direct-query DNS capability (call before the state is shared).
+    pub fn with_direct_dns(mut self, direct: Arc<dyn mailward_conflicts::DirectDns>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.direct_dns = Some(direct);
+        }
+        self
+    }
+
+    /// The wire shape of a stored domain under this deployment's zones.
+    pub fn domain_view(
+        &self,
+        domain: &mailward_domain::domain::Domain,
+    ) -> mailward_api_types::domains::Domain {
+        mailward_api_types::domains::domain_view(domain, self.config.zones())
+    }
+
+    /// The client for customer-supplied URLs (see `outbound::client`), built on first use.
+    pub fn outbound_client(&self) -> Result<reqwest::Client, String> {
+        self.0
+            .outbound
+            .get_or_init(|| {
+                crate::outbound::client::build(&self.config.outbound, Arc::clone(&self.resolver))
+            })
+            .clone()
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.0
+    }
+}

@@ -1,0 +1,536 @@
+//! The monitoring sweep (SPEC §3, §6.5): re-evaluates every domain on a period.
+//!
+//! - **Coordinator** ([`coordinate`]): walks the sparse due-work index (`SWEEP#<shard>`, sorted by
+//!   next check time) and sends batches of domains to the jobs queue. It reads only index pages,
+//!   never the table. On AWS an EventBridge schedule runs it; locally an interval or
+//!   `mailward sweep`.
+//! - **Worker** ([`run_batch`], a queue job): for each domain, claims it (a version-checked write
+//!   of `sweep_claimed_until`, so two workers never evaluate one domain at once), observes its
+//!   DNS with bounded concurrency, runs the audit for the score, applies the state machine of
+//!   `mailward-monitoring`, and saves the domain with its events in one transaction. A failed
+//!   batch is retried by the queue; a deleted domain is skipped; an update racing the sweep makes
+//!   the save fail its version check and the domain is evaluated again on the next pass.
+
+use crate::state::AppState;
+use futures::StreamExt as _;
+use mailward_dns::Budgeted;
+use mailward_domain::conflicts::StoredConflict;
+use mailward_domain::diff::previous_attributes;
+use mailward_domain::domain::{Domain, ScoreBand};
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::snapshots::Snapshot;
+use mailward_monitoring::{
+    Expectation, MonitoringEvent, MonitoringState, classify, escalate_lame_delegation, observe,
+    step,
+};
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{domains, keys, snapshots};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use time::Duration;
+use uuid::Uuid;
+
+/// Job name of a sweep batch.
+pub const SWEEP_BATCH: &str = "sweep_batch";
+/// Domains per batch message.
+pub const BATCH_SIZE: usize = 25;
+/// Domains of one batch evaluated at once (each makes tens of DNS queries).
+pub const BATCH_CONCURRENCY: usize = 8;
+/// Batches [`sweep_now`] runs at once (as a pool of queue workers would).
+pub const PARALLEL_BATCHES: usize = 10;
+/// How long a claim protects a domain from a second worker.
+pub const CLAIM_SECS: i64 = 300;
+/// Queries one domain's evaluation may make.
+const DOMAIN_QUERY_BUDGET: u32 = 400;
+
+/// Payload of [`SWEEP_BATCH`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepBatch {
+    /// `(organization, domain)` pairs.
+    pub domains: Vec<(Uuid, Uuid)>,
+}
+
+/// Finds every due domain and enqueues batches. Returns how many domains were enqueued.
+pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
+    let now = state.clock.unix();
+    let mut enqueued = 0;
+    for shard in 0..keys::SWEEP_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (due, next) =
+                domains::due(state.store.as_ref(), shard, now, BATCH_SIZE, cursor).await?;
+            if !due.is_empty() {
+                enqueued += due.len();
+                let data = serde_json::to_value(SweepBatch { domains: due })?;
+                send_job(
+                    state.queue.as_ref(),
+                    QueueName::Jobs,
+                    SWEEP_BATCH,
+                    data,
+                    now,
+                    0,
+                )
+                .await?;
+            }
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    tracing::info!(sweep.enqueued = enqueued, "sweep coordinated");
+    Ok(enqueued)
+}
+
+/// Queues an evaluation of these domains now (a sweep batch on the jobs queue), so a domain
+/// just added shows its real status and score within seconds instead of after the next sweep
+/// period. Best effort: when the queue is unavailable the periodic sweep still picks the
+/// domains up (they are due at once), so a failure is logged, not returned.
+pub async fn evaluate_soon(state: &AppState, domains: &[(Uuid, Uuid)]) {
+    if !state.config.evaluate_new_domains {
+        return;
+    }
+    for chunk in domains.chunks(BATCH_SIZE) {
+        let batch = SweepBatch {
+            domains: chunk.to_vec(),
+        };
+        let sent = match serde_json::to_value(batch) {
+            Ok(data) => send_job(
+                state.queue.as_ref(),
+                QueueName::Jobs,
+                SWEEP_BATCH,
+                data,
+                state.clock.unix(),
+                0,
+            )
+            .await
+            .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(error) = sent {
+            tracing::warn!(domains = chunk.len(), %error, "could not queue the evaluation of new domains; the next sweep will evaluate them");
+        }
+    }
+}
+
+/// Evaluates one batch, a few domains at a time. Any domain's store failure fails the batch so
+/// the queue retries it (evaluations are idempotent).
+pub async fn run_batch(state: &AppState, batch: SweepBatch) -> anyhow::Result<()> {
+    let results: Vec<anyhow::Result<()>> = futures::stream::iter(batch.domains)
+        .map(|(org, id)| async move { sweep_domain(state, org, id).await })
+        .buffer_unordered(BATCH_CONCURRENCY)
+        .collect()
+        .await;
+    results.into_iter().collect()
+}
+
+fn monitoring_state(domain: &Domain) -> MonitoringState {
+    MonitoringState {
+        status: domain.monitoring_status,
+        failure_reason: domain.monitoring_failure_reason,
+        failure_detail: domain.monitoring_failure_detail.clone(),
+        dmarc_verified_at: domain.dmarc_verified_at,
+        dmarc_policy: domain.dmarc_policy,
+        score: domain.score,
+        created_at: domain.created_at,
+        pending_since: domain.pending_since,
+        consecutive_indeterminate: domain.consecutive_indeterminate,
+    }
+}
+
+/// Sweeps in a row of name servers answering SERVFAIL/REFUSED after which the delegation is
+/// taken as broken (`nameservers_unresolvable`): a day's worth of passes, at least three.
+fn lame_delegation_after(interval_secs: u64) -> u32 {
+    u32::try_from(86_400 / interval_secs.max(1))
+        .unwrap_or(u32::MAX)
+        .max(3)
+}
+
+/// Evaluates one domain end to end.
+pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<()> {
+    let store = state.store.as_ref();
+    let now = state.clock.now();
+    // Claim: only one worker evaluates a domain at a time.
+    let Some(current) = domains::get(store, org, id).await? else {
+        return Ok(()); // deleted while its batch was in flight
+    };
+    if current
+        .value
+        .sweep_claimed_until
+        .is_some_and(|until| until > now)
+    {
+        return Ok(());
+    }
+    let mut claimed = current.value.clone();
+    claimed.sweep_claimed_until = Some(now + Duration::seconds(CLAIM_SECS));
+    match store
+        .transact(vec![domains::save_op(&claimed, current.version)?])
+        .await
+    {
+        Ok(()) => {}
+        Err(e) if e.is_conflict() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    let claim_version = current.version + 1;
+
+    // Monitoring transitions must see DNS as it is now, not as a cache remembers it.
+    let direct = mailward_domain::dns::Uncached(state.resolver.as_ref());
+    let resolver = Budgeted::new(&direct, DOMAIN_QUERY_BUDGET);
+    let expect = Expectation {
+        monitoring_email: claimed.monitoring_email(&state.config.report_domain),
+        delegated_target: None,
+    };
+    let observation = observe(&resolver, &claimed.url, &expect).await;
+    let verdict = escalate_lame_delegation(
+        &observation,
+        classify(&observation),
+        claimed.consecutive_indeterminate,
+        lame_delegation_after(state.config.sweep_interval_secs),
+    );
+    let (audit, dkim_memory) = audit_with_dkim_memory(state, &claimed, now).await;
+    let score = audit.as_ref().map_or(claimed.score, |a| a.summary.score);
+    let previous = monitoring_state(&claimed);
+    let moved = step(&previous, &verdict, score, now, &state.config.sweep_rules());
+
+    let mut next = claimed.clone();
+    next.monitoring_status = moved.next.status;
+    next.monitoring_failure_reason = moved.next.failure_reason;
+    next.monitoring_failure_detail = moved.next.failure_detail.clone();
+    next.dmarc_verified_at = moved.next.dmarc_verified_at;
+    next.dmarc_policy = moved.next.dmarc_policy;
+    next.score = moved.next.score;
+    next.pending_since = moved.next.pending_since;
+    next.consecutive_indeterminate = moved.next.consecutive_indeterminate;
+    next.last_checked_at = Some(now);
+    next.next_check_at = Some(
+        now + Duration::seconds(i64::try_from(state.config.sweep_interval_secs).unwrap_or(300)),
+    );
+    next.sweep_claimed_until = None;
+    if let Some(memory) = dkim_memory {
+        next.dkim_selectors_seen = memory.selectors;
+        next.dkim_full_probe_at = memory.full_probe_at;
+    }
+    // Detection "never fails": what it could not learn yields no conflict. So when this pass's
+    // DNS was inconclusive (a failed observation lookup, or no audit) the stored conflicts stay
+    // as they are, instead of being dropped and later counted again from one.
+    let dns_conclusive = observation.transient_failures.is_empty() && audit.is_some();
+    if let Some(direct) = state.direct_dns.as_ref().filter(|_| dns_conclusive) {
+        let mut input = mailward_conflicts::ConflictInput::new(&claimed.url);
+        input.dkim_selectors = audit
+            .as_ref()
+            .and_then(|a| a.dkim.as_ref())
+            .map(|d| d.found_selectors.clone())
+            .unwrap_or_default();
+        input.public_resolvers = state.config.public_resolvers.clone();
+        input.nameserver_port = state.config.nameserver_port;
+        input.nameserver_ports = state.config.nameserver_ports.clone();
+        let found =
+            mailward_conflicts::detect_with_coverage(&resolver, direct.as_ref(), &input).await;
+        next.dns_conflicts = StoredConflict::merge(
+            &claimed.dns_conflicts,
+            &found.conflicts,
+            &found.inconclusive_labels,
+            now,
+        );
+    }
+    let conflicts_changed =
+        StoredConflict::keys(&next.dns_conflicts) != StoredConflict::keys(&claimed.dns_conflicts);
+    if moved.changed || conflicts_changed {
+        next.updated_at = now;
+    }
+
+    let before_view = serde_json::to_value(state.domain_view(&current.value))?;
+    let after_view = serde_json::to_value(state.domain_view(&next))?;
+    let mut ops = vec![domains::save_op(&next, claim_version)?];
+    if let Some(audit) = &audit {
+        let latest = snapshots::latest(store, org, id).await?;
+        for (record_type, values) in snapshot_values(audit) {
+            let unchanged = latest
+                .iter()
+                .any(|s| s.record_type == record_type && s.values == values);
+            if !unchanged {
+                let snapshot = Snapshot {
+                    id: Uuid::new_v4(),
+                    domain_id: id,
+                    record_type: record_type.to_owned(),
+                    values,
+                    captured_at: now,
+                };
+                ops.extend(snapshots::record_ops(org, &snapshot)?);
+            }
+        }
+    }
+    let mut events = moved.events.clone();
+    if conflicts_changed
+        && !events
+            .iter()
+            .any(|e| matches!(e, MonitoringEvent::Updated { .. }))
+    {
+        events.push(MonitoringEvent::Updated {
+            fields: vec!["dns_conflicts".to_owned()],
+        });
+    }
+    for event in &events {
+        let previous_attributes = match event {
+            MonitoringEvent::PolicyChanged { previous } => {
+                Some(json!({ "dmarc_policy": previous.as_str() }))
+            }
+            MonitoringEvent::ScoreBandChanged {
+                previous_score,
+                previous_band,
+            } => Some(json!({
+                "score": previous_score,
+                "score_band": serde_json::to_value(previous_band).unwrap_or_default(),
+            })),
+            MonitoringEvent::Updated { .. } => previous_attributes(&before_view, &after_view),
+            _ => None,
+        };
+        ops.push(
+            OutboxEvent::new(
+                event.name(),
+                org,
+                now,
+                after_view.clone(),
+                previous_attributes,
+            )
+            .write_op()?,
+        );
+    }
+    match store.transact(ops).await {
+        Ok(()) => {}
+        // Updated by a person meanwhile: evaluated again on the next pass.
+        Err(e) if e.is_conflict() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    if moved.indeterminate_alert {
+        tracing::warn!(domain.id = %id, domain.name = %claimed.url, "DNS answers for this domain have been inconclusive for several sweeps");
+    }
+    tracing::debug!(domain.id = %id, status = ?next.monitoring_status, band = ?ScoreBand::of(next.score), "domain swept");
+    Ok(())
+}
+
+/// What the sweep remembers of a domain's DKIM selectors after an audit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DkimMemory {
+    selectors: Vec<String>,
+    full_probe_at: Option<time::OffsetDateTime>,
+}
+
+/// Whether this pass must probe the whole selector catalogue: never done, older than the
+/// configured interval, or nothing remembered to re-check cheaply.
+fn full_dkim_probe_due(domain: &Domain, now: time::OffsetDateTime, interval_secs: u64) -> bool {
+    let interval = Duration::seconds(i64::try_from(interval_secs).unwrap_or(i64::MAX / 2));
+    domain
+        .dkim_full_probe_at
+        .is_none_or(|at| now - at >= interval)
+}
+
+/// The audit for the score and snapshots, with the DKIM probe kept cheap: between full probes
+/// only the selectors found last time are asked (two queries each instead of two per catalogue
+/// selector). When one of them stopped answering with a key (a rotation, a removed sender), the
+/// full catalogue is probed at once so a new selector is found in the same pass; the other
+/// lookups of that second audit come from the resolver's cache.
+async fn audit_with_dkim_memory(
+    state: &AppState,
+    domain: &Domain,
+    now: time::OffsetDateTime,
+) -> (Option<mailward_audit::AuditResult>, Option<DkimMemory>) {
+    let catalogue = mailward_domain::sources::catalogue().dkim_discovery_selectors();
+    if !full_dkim_probe_due(domain, now, state.config.dkim_full_probe_interval_secs) {
+        let quick = run_audit(state, domain, domain.dkim_selectors_seen.clone()).await;
+        if let Some(audit) = &quick {
+            let found = dkim_found(audit);
+            if domain.dkim_selectors_seen.iter().all(|s| found.contains(s)) {
+                let memory = DkimMemory {
+                    selectors: found,
+                    full_probe_at: domain.dkim_full_probe_at,
+                };
+                return (quick, Some(memory));
+            }
+        } else {
+            return (None, None);
+        }
+    }
+    let full = run_audit(state, domain, catalogue).await;
+    let memory = full.as_ref().map(|audit| {
+        let found = dkim_found(audit);
+        let failed: Vec<String> = audit
+            .dkim
+            .as_ref()
+            .map(|d| {
+                d.selectors
+                    .iter()
+                    .filter(|s| s.lookup_failed)
+                    .map(|s| s.selector.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if failed.is_empty() {
+            DkimMemory {
+                selectors: found,
+                full_probe_at: Some(now),
+            }
+        } else {
+            // Incomplete: keep what may still be there and probe everything again next pass.
+            let mut selectors = found;
+            selectors.extend(
+                domain
+                    .dkim_selectors_seen
+                    .iter()
+                    .filter(|s| failed.contains(s))
+                    .cloned(),
+            );
+            selectors.sort();
+            selectors.dedup();
+            DkimMemory {
+                selectors,
+                full_probe_at: domain.dkim_full_probe_at,
+            }
+        }
+    });
+    (full, memory)
+}
+
+/// Selectors with a key record in an audit.
+fn dkim_found(audit: &mailward_audit::AuditResult) -> Vec<String> {
+    let mut found = audit
+        .dkim
+        .as_ref()
+        .map(|d| d.found_selectors.clone())
+        .unwrap_or_default();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The audit of a domain (None when it could not run): its score, and the values snapshots keep.
+async fn run_audit(
+    state: &AppState,
+    domain: &Domain,
+    selectors: Vec<String>,
+) -> Option<mailward_audit::AuditResult> {
+    let resolver = Budgeted::new(state.resolver.as_ref(), DOMAIN_QUERY_BUDGET);
+    let fetcher = crate::outbound::mta_sts::OutboundPolicyFetcher { app: state };
+    let input = mailward_audit::AuditInput {
+        domain: domain.url.clone(),
+        email: None,
+        dkim_selectors: Some(selectors),
+        extra_selectors: Vec::new(),
+        hosted_dmarc_suffix: state.config.hosted_dmarc_suffix.clone(),
+    };
+    let result = mailward_audit::audit(&resolver, &fetcher, &input).await;
+    matches!(result.status, mailward_audit::AuditStatus::Success).then_some(result)
+}
+
+/// The values of each snapshot type in an audit. A type whose lookup failed is absent, so a
+/// timeout never records an empty snapshot.
+fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Vec<String>)> {
+    let failed = |assessment: &mailward_audit::Assessment| {
+        assessment
+            .warnings
+            .iter()
+            .chain(assessment.errors.iter())
+            .any(|c| c == "dns_lookup_failed")
+    };
+    let mut out = Vec::new();
+    if let Some(spf) = &audit.spf
+        && !failed(&spf.assessment)
+    {
+        out.push(("spf", spf.records.clone()));
+    }
+    if let Some(dmarc) = &audit.dmarc
+        && !failed(&dmarc.assessment)
+    {
+        out.push(("dmarc", dmarc.records.clone()));
+    }
+    if let Some(bimi) = &audit.bimi
+        && !failed(&bimi.assessment)
+    {
+        out.push(("bimi", bimi.record.iter().cloned().collect()));
+    }
+    if let Some(mx) = &audit.mx
+        && !failed(&mx.assessment)
+    {
+        out.push((
+            "mx",
+            mx.records
+                .iter()
+                .map(|r| format!("{} {}", r.preference, r.exchange))
+                .collect(),
+        ));
+    }
+    if let Some(dkim) = &audit.dkim
+        && !failed(&dkim.assessment)
+    {
+        out.push((
+            "dkim",
+            dkim.selectors
+                .iter()
+                .filter(|s| s.found)
+                .map(|s| {
+                    format!(
+                        "{}: {}",
+                        s.selector,
+                        s.record
+                            .clone()
+                            .or_else(|| s.cname_target.clone())
+                            .unwrap_or_default()
+                    )
+                })
+                .collect(),
+        ));
+    }
+    let ns_answered = matches!(audit.nameservers_status.as_deref(), Some("ok" | "no_data"));
+    if let Some(ns) = audit.nameservers.as_ref().filter(|_| ns_answered) {
+        out.push(("ns", ns.clone()));
+    }
+    if let Some(sts) = &audit.mta_sts
+        && !failed(&sts.assessment)
+    {
+        out.push(("mta_sts", sts.record.iter().cloned().collect()));
+    }
+    if let Some(tls) = &audit.tls_rpt
+        && !failed(&tls.assessment)
+    {
+        out.push(("tls_rpt", tls.record.iter().cloned().collect()));
+    }
+    for (_, values) in &mut out {
+        values.sort();
+        values.dedup();
+    }
+    out
+}
+
+/// Runs one whole sweep in this process and returns when every due domain was evaluated (what
+/// `mailward sweep` and the tests do): the same index walk as [`coordinate`], but each batch runs
+/// inline instead of through the queue, so nothing else (a queue worker of a running server)
+/// can still be finishing it when this returns. Returns how many domains were due.
+pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
+    let now = state.clock.unix();
+    // Collect every shard first: evaluating a domain moves its index entry.
+    let mut due_all = Vec::new();
+    for shard in 0..keys::SWEEP_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (due, next) = domains::due(state.store.as_ref(), shard, now, 100, cursor).await?;
+            due_all.extend(due);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    let batches: Vec<SweepBatch> = due_all
+        .chunks(BATCH_SIZE)
+        .map(|chunk| SweepBatch {
+            domains: chunk.to_vec(),
+        })
+        .collect();
+    let mut running = futures::stream::iter(batches)
+        .map(|batch| run_batch(state, batch))
+        .buffer_unordered(PARALLEL_BATCHES);
+    while let Some(result) = running.next().await {
+        result?;
+    }
+    Ok(due_all.len())
+}

@@ -1,0 +1,82 @@
+//! The publisher: outbox events → one delivery job per subscribed, enabled endpoint.
+
+use super::delivery::{DELIVER_WEBHOOK, DeliveryJob};
+use crate::state::AppState;
+use mailward_domain::events::is_subscribed;
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::webhooks::EndpointStatus;
+use mailward_store::outbox::{self, OutboxEvent};
+use mailward_store::{keys, webhooks};
+use serde_json::{Map, Value, json};
+
+/// The envelope an endpoint receives (SPEC §6.2), serialized once per endpoint so every retry
+/// sends the same bytes.
+pub fn envelope(event: &OutboxEvent, api_version: &str) -> Result<String, serde_json::Error> {
+    let mut data = Map::new();
+    data.insert("object".into(), event.object.clone());
+    if let Some(previous) = &event.previous_attributes {
+        data.insert("previous_attributes".into(), previous.clone());
+    }
+    if let Some(record) = &event.record {
+        data.insert("record".into(), Value::String(record.clone()));
+    }
+    let created = event
+        .created
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    serde_json::to_string(&json!({
+        "id": event.id,
+        "type": event.event_type,
+        "api_version": api_version,
+        "created": created,
+        "data": Value::Object(data),
+    }))
+}
+
+/// Enqueues one delivery per subscribed, enabled endpoint of the event's organization.
+/// Returns how many were enqueued.
+pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<usize> {
+    let endpoints = webhooks::list(state.store.as_ref(), event.org_id).await?;
+    let mut sent = 0;
+    for endpoint in endpoints {
+        if endpoint.status != EndpointStatus::Enabled
+            || !is_subscribed(&endpoint.enabled_events, &event.event_type)
+        {
+            continue;
+        }
+        let job = DeliveryJob {
+            org_id: event.org_id,
+            endpoint_id: endpoint.id,
+            event_id: event.id.clone(),
+            event_type: event.event_type.clone(),
+            body: envelope(event, &endpoint.api_version)?,
+            attempt: 1,
+        };
+        send_job(
+            state.queue.as_ref(),
+            QueueName::Deliveries,
+            DELIVER_WEBHOOK,
+            serde_json::to_value(&job)?,
+            state.clock.unix(),
+            0,
+        )
+        .await?;
+        sent += 1;
+    }
+    Ok(sent)
+}
+
+/// Drains the outbox once (the local stack's stand-in for DynamoDB Streams): publishes each event
+/// then deletes its row. A crash between the two republishes the event: receivers may see a
+/// duplicate with the same id, never a lost event. Returns how many events were published.
+pub async fn drain_outbox(state: &AppState, max_per_shard: usize) -> anyhow::Result<usize> {
+    let mut published = 0;
+    for shard in 0..keys::OUTBOX_SHARDS {
+        for pending in outbox::pending(state.store.as_ref(), shard, max_per_shard).await? {
+            publish_event(state, &pending.event).await?;
+            outbox::remove(state.store.as_ref(), &pending).await?;
+            published += 1;
+        }
+    }
+    Ok(published)
+}

@@ -1,0 +1,226 @@
+//! The single-table key layout (DESIGN.md §3). Every key string is built here.
+//!
+//! | item | pk | sk | gsi1 (pk / sk) |
+//! |---|---|---|---|
+//! | organization | `ORG#<org>` | `META` | |
+//! | membership | `ORG#<org>` | `MEMBER#<account>` | `ACCOUNTID#<account>` / `ORG#<org>` |
+//! | API key metadata | `ORG#<org>` | `APIKEY#<key id>` | |
+//! | API key lookup | `APIKEY#<sha256 of key>` | `APIKEY` | |
+//! | account | `ACCOUNT#<email>` | `ACCOUNT` | `ACCOUNTID#<account>` / `ACCOUNT` |
+//! | signup challenge (TTL 15 min) | `SIGNUP#<id>` | `SIGNUP` | |
+//! | signup codes per address (TTL 1 h) | `SIGNUPRATE#<email>` | `<hour start>` | |
+//! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
+//! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
+//! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
+//! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
+//! | DNS snapshot | `ORG#<org>` | `SNAPSHOT#<domain>#<type>#<unix ms>#<id>` | |
+//! | latest snapshot per type | `ORG#<org>` | `SNAPLATEST#<domain>#<type>` | |
+//! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
+//! | catalogue version | `SOURCES` | `VERSION` | |
+//! | group | `ORG#<org>` | `GROUP#<id>` | |
+//! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
+//! | deleted webhook endpoint (TTL 30 days) | `ORG#<org>` | `WEBHOOKGONE#<id>` | |
+//! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
+//! | outbox event | `OUTBOX#<shard>` | `<unix ms>#<event id>` | |
+//! | audit cache (TTL 10 min) | `AUDIT#<domain>` | `RESULT` | |
+//! | activation scan (TTL 24 h) | `ACTIVATION#<domain>` | `SCAN` | |
+//! | lead | `LEAD#<yyyy-mm-dd>` | `<unix ms>#<id>` | |
+//!
+//! Every tenant item's partition starts with `ORG#<org>`, and the organization always comes
+//! from the credential, so one organization's handler cannot address another's items.
+
+use uuid::Uuid;
+
+/// Partition of an organization's items.
+pub fn org_pk(org: Uuid) -> String {
+    format!("ORG#{org}")
+}
+
+/// Sort key of the organization record.
+pub const ORG_META: &str = "META";
+
+/// Sort key of a membership inside the organization partition.
+pub fn member_sk(account: Uuid) -> String {
+    format!("MEMBER#{account}")
+}
+
+/// Prefix of memberships in an organization partition.
+pub const MEMBER_PREFIX: &str = "MEMBER#";
+
+/// Sort key of API key metadata inside the organization partition.
+pub fn api_key_sk(key_id: Uuid) -> String {
+    format!("APIKEY#{key_id}")
+}
+
+/// Prefix of API key metadata in an organization partition.
+pub const API_KEY_PREFIX: &str = "APIKEY#";
+
+/// Partition of the lookup item for a presented key's hash.
+pub fn api_key_lookup_pk(hash: &str) -> String {
+    format!("APIKEY#{hash}")
+}
+
+/// Sort key of the API key lookup item.
+pub const API_KEY_LOOKUP_SK: &str = "APIKEY";
+
+/// Partition of an account, keyed by normalised email (uniqueness by conditional put).
+pub fn account_pk(email: &str) -> String {
+    format!("ACCOUNT#{email}")
+}
+
+/// Sort key of the account item.
+pub const ACCOUNT_SK: &str = "ACCOUNT";
+
+/// GSI1 partition grouping an account's record and its memberships.
+pub fn account_id_gsi(account: Uuid) -> String {
+    format!("ACCOUNTID#{account}")
+}
+
+/// GSI1 sort key of a membership under its account.
+pub fn membership_gsi_sk(org: Uuid) -> String {
+    format!("ORG#{org}")
+}
+
+/// Partition of a signup challenge.
+pub fn signup_pk(id: Uuid) -> String {
+    format!("SIGNUP#{id}")
+}
+
+/// Sort key of a signup challenge.
+pub const SIGNUP_SK: &str = "SIGNUP";
+
+/// Partition of the per-address signup-code counter.
+pub fn signup_rate_pk(email: &str) -> String {
+    format!("SIGNUPRATE#{email}")
+}
+
+/// Partition of a rate-limit bucket.
+pub fn rate_pk(scope: &str, subject: &str) -> String {
+    format!("RATE#{scope}#{subject}")
+}
+
+/// Number of outbox partitions (spreads write load; the publisher drains each).
+pub const OUTBOX_SHARDS: u32 = 4;
+
+/// Partition of an outbox shard.
+pub fn outbox_pk(shard: u32) -> String {
+    format!("OUTBOX#{shard}")
+}
+
+/// Sort key of an outbox event (time-ordered within the shard).
+pub fn outbox_sk(unix_ms: i128, event_id: &str) -> String {
+    format!("{unix_ms:015}#{event_id}")
+}
+
+/// Sort key of a webhook endpoint.
+pub fn webhook_sk(id: Uuid) -> String {
+    format!("WEBHOOK#{id}")
+}
+
+/// Sort key of a deleted endpoint's tombstone (its delivery records stay readable 30 days).
+pub fn webhook_tombstone_sk(id: Uuid) -> String {
+    format!("WEBHOOKGONE#{id}")
+}
+
+/// Sort key of a group.
+pub fn group_sk(id: Uuid) -> String {
+    format!("GROUP#{id}")
+}
+
+/// Prefix of webhook endpoints in an organization partition.
+pub const WEBHOOK_PREFIX: &str = "WEBHOOK#";
+
+/// Prefix of one endpoint's delivery attempts.
+pub fn delivery_prefix(endpoint: Uuid) -> String {
+    format!("DELIVERY#{endpoint}#")
+}
+
+/// Sort key of a delivery attempt (time-ordered per endpoint).
+pub fn delivery_sk(endpoint: Uuid, unix_ms: i128, id: Uuid) -> String {
+    format!("DELIVERY#{endpoint}#{unix_ms:015}#{id}")
+}
+
+/// Partition of a domain's cached audit.
+pub fn audit_cache_pk(domain: &str) -> String {
+    format!("AUDIT#{domain}")
+}
+
+/// Sort key of a cached audit.
+pub const AUDIT_CACHE_SK: &str = "RESULT";
+
+/// Partition of a domain's stored activation scan.
+pub fn activation_scan_pk(domain: &str) -> String {
+    format!("ACTIVATION#{domain}")
+}
+
+/// Sort key of a stored activation scan.
+pub const ACTIVATION_SCAN_SK: &str = "SCAN";
+
+/// Partition of the leads captured on one day.
+pub fn lead_pk(day: &str) -> String {
+    format!("LEAD#{day}")
+}
+
+/// Sort key of a lead.
+pub fn lead_sk(unix_ms: i128, id: Uuid) -> String {
+    format!("{unix_ms:015}#{id}")
+}
+
+/// Sort key of a domain.
+pub fn domain_sk(id: Uuid) -> String {
+    format!("DOMAIN#{id}")
+}
+
+/// Prefix of domains in an organization partition.
+pub const DOMAIN_PREFIX: &str = "DOMAIN#";
+
+/// Sort key of an organization's claim on a domain name.
+pub fn domain_name_sk(name: &str) -> String {
+    format!("DOMAINNAME#{name}")
+}
+
+/// Partition of the global index of organizations watching a name.
+pub fn domain_name_pk(name: &str) -> String {
+    format!("DOMAINNAME#{name}")
+}
+
+/// Shards of the sweep's due-work index (spreads the index partition).
+pub const SWEEP_SHARDS: u32 = 8;
+
+/// The sweep shard of a domain.
+pub fn sweep_shard(domain: Uuid) -> u32 {
+    u32::from(domain.as_bytes()[15]) % SWEEP_SHARDS
+}
+
+/// GSI1 partition of a sweep shard.
+pub fn sweep_pk(shard: u32) -> String {
+    format!("SWEEP#{shard}")
+}
+
+/// GSI1 sort key of a domain in the sweep index (due time first, zero-padded).
+pub fn sweep_sk(due_unix: i64, org: Uuid, domain: Uuid) -> String {
+    format!("{due_unix:012}#{org}#{domain}")
+}
+
+/// Sort key of a DNS snapshot (time-ordered per domain and type).
+pub fn snapshot_sk(domain: Uuid, record_type: &str, unix_ms: i128, id: Uuid) -> String {
+    format!("SNAPSHOT#{domain}#{record_type}#{unix_ms:015}#{id}")
+}
+
+/// Prefix of a domain's snapshots, of one type when given.
+pub fn snapshot_prefix(domain: Uuid, record_type: Option<&str>) -> String {
+    match record_type {
+        Some(t) => format!("SNAPSHOT#{domain}#{t}#"),
+        None => format!("SNAPSHOT#{domain}#"),
+    }
+}
+
+/// Sort key of the latest snapshot of one type.
+pub fn snapshot_latest_sk(domain: Uuid, record_type: &str) -> String {
+    format!("SNAPLATEST#{domain}#{record_type}")
+}
+
+/// Prefix of a domain's latest-snapshot markers.
+pub fn snapshot_latest_prefix(domain: Uuid) -> String {
+    format!("SNAPLATEST#{domain}#")
+}

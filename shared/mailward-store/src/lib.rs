@@ -1,0 +1,54 @@
+//! Typed repositories over the item store (DESIGN.md §3): model types in, items out, on either
+//! adapter of the `ItemStore` port.
+//!
+//! Why a crate of its own: the key layout is a contract with the data already stored, so it
+//! lives in [`keys`] and nowhere else, and every service reaches the table only through these
+//! functions. This crate knows nothing of HTTP, the AWS SDK or SQLite: Cargo refuses a route, a
+//! handler or an adapter here.
+
+pub mod accounts;
+pub mod api_keys;
+pub mod audits;
+pub mod domains;
+pub mod groups;
+pub mod keys;
+pub mod optimistic;
+pub mod orgs;
+pub mod outbox;
+pub mod rate_limits;
+pub mod signups;
+pub mod snapshots;
+pub mod sources;
+pub mod webhooks;
+
+use mailward_domain::store::{Item, StoreError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A stored value with the version it was read at (for optimistic concurrency).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versioned<T> {
+    /// The value.
+    pub value: T,
+    /// Version at read time.
+    pub version: u64,
+}
+
+/// Serializes a value into an item's payload.
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Invalid(format!("encode: {e}")))
+}
+
+/// Deserializes an item's payload.
+pub fn decode<T: DeserializeOwned>(item: &Item) -> Result<T, StoreError> {
+    serde_json::from_slice(&item.data)
+        .map_err(|e| StoreError::Unavailable(format!("corrupt item {}/{}: {e}", item.pk, item.sk)))
+}
+
+/// Deserializes an item with its version.
+pub fn decode_versioned<T: DeserializeOwned>(item: &Item) -> Result<Versioned<T>, StoreError> {
+    Ok(Versioned {
+        value: decode(item)?,
+        version: item.version,
+    })
+}

@@ -1,0 +1,83 @@
+//! Organizations.
+
+use super::{Versioned, api_keys, decode, decode_versioned, encode, keys};
+use mailward_domain::model::{ApiKey, Organization};
+use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use uuid::Uuid;
+
+/// The stored item of an organization at a version.
+pub fn org_item(org: &Organization, version: u64) -> Result<Item, StoreError> {
+    Ok(Item::new(keys::org_pk(org.id), keys::ORG_META, encode(org)?).with_version(version))
+}
+
+/// Reads an organization (strongly consistent).
+pub async fn get(
+    store: &dyn ItemStore,
+    id: Uuid,
+) -> Result<Option<Versioned<Organization>>, StoreError> {
+    store
+        .get(&keys::org_pk(id), keys::ORG_META, true)
+        .await?
+        .map(|item| decode_versioned(&item))
+        .transpose()
+}
+
+/// The write that creates an organization.
+pub fn create_op(org: &Organization) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: org_item(org, 1)?,
+        condition: Condition::NotExists,
+    })
+}
+
+/// Saves a changed organization if nobody changed it since `read_version`, together with
+/// `extra` writes (its outbox events) in one transaction.
+pub async fn save(
+    store: &dyn ItemStore,
+    org: &Organization,
+    read_version: u64,
+    extra: Vec<WriteOp>,
+) -> Result<u64, StoreError> {
+    let version = read_version + 1;
+    let mut ops = vec![WriteOp::Put {
+        item: org_item(org, version)?,
+        condition: Condition::Version(read_version),
+    }];
+    ops.extend(extra);
+    store.transact(ops).await?;
+    Ok(version)
+}
+
+/// Removes every item of an organization's partition, and the global lookup items that point
+/// into it (API key lookups), then the organization record itself last, so a crash half-way
+/// leaves the purge repeatable. Returns how many partition items were removed.
+pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError> {
+    use futures::StreamExt as _;
+    let items = query_all(store, Query::partition(keys::org_pk(id))).await?;
+    let mut deletes: Vec<(String, String)> = Vec::with_capacity(items.len() * 2);
+    for item in &items {
+        if item.sk == keys::ORG_META {
+            continue;
+        }
+        if item.sk.starts_with(keys::API_KEY_PREFIX) {
+            let key: ApiKey = decode(item)?;
+            for op in api_keys::delete_ops(&key, None).into_iter().skip(1) {
+                let (pk, sk) = op.key();
+                deletes.push((pk.to_owned(), sk.to_owned()));
+            }
+        }
+        deletes.push((item.pk.clone(), item.sk.clone()));
+    }
+    let results: Vec<_> = futures::stream::iter(deletes)
+        .map(|(pk, sk)| async move { store.delete(&pk, &sk, Condition::None).await })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    for result in results {
+        result?;
+    }
+    store
+        .delete(&keys::org_pk(id), keys::ORG_META, Condition::None)
+        .await?;
+    Ok(items.len())
+}
