@@ -85,12 +85,14 @@ struct Cli {
     )]
     max_receives: u32,
     /// Allow webhook deliveries to loopback addresses. For local testing only; never on AWS.
-    /// Accepts true/false, 1/0, yes/no, on/off; a bare flag means true.
+    /// Accepts true/false, 1/0, yes/no, on/off (`--webhook-allow-loopback=0`); a bare flag means
+    /// true.
     #[arg(
         long,
         env = "MAILWARD_WEBHOOK_ALLOW_LOOPBACK",
         global = true,
         num_args = 0..=1,
+        require_equals = true,
         default_value = "false",
         default_missing_value = "true",
         value_parser = clap::builder::BoolishValueParser::new()
@@ -262,8 +264,12 @@ const OPENAPI_FILE: &str = "functions/api-public/openapi.json";
 fn openapi(write: bool) -> anyhow::Result<()> {
     let json = mailward_local_stack::openapi_json();
     if !write {
-        print!("{json}");
-        return Ok(());
+        use std::io::Write as _;
+        // A reader that stops early (`| head`) is not an error.
+        return match std::io::stdout().lock().write_all(json.as_bytes()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+            _ => Ok(()),
+        };
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let path = root.join(OPENAPI_FILE);
@@ -322,4 +328,31 @@ async fn token(
     };
     println!("{}", mint_session_token(&state.config.secret_key, &claims)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loopback(args: &[&str]) -> Result<bool, clap::Error> {
+        let mut argv = vec!["mailward"];
+        argv.extend_from_slice(args);
+        Cli::try_parse_from(argv).map(|cli| cli.webhook_allow_loopback)
+    }
+
+    #[test]
+    fn boolean_settings_read_true_false_one_zero_and_a_bare_flag() {
+        // The environment variable goes through the same parser as the flag's value.
+        assert!(!loopback(&[]).unwrap());
+        assert!(loopback(&["--webhook-allow-loopback"]).unwrap());
+        for yes in ["1", "true", "yes", "on"] {
+            assert!(loopback(&[&format!("--webhook-allow-loopback={yes}")]).unwrap(), "{yes}");
+        }
+        // A bare flag before a subcommand does not swallow it.
+        assert!(loopback(&["--webhook-allow-loopback", "sweep"]).unwrap());
+        for no in ["0", "false", "no", "off"] {
+            assert!(!loopback(&[&format!("--webhook-allow-loopback={no}")]).unwrap(), "{no}");
+        }
+        assert!(loopback(&["--webhook-allow-loopback=maybe"]).is_err());
+    }
 }
