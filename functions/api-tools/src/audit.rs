@@ -20,7 +20,7 @@ pub const JOURNEY_HEADER: &str = "x-visitor-journey-id";
     description = "Optional auth. See the generated scoring section below.",
     security((), ("api_key" = []), ("session" = [])),
     responses(
-        (status = 200, description = "The audit (camelCase); `status` error carries only `summary`", content_type = "application/json"),
+        (status = 200, description = "The audit (camelCase); `status` error carries only `summary`", body = AuditResult),
         (status = 400, body = ErrorBody), (status = 429, body = RateLimitBody),
     ))]
 pub async fn audit_domain(
@@ -45,7 +45,7 @@ pub async fn audit_domain(
 (the echoed email is not kept); it expires 24 hours after the scan. 404 `scan_not_found` when none is \
 stored.",
     responses(
-        (status = 200, description = "The stored audit (camelCase)", content_type = "application/json"),
+        (status = 200, description = "The stored audit (camelCase)", body = AuditResult),
         (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
     ))]
 pub async fn activation_scan(

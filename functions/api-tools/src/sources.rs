@@ -28,7 +28,7 @@ pub async fn list_sources(
 `recognition_values` identify the source in existing records and are not safe to add; \
 `requires_advanced_config` true means never offer a one-click add.",
     security((), ("api_key" = []), ("session" = [])),
-    responses((status = 200, body = Vec<Object>)))]
+    responses((status = 200, body = Vec<SpfIndexItem>)))]
 pub async fn spf_index(
     State(app): State<AppState>,
     _caller: OptionalPrincipal,
@@ -42,7 +42,7 @@ pub async fn spf_index(
 conventions matched against existing keys (not values to publish); a DKIM CNAME target under one \
 of `base_domains` belongs to the source.",
     security((), ("api_key" = []), ("session" = [])),
-    responses((status = 200, body = Vec<Object>)))]
+    responses((status = 200, body = Vec<DkimIndexItem>)))]
 pub async fn dkim_index(
     State(app): State<AppState>,
     _caller: OptionalPrincipal,

@@ -346,12 +346,18 @@ mod tests {
         assert!(!loopback(&[]).unwrap());
         assert!(loopback(&["--webhook-allow-loopback"]).unwrap());
         for yes in ["1", "true", "yes", "on"] {
-            assert!(loopback(&[&format!("--webhook-allow-loopback={yes}")]).unwrap(), "{yes}");
+            assert!(
+                loopback(&[&format!("--webhook-allow-loopback={yes}")]).unwrap(),
+                "{yes}"
+            );
         }
         // A bare flag before a subcommand does not swallow it.
         assert!(loopback(&["--webhook-allow-loopback", "sweep"]).unwrap());
         for no in ["0", "false", "no", "off"] {
-            assert!(!loopback(&[&format!("--webhook-allow-loopback={no}")]).unwrap(), "{no}");
+            assert!(
+                !loopback(&[&format!("--webhook-allow-loopback={no}")]).unwrap(),
+                "{no}"
+            );
         }
         assert!(loopback(&["--webhook-allow-loopback=maybe"]).is_err());
     }

@@ -152,7 +152,6 @@ pub struct Domain {
     pub dkim_error_reason: Option<String>,
     pub mta_sts_error_reason: Option<String>,
     /// Unresolved DNS conflicts (empty for a healthy domain).
-    #[schema(value_type = Vec<Object>)]
     pub dns_conflicts: Vec<StoredConflict>,
     /// The host `default._bimi.<domain>` is CNAMEd to for hosted BIMI.
     pub bimi_cname_target: String,

@@ -11,13 +11,11 @@ use utoipa::ToSchema;
 pub struct DnsRecordsResponse {
     /// SPEC §2.5 records (plus `live_values`, what DNS serves now), delete entries right after
     /// the record they concern.
-    #[schema(value_type = Vec<Object>)]
     pub records: Vec<RecordState>,
     /// Every required record is verified.
     pub all_verified: bool,
     /// Read before publishing, e.g. `enforcing_policy_without_working_auth`, or
     /// `domain_does_not_exist` when the name is NXDOMAIN.
-    #[schema(value_type = Vec<Object>)]
     pub warnings: Vec<Warning>,
     /// The DNS host, from the domain's NS records.
     pub dns_provider: DetectedDnsProvider,
@@ -29,10 +27,8 @@ pub struct VerifyResponse {
     /// Always false: the pass runs during the request.
     pub queued: bool,
     /// Purposes confirmed during this pass (only those; never `tls_rpt` or `mta_sts_policy`).
-    #[schema(value_type = Object)]
     pub verified: std::collections::BTreeMap<Purpose, bool>,
     /// `{dmarc, spf, dkim, mta_sts, bimi}` booleans: true when confirmed in this pass.
-    #[schema(value_type = Object)]
     pub results: mailward_plan::Results,
 }
 
@@ -60,13 +56,9 @@ pub struct HostedSpf {
 /// `GET /domains/{domainId}/spf` response (SPEC §2.13 content).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SpfDiagnostics {
-    /// The audit: `domain`, `record` (the live record), `records` (every v=spf1 record; more
-    /// than one is an error), `ttl`, `health` pass|warn|fail, `lookup_count`, `lookup_limit`
-    /// (10), `remaining_lookups`, void lookups, `tree` (kind include|a|mx|ptr|exists|redirect|
-    /// expanded-domain, operand, depth, cost, error, note) and `problems` (code, severity
-    /// error|warning, host, message).
+    /// The audit of the live record and its whole lookup tree (flattened: `domain`, `record`,
+    /// `records`, `ttl`, `health`, lookup and void-lookup counts, `tree`, `problems`).
     #[serde(flatten)]
-    #[schema(value_type = Object)]
     pub audit: mailward_spf::SpfAudit,
     /// Hosted SPF.
     pub hosted_spf: HostedSpf,

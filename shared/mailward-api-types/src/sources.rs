@@ -14,7 +14,6 @@ pub struct SourceView {
     /// The SPEC §2.8 fields (id, external_id, name, homepage, category, support levels,
     /// discovery values, base domains, documentation, instructions ...).
     #[serde(flatten)]
-    #[schema(value_type = Object)]
     pub source: Source,
     /// Curation state of the instructions; null unless the caller holds `sources:update`.
     pub instructions_curation: Option<serde_json::Value>,

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 /// The logo URL checks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BimiLogo {
     /// `l=` as written.
@@ -34,6 +35,7 @@ pub struct BimiLogo {
 
 /// The certificate URL checks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BimiCertificate {
     /// `a=` as written.
@@ -46,6 +48,7 @@ pub struct BimiCertificate {
 
 /// The `bimi` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BimiResult {
     /// Score, verdict, codes and state.

@@ -31,6 +31,7 @@ pub const MAX_SELECTORS: usize = 100;
 
 /// One probed selector that has something to show (a record, a CNAME or a failed lookup).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DkimSelector {
     /// The selector.
@@ -61,6 +62,7 @@ pub struct DkimSelector {
 
 /// The `dkim` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DkimResult {
     /// Score, verdict, codes and state.

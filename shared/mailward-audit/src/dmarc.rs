@@ -55,6 +55,8 @@ use serde::{Deserialize, Serialize};
 
 /// The applicable policy, or why there is none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = DmarcPolicyState))]
 #[serde(rename_all = "camelCase")]
 pub enum PolicyState {
     /// `p=none`.
@@ -73,6 +75,8 @@ pub enum PolicyState {
 
 /// Whether aggregate reports flow (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = DmarcMonitoringState))]
 #[serde(rename_all = "camelCase")]
 pub struct MonitoringState {
     /// active, inactive or unknown.
@@ -83,6 +87,7 @@ pub struct MonitoringState {
 
 /// The parsed tags shown by the audit (defaults applied; `pct` only from the legacy tag).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DmarcTags {
     /// The effective `p`.
@@ -109,6 +114,7 @@ pub struct DmarcTags {
 
 /// One report destination's authorization verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReportDestination {
     /// rua or ruf.
@@ -123,6 +129,7 @@ pub struct ReportDestination {
 
 /// The `dmarc` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DmarcResult {
     /// Score, verdict, codes and state.

@@ -11,6 +11,14 @@ use serde::{Deserialize, Serialize};
 /// Why a policy could not be fetched. Each variant maps to one MTA-STS code (see
 /// [`crate::mta_sts`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(
+        as = MtaStsFetchError,
+        description = "Why the MTA-STS policy could not be fetched."
+    )
+)]
 #[serde(rename_all = "camelCase")]
 pub enum FetchError {
     /// The host does not exist, or the server answered 404.

@@ -84,6 +84,7 @@ pub struct AuditInput {
 
 /// success or error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum AuditStatus {
     /// The audit ran.
@@ -94,6 +95,8 @@ pub enum AuditStatus {
 
 /// The summary line (SPEC §2.12).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = AuditSummary))]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// The audited domain.
@@ -120,11 +123,13 @@ pub struct Summary {
     pub tls_rpt: Verdict,
     /// Why the audit could not run: `domain_not_found` or `nameservers_unresolvable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub error_code: Option<String>,
 }
 
 /// The audit result. On `error` only `status` and `summary` are serialized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditResult {
     /// success or error.
@@ -133,33 +138,43 @@ pub struct AuditResult {
     pub summary: Summary,
     /// NS hosts (empty when NODATA or when the lookup failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub nameservers: Option<Vec<String>>,
     /// ok, no_data or dns_lookup_failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub nameservers_status: Option<String>,
     /// Parked detection and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub parking: Option<Parking>,
     /// MX.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub mx: Option<MxResult>,
     /// SPF.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub spf: Option<SpfResult>,
     /// DKIM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub dkim: Option<DkimResult>,
     /// DMARC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub dmarc: Option<DmarcResult>,
     /// BIMI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub bimi: Option<BimiResult>,
     /// MTA-STS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub mta_sts: Option<MtaStsResult>,
     /// TLS-RPT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub tls_rpt: Option<TlsRptResult>,
 }
 

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 /// The parsed policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StsPolicyView {
     /// enforce, testing or none.
@@ -46,6 +47,7 @@ pub struct StsPolicyView {
 
 /// The `mtaSts` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MtaStsResult {
     /// Score (always 0), verdict, codes and state.

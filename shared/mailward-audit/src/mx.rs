@@ -26,6 +26,7 @@ pub const MAX_HOSTS_RESOLVED: usize = 20;
 
 /// One MX record with what its exchange resolves to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MxRecord {
     /// Lower is tried first.
@@ -43,6 +44,7 @@ pub struct MxRecord {
 
 /// The `mx` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MxResult {
     /// Score, verdict, codes and state.

@@ -33,6 +33,7 @@ pub const PARKING_NAMESERVER_SUFFIXES: &[&str] = &[
 
 /// The parked verdict and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Parking {
     /// True for a parked domain.

@@ -28,6 +28,7 @@ pub const PREFETCH_MAX_NAMES: usize = 60;
 
 /// One lookup-tree entry (SPEC §2.13).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpfLookup {
     /// include, a, mx, ptr, exists, redirect or expanded-domain.
@@ -50,6 +51,7 @@ pub struct SpfLookup {
 
 /// One SPF problem with its place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpfProblem {
     /// Stable code.
@@ -64,6 +66,7 @@ pub struct SpfProblem {
 
 /// The `spf` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SpfResult {
     /// Score, verdict, codes and state.

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 /// The `tlsRpt` object of the audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TlsRptResult {
     /// Score (always 0), verdict, codes and state.

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 /// A dimension's verdict. Serialized lower-case, with `in progress` written with a space as the
 /// interface (SPEC §2.12) spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Verdict {
     /// Configured and healthy.
@@ -114,6 +115,7 @@ pub fn base_verdict(findings: &Findings) -> Verdict {
 /// significant code, the points taken off and the warnings. Why: list views show one line per
 /// dimension without reading the detail.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DimensionState {
     /// The verdict.
@@ -129,6 +131,7 @@ pub struct DimensionState {
 /// The common part of every dimension object. Flattened into each dimension, so the JSON has
 /// `score`, `status`, `info`, `errors`, `warnings` and `state` beside the details.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Assessment {
     /// Points taken off this dimension (0 or negative, never below minus its weight).

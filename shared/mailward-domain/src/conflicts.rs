@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 /// The protocol a conflicting label belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = ConflictProtocol))]
 #[serde(rename_all = "snake_case")]
 pub enum Protocol {
     /// `_dmarc.<domain>`.
@@ -21,6 +23,7 @@ pub enum Protocol {
 
 /// What is wrong at a label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConflictKind {
     /// A CNAME and other records at one name.
@@ -45,6 +48,7 @@ pub enum ConflictKind {
 
 /// What one authoritative nameserver answered for the label.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NameserverAnswer {
     /// The nameserver's host name (from the zone's NS records).
     pub nameserver: String,
@@ -62,6 +66,7 @@ pub struct NameserverAnswer {
 
 /// What one configured public resolver answered for the label.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResolverAnswer {
     /// The resolver's configured name.
     pub resolver: String,
@@ -80,6 +85,7 @@ pub struct ResolverAnswer {
 /// One detected conflict (SPEC §2.2 without `occurrence_count`, `first_detected_at`,
 /// `last_detected_at`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Conflict {
     /// The exact DNS name of the conflict, lower-case without the trailing dot.
     pub label: String,
@@ -106,6 +112,7 @@ pub struct Conflict {
 /// A conflict as a domain keeps it: the detection plus its occurrence count and first and last
 /// detection times (the full SPEC §2.2 shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StoredConflict {
     /// What detection found, the last time it was seen.
     #[serde(flatten)]
@@ -114,9 +121,11 @@ pub struct StoredConflict {
     pub occurrence_count: u32,
     /// When it was first seen.
     #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub first_detected_at: time::OffsetDateTime,
     /// When it was last seen.
     #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub last_detected_at: time::OffsetDateTime,
 }
 

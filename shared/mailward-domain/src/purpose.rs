@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// What a record is for (SPEC §2.5 `purpose`). Ordered so maps keyed by purpose list them in a
 /// stable, readable order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     /// `_dmarc.<domain>` (TXT, or the CNAME delegation to the hosted zone).

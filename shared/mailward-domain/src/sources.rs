@@ -36,6 +36,8 @@ pub fn source_id(external_id: &str) -> Uuid {
 /// What kind of service a source is (SPEC §2.8 `category`); decides, for example, whether an MX
 /// match names the mailbox provider or a gateway hiding it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SourceCategory))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Category {
     /// An application that sends mail for the customer (marketing, CRM, helpdesk, billing).
@@ -52,6 +54,7 @@ pub enum Category {
 
 /// How well a service supports an authentication mechanism (`spf_support`, `dkim_support`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SupportLevel {
     /// Cannot be aligned with the customer's domain.
@@ -64,6 +67,7 @@ pub enum SupportLevel {
 
 /// A way to make the service pass aligned SPF (`spf_supported_methods`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SpfMethod {
     /// Add the prescribed mechanisms to the sending domain's own SPF record.
@@ -76,6 +80,7 @@ pub enum SpfMethod {
 
 /// Whether the source shows up as a forwarder in DMARC reports (`forwarding_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ForwardingType {
     /// Only sends original mail.
@@ -88,6 +93,7 @@ pub enum ForwardingType {
 
 /// Review state of a source (`status`); only `ACTIVE` sources take part in indexes and matching.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SourceStatus {
     /// Curated and in use.
@@ -100,6 +106,8 @@ pub enum SourceStatus {
 
 /// DNS record types used in SPF options and instructions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SourceRecordType))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum RecordType {
     /// A TXT record.
@@ -112,6 +120,8 @@ pub enum RecordType {
 
 /// Links to the service's own setup documentation; null where no page is known for certain.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SourceDocumentation))]
 #[serde(deny_unknown_fields)]
 pub struct Documentation {
     /// The SPF setup page.
@@ -124,6 +134,7 @@ pub struct Documentation {
 
 /// The `direct` SPF option: what to add to the domain's own SPF record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SpfDirectOption {
     /// Mechanisms to add; safe to publish. Empty when the service uses its own bounce domain and
@@ -135,6 +146,7 @@ pub struct SpfDirectOption {
 
 /// One DNS record of the `subdomain` SPF option.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SpfSubdomainRecord {
     /// TXT, CNAME or MX.
@@ -146,6 +158,7 @@ pub struct SpfSubdomainRecord {
 
 /// The `subdomain` SPF option: a bounce (MAIL FROM) subdomain carrying the service's SPF.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SpfSubdomainOption {
     /// True when the subdomain is delegated to the service (CNAME), which manages its SPF.
@@ -163,6 +176,7 @@ pub struct SpfSubdomainOption {
 
 /// SPEC §2.8 `spf_support_options`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SpfSupportOptions {
     /// Add mechanisms to the domain's own record; null when not offered.
@@ -173,6 +187,7 @@ pub struct SpfSupportOptions {
 
 /// One record of curated setup instructions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InstructionRecord {
     /// TXT or CNAME for DKIM; TXT, CNAME or MX for SPF.
@@ -186,6 +201,8 @@ pub struct InstructionRecord {
 
 /// Curated setup instructions (`dkim_instructions`, `spf_instructions`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SourceInstructions))]
 #[serde(deny_unknown_fields)]
 pub struct Instructions {
     /// Human-readable steps.
@@ -197,8 +214,9 @@ pub struct Instructions {
 /// One catalogue source as the API shows it (SPEC §2.8, without the timestamps and
 /// `instructions_curation`, which belong to the stored copy).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Source {
-    /// UUID v5 of `external_id` under [`SOURCE_ID_NAMESPACE`].
+    /// UUID v5 of `external_id` (namespace `SOURCE_ID_NAMESPACE`): identical on every deployment.
     pub id: Uuid,
     /// Stable slug; the key of the catalogue file.
     pub external_id: String,
@@ -214,7 +232,7 @@ pub struct Source {
     pub category: Category,
     /// Review state.
     pub status: SourceStatus,
-    /// Where the entry came from; [`CURATED_ORIGIN`] for the embedded catalogue.
+    /// Where the entry came from; `CURATED` (`CURATED_ORIGIN`) for the embedded catalogue.
     pub origin: String,
     /// True for sources an organization defined itself; false in the catalogue.
     pub is_custom: bool,
@@ -324,6 +342,7 @@ struct CatalogueFile {
 
 /// SPEC §2.8 SPF index item, served by `GET /sources/spf-index`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SpfIndexItem {
     /// The source id.
     pub id: Uuid,
@@ -343,6 +362,7 @@ pub struct SpfIndexItem {
 
 /// SPEC §2.8 DKIM index item, served by `GET /sources/dkim-index`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DkimIndexItem {
     /// The source id.
     pub id: Uuid,

@@ -16,6 +16,7 @@ pub use mailward_domain::purpose::Purpose;
 /// A DNS record type as the records endpoint names it (SPEC §2.5 `type`). `Ns` is part of the
 /// wire enum (sub-zone delegations) but no plan emits it today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum RecordKind {
     /// A TXT record (value is the joined character-strings).
@@ -93,6 +94,13 @@ pub struct PlanContext {
 /// A record the domain should publish (or, inside a delete [`RecordState`], one it should
 /// remove).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(
+        description = "A record the domain should publish (or, inside a delete entry, one it should remove)."
+    )
+)]
 pub struct ExpectedRecord {
     /// What the record is for.
     pub purpose: Purpose,
@@ -105,7 +113,7 @@ pub struct ExpectedRecord {
     pub relative_host: String,
     /// The exact value to publish (TXT: the whole text; CNAME: the target).
     pub value: String,
-    /// Recommended TTL in seconds (see [`crate::RECOMMENDED_TTL`]).
+    /// Recommended TTL in seconds (3600, `RECOMMENDED_TTL`).
     pub ttl: u32,
     /// False for records that only improve an enabled feature (MTA-STS, TLS-RPT, BIMI).
     pub required: bool,
@@ -118,6 +126,8 @@ pub struct ExpectedRecord {
 /// What the user must do with a record (SPEC §2.5 `action`). When `already_published` is true
 /// nothing is needed and the action is the nominal `create`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RecordAction))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Add the record (nothing of its kind is there), or nothing to do when published.
@@ -130,6 +140,14 @@ pub enum Action {
 
 /// Where a record stands (SPEC §2.5 `status`, §3 state set). Rules in [`crate::compare`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(
+        as = RecordStatus,
+        description = "Where a record stands (SPEC §2.5 `status`, §3 state set)."
+    )
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Nothing of this kind seen at the host, and never verified.
@@ -145,6 +163,7 @@ pub enum Status {
 
 /// One record of the records endpoint: the expected record with its comparison to live DNS.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RecordState {
     /// The record (flattened: purpose, type, host, relative_host, value, ttl, required).
     #[serde(flatten)]
@@ -168,6 +187,8 @@ pub struct RecordState {
 /// Advice to read before publishing (SPEC §4.1 `warnings`): a stable snake_case code and a
 /// message for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = RecordsWarning))]
 pub struct Warning {
     /// Stable code (see the crate docs for the list).
     pub code: String,

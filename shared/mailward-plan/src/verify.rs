@@ -44,6 +44,8 @@ pub const VERIFIABLE: [Purpose; 5] = [
 
 /// Per-purpose outcome of one pass (SPEC §4.1 `results`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = VerifyResults))]
 pub struct Results {
     /// DMARC record (TXT or delegation CNAME) confirmed.
     pub dmarc: bool,

@@ -41,6 +41,8 @@ pub const MAX_DEPTH: u32 = 12;
 
 /// Overall verdict of an audit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SpfHealth))]
 #[serde(rename_all = "snake_case")]
 pub enum Health {
     /// No problems.
@@ -53,6 +55,8 @@ pub enum Health {
 
 /// The kind of a lookup-tree node (SPEC §2.13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SpfNodeKind))]
 pub enum NodeKind {
     /// An `include` term.
     #[serde(rename = "include")]
@@ -79,6 +83,8 @@ pub enum NodeKind {
 
 /// One entry of the lookup tree, in depth-first order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SpfLookupNode))]
 pub struct LookupNode {
     /// What kind of term.
     pub kind: NodeKind,
@@ -100,6 +106,7 @@ pub struct LookupNode {
 
 /// The result of an audit: the content of SPF diagnostics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SpfAudit {
     /// The audited domain.
     pub domain: String,

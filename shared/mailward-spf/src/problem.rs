@@ -30,6 +30,8 @@ use std::fmt;
 
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SpfSeverity))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Breaks SPF evaluation for some or all senders.
@@ -40,6 +42,8 @@ pub enum Severity {
 
 /// Stable problem codes; see the module docs for the meaning of each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SpfProblemCode))]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemCode {
     /// No `v=spf1` record.
@@ -114,6 +118,8 @@ impl fmt::Display for ProblemCode {
 
 /// One problem: what, how bad, where, explained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SpfAuditProblem))]
 pub struct Problem {
     /// Stable code.
     pub code: ProblemCode,
