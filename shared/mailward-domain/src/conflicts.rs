@@ -46,6 +46,23 @@ pub enum ConflictKind {
     ManagedDelegationMissing,
 }
 
+impl ConflictKind {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictKind::CnameWithOtherData => "cname_with_other_data",
+            ConflictKind::MultipleDmarcRecords => "multiple_dmarc_records",
+            ConflictKind::MultipleSpfRecords => "multiple_spf_records",
+            ConflictKind::MultipleBimiRecords => "multiple_bimi_records",
+            ConflictKind::CnameTargetUnresolvable => "cname_target_unresolvable",
+            ConflictKind::CnameChainTooDeep => "cname_chain_too_deep",
+            ConflictKind::AuthoritativeDisagreement => "authoritative_disagreement",
+            ConflictKind::ResolverDivergence => "resolver_divergence",
+            ConflictKind::ManagedDelegationMissing => "managed_delegation_missing",
+        }
+    }
+}
+
 /// What one authoritative nameserver answered for the label.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
