@@ -1,8 +1,9 @@
 //! The `api-domains` function: `/domains*`: CRUD, bulk, records guidance (`dns-records`),
-//! verification, SPF diagnostics and DNS snapshots.
+//! verification, SPF diagnostics, DNS snapshots, the rollout plan and the change preview.
 
 pub mod bulk;
 pub mod domains;
+pub mod plan;
 pub mod records;
 pub mod snapshots;
 
@@ -14,4 +15,5 @@ pub fn routes() -> Routes {
         .merge(bulk::routes())
         .merge(records::routes())
         .merge(snapshots::routes())
+        .merge(plan::routes())
 }

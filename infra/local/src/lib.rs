@@ -62,6 +62,8 @@ pub struct Settings {
     pub nameserver_ports: Vec<(std::net::IpAddr, u16)>,
     /// How long a domain may stay `pending` before the sweep marks it `failed`.
     pub pending_grace: Duration,
+    /// How long a task must hold a state before its event fires.
+    pub task_event_delay: Duration,
     /// Queue an evaluation of every newly added domain at once (tests that script the sweep
     /// turn it off).
     pub evaluate_new_domains: bool,
@@ -111,6 +113,7 @@ impl Settings {
             pending_grace: Duration::from_secs(
                 mailward_services::config::DEFAULT_PENDING_GRACE_SECS,
             ),
+            task_event_delay: Duration::from_secs(mailward_tasks::stabilise::DEFAULT_WINDOW_SECS),
             evaluate_new_domains: true,
             ports: None,
         }
@@ -173,6 +176,7 @@ pub fn assemble(
             mailward_services::config::parse_public_resolvers(list).map_err(anyhow::Error::msg)?;
     }
     config.pending_grace_secs = settings.pending_grace.as_secs();
+    config.task_event_delay_secs = settings.task_event_delay.as_secs();
     config.evaluate_new_domains = settings.evaluate_new_domains;
     config.nameserver_port = settings.nameserver_port;
     config.nameserver_ports = settings.nameserver_ports.clone();
@@ -221,17 +225,19 @@ pub fn all_routes() -> mailward_http::Routes {
         .merge(api_webhooks::routes())
         .merge(api_tools::routes())
         .merge(api_domains::routes())
+        .merge(api_tasks::routes())
 }
 
 /// The functions and their routes, as `template.yaml` deploys them: each function's name and
 /// its `(METHOD, path)` pairs.
 pub fn functions() -> Vec<(&'static str, Vec<(String, String)>)> {
-    let groups: [(&str, mailward_http::Routes); 5] = [
+    let groups: [(&str, mailward_http::Routes); 6] = [
         ("ApiPublicFunction", api_public::routes()),
         ("ApiAccountFunction", api_account::routes()),
         ("ApiWebhooksFunction", api_webhooks::routes()),
         ("ApiToolsFunction", api_tools::routes()),
         ("ApiDomainsFunction", api_domains::routes()),
+        ("ApiTasksFunction", api_tasks::routes()),
     ];
     groups
         .into_iter()

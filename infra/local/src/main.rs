@@ -130,6 +130,15 @@ struct Cli {
         global = true
     )]
     pending_grace: u64,
+    /// How long a task must hold a state before its event (task.opened, task.completed ...)
+    /// fires, in seconds (default four hours).
+    #[arg(
+        long,
+        env = "MAILWARD_TASK_EVENT_DELAY",
+        default_value_t = mailward_tasks::stabilise::DEFAULT_WINDOW_SECS,
+        global = true
+    )]
+    task_event_delay: u64,
     /// Public resolvers the sweep compares with authoritative answers, `name=ip[:port]`
     /// comma-separated (e.g. `google=8.8.8.8,cloudflare=1.1.1.1`); none by default.
     #[arg(long, env = "MAILWARD_PUBLIC_RESOLVERS", global = true)]
@@ -206,6 +215,7 @@ async fn main() -> anyhow::Result<()> {
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
     settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));
     settings.pending_grace = Duration::from_secs(cli.pending_grace);
+    settings.task_event_delay = Duration::from_secs(cli.task_event_delay);
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),

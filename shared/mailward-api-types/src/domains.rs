@@ -133,7 +133,9 @@ pub struct Domain {
     pub monitoring_failure_detail: Option<FailureDetailView>,
     /// The aggregate-report address Mailward reads for this domain.
     pub monitoring_email: String,
+    /// Open and pending tasks (opportunities such as set_up_bimi excluded).
     pub open_tasks_count: u32,
+    /// The most severe priority among them (0 critical), or null.
     pub highest_open_task_priority: Option<u8>,
     /// 0-100.
     pub score: u8,
@@ -168,10 +170,9 @@ pub struct Domain {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub group: Option<serde_json::Value>,
-    /// Only with `expand[]=tasks`.
+    /// Only with `expand[]=tasks`: the domain's open work (open and pending tasks).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub tasks: Option<Vec<serde_json::Value>>,
+    pub tasks: Option<Vec<crate::tasks::Task>>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub dmarc_setup_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339::option")]
@@ -243,8 +244,8 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             .as_ref()
             .map(FailureDetailView::from),
         monitoring_email: d.monitoring_email(zones.report_domain),
-        open_tasks_count: 0,
-        highest_open_task_priority: None,
+        open_tasks_count: d.open_tasks_count,
+        highest_open_task_priority: d.highest_open_task_priority,
         score: d.score,
         score_band: snake(&ScoreBand::of(d.score)),
         is_parked: d.is_parked,
@@ -369,8 +370,14 @@ pub struct UpdateDomainRequest {
     #[schema(value_type = Option<String>, nullable)]
     pub target_spf: Option<Option<String>>,
     pub bimi_options: Option<BimiOptionsView>,
-    /// Tasks are not built yet: only `false` is accepted.
+    /// `true` re-derives the domain's tasks at once (evaluates the domain as the sweep does)
+    /// and answers the domain as that evaluation left it.
     pub backfill_tickets: Option<bool>,
+    /// Whether the rollout plan proposes next steps for this domain; null follows the
+    /// organization's setting.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<bool>, nullable)]
+    pub agent_proposals_enabled: Option<Option<bool>>,
 }
 
 /// Most entries one bulk request may carry.

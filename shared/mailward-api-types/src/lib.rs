@@ -13,6 +13,7 @@ pub mod records;
 pub mod signup;
 pub mod snapshots;
 pub mod sources;
+pub mod tasks;
 pub mod tools;
 pub mod webhooks;
 

@@ -46,6 +46,9 @@ impl From<EmailNotifications> for EmailNotificationsView {
 pub struct OrganizationSettings {
     /// Which notification emails members receive.
     pub email_notifications: EmailNotificationsView,
+    /// Whether the rollout plans of the organization's domains propose next steps
+    /// (`upcoming_steps`); a domain's own `agent_proposals_enabled` overrides it.
+    pub agent_proposals_enabled: bool,
 }
 
 /// Commercial plan.
@@ -121,6 +124,7 @@ impl From<&model::Organization> for Organization {
             require_mfa: o.require_mfa,
             settings: OrganizationSettings {
                 email_notifications: o.email_notifications.into(),
+                agent_proposals_enabled: o.agent_proposals_enabled,
             },
             onboarding_dismissed_at: o.onboarding_dismissed_at,
             invitation_failure: None,
@@ -192,6 +196,7 @@ pub struct EmailNotificationsUpdate {
 #[serde(deny_unknown_fields)]
 pub struct SettingsUpdate {
     pub email_notifications: Option<EmailNotificationsUpdate>,
+    pub agent_proposals_enabled: Option<bool>,
 }
 
 /// `POST /organizations/{id}` body: any subset; `null` clears the nullable fields.

@@ -253,6 +253,17 @@ pub struct Domain {
     /// When the whole selector catalogue was last probed without a failed lookup.
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub dkim_full_probe_at: Option<OffsetDateTime>,
+    /// Open work among the domain's tasks (open or pending, opportunities excluded), kept in
+    /// the same commit as every task change.
+    #[serde(default)]
+    pub open_tasks_count: u32,
+    /// The most severe priority among that open work (0 critical), or none.
+    #[serde(default)]
+    pub highest_open_task_priority: Option<u8>,
+    /// Whether the rollout plan proposes next steps for this domain (`None`: the
+    /// organization's setting).
+    #[serde(default)]
+    pub agent_proposals_enabled: Option<bool>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
@@ -289,6 +300,9 @@ impl Domain {
             verified_purposes: Vec::new(),
             dkim_selectors_seen: Vec::new(),
             dkim_full_probe_at: None,
+            open_tasks_count: 0,
+            highest_open_task_priority: None,
+            agent_proposals_enabled: None,
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

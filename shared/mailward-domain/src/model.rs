@@ -112,6 +112,10 @@ pub struct Organization {
     pub website: Option<String>,
     pub require_mfa: bool,
     pub email_notifications: EmailNotifications,
+    /// Whether the rollout plans of the organization's domains propose next steps (a domain
+    /// may say otherwise).
+    #[serde(default = "yes")]
+    pub agent_proposals_enabled: bool,
     #[serde(with = "time::serde::rfc3339::option")]
     pub onboarding_dismissed_at: Option<OffsetDateTime>,
     /// The account that created it (signup or `POST /organizations` from a session), if any.
@@ -209,4 +213,8 @@ mod tests {
         assert!(validate_org_name(&"é".repeat(129)).is_err());
         assert!(validate_org_name("bad\u{0}name").is_err());
     }
+}
+
+fn yes() -> bool {
+    true
 }

@@ -140,6 +140,8 @@ pub struct Config {
     /// How long a domain may stay `pending` (a record published but monitoring not yet
     /// complete) before the sweep marks it `failed`.
     pub pending_grace_secs: u64,
+    /// How long a task must hold a state before its event fires (SPEC §6.5: four hours).
+    pub task_event_delay_secs: u64,
     /// Evaluate a newly added domain at once through a queued job, instead of waiting for the
     /// next sweep period (on in every deployment; tests that script the sweep turn it off).
     pub evaluate_new_domains: bool,
@@ -192,6 +194,7 @@ impl Config {
             nameserver_port: 53,
             nameserver_ports: Vec::new(),
             pending_grace_secs: DEFAULT_PENDING_GRACE_SECS,
+            task_event_delay_secs: mailward_tasks::stabilise::DEFAULT_WINDOW_SECS,
             evaluate_new_domains: true,
         }
     }
@@ -224,6 +227,9 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_PENDING_GRACE") {
             self.pending_grace_secs = parse_secs("MAILWARD_PENDING_GRACE", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_TASK_EVENT_DELAY") {
+            self.task_event_delay_secs = parse_secs("MAILWARD_TASK_EVENT_DELAY", &value)?;
         }
         if let Ok(value) = std::env::var("MAILWARD_PUBLIC_RESOLVERS") {
             self.public_resolvers = parse_public_resolvers(&value)?;

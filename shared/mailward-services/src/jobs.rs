@@ -86,6 +86,11 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             crate::sweep::run_batch(state, batch).await?;
             Ok(Handled::Done)
         }
+        crate::tasks::TASK_EVENT_CHECK => {
+            let check: crate::tasks::EventCheck = serde_json::from_value(envelope.data)?;
+            crate::tasks::run_check(state, check).await?;
+            Ok(Handled::Done)
+        }
         crate::webhooks::delivery::DELIVER_WEBHOOK => {
             let job: crate::webhooks::delivery::DeliveryJob =
                 serde_json::from_value(envelope.data)?;

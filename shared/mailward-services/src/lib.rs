@@ -16,6 +16,7 @@ pub mod caller;
 pub mod config;
 pub mod domains;
 pub mod error;
+pub mod evaluation;
 pub mod jobs;
 pub mod organizations;
 pub mod outbound;
@@ -25,6 +26,7 @@ pub mod signup;
 pub mod sources;
 pub mod state;
 pub mod sweep;
+pub mod tasks;
 pub mod tools;
 pub mod webhooks;
 

@@ -99,6 +99,7 @@ pub async fn create(
         website: None,
         require_mfa: false,
         email_notifications: EmailNotifications::default(),
+        agent_proposals_enabled: true,
         onboarding_dismissed_at: None,
         created_by: creator,
         created_at: now,
@@ -238,8 +239,13 @@ pub async fn update(
     if let Some(phone) = &input.phone_number {
         org.phone_number = phone.as_deref().map(validate_phone).transpose()?;
     }
-    if let Some(n) = input.settings.and_then(|s| s.email_notifications) {
-        apply_notifications(&mut org.email_notifications, n);
+    if let Some(settings) = input.settings {
+        if let Some(n) = settings.email_notifications {
+            apply_notifications(&mut org.email_notifications, n);
+        }
+        if let Some(enabled) = settings.agent_proposals_enabled {
+            org.agent_proposals_enabled = enabled;
+        }
     }
     if let Some(require_mfa) = input
         .require_mfa

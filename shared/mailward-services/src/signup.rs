@@ -165,6 +165,7 @@ pub async fn verify(
         website: None,
         require_mfa: false,
         email_notifications: EmailNotifications::default(),
+        agent_proposals_enabled: true,
         onboarding_dismissed_at: None,
         created_by: Some(account.id),
         created_at: now,

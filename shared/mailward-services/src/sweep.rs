@@ -138,6 +138,59 @@ fn monitoring_state(domain: &Domain) -> MonitoringState {
     }
 }
 
+/// The domain's tasks after this evaluation: the problems it shows (from the audit, the
+/// monitoring verdict, the conflicts and the DMARC TTL), reconciled with its stored tasks.
+async fn derive_tasks(
+    state: &AppState,
+    domain: &Domain,
+    verdict: &mailward_monitoring::Verdict,
+    audit: Option<&mailward_audit::AuditResult>,
+    conflicts_examined: bool,
+    ttls: &[mailward_tasks::problems::RecordTtl],
+    now: time::OffsetDateTime,
+) -> anyhow::Result<crate::tasks::SweepTaskWrites> {
+    let existing =
+        mailward_store::tasks::list_for_domain(state.store.as_ref(), domain.org_id, domain.id)
+            .await?;
+    let rua = domain.monitoring_email(&state.config.report_domain);
+    let missing_rua = matches!(
+        verdict,
+        mailward_monitoring::Verdict::NotMonitored {
+            reason: mailward_domain::domain::FailureReason::DmarcRecordMissingMailwardRua,
+            ..
+        }
+    );
+    let planned = audit
+        .map(|a| {
+            let ctx = crate::evaluation::plan_context(
+                state,
+                domain,
+                a.spf.as_ref().and_then(|s| s.record.clone()),
+                crate::evaluation::dkim_from_audit(a),
+            );
+            crate::evaluation::planned_records(&ctx)
+        })
+        .unwrap_or_default();
+    let evidence = mailward_tasks::Evidence {
+        domain: &domain.url,
+        parked: domain.is_parked,
+        audit,
+        missing_monitoring_rua: missing_rua.then_some(rua.as_str()),
+        conflicts: &domain.dns_conflicts,
+        conflicts_examined,
+        planned: &planned,
+        ttls,
+        mx_certificates: None,
+        vmc: None,
+        senders: None,
+        now,
+    };
+    let findings = mailward_tasks::derive(&evidence);
+    Ok(crate::tasks::sweep_writes(
+        state, domain, &existing, &findings, audit, now,
+    )?)
+}
+
 /// Sweeps in a row of name servers answering SERVFAIL/REFUSED after which the delegation is
 /// taken as broken (`nameservers_unresolvable`): a day's worth of passes, at least three.
 fn lame_delegation_after(interval_secs: u64) -> u32 {
@@ -180,7 +233,13 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         monitoring_email: claimed.monitoring_email(&state.config.report_domain),
         delegated_target: None,
     };
-    let observation = observe(&resolver, &claimed.url, &expect).await;
+    // The DMARC record's TTL is noted as the observation reads it (uncached: the TTL served).
+    let dmarc_host = format!("_dmarc.{}", claimed.url);
+    let ttl_recorder = crate::evaluation::TtlRecorder::new(
+        &resolver,
+        vec![(dmarc_host, mailward_domain::purpose::Purpose::Dmarc)],
+    );
+    let observation = observe(&ttl_recorder, &claimed.url, &expect).await;
     let verdict = escalate_lame_delegation(
         &observation,
         classify(&observation),
@@ -235,7 +294,20 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     }
     let conflicts_changed =
         StoredConflict::keys(&next.dns_conflicts) != StoredConflict::keys(&claimed.dns_conflicts);
-    if moved.changed || conflicts_changed {
+    let task_writes = derive_tasks(
+        state,
+        &next,
+        &verdict,
+        audit.as_ref(),
+        state.direct_dns.is_some() && dns_conclusive,
+        &ttl_recorder.ttls(),
+        now,
+    )
+    .await?;
+    (next.open_tasks_count, next.highest_open_task_priority) = task_writes.counters;
+    let counters_changed =
+        task_writes.counters != (claimed.open_tasks_count, claimed.highest_open_task_priority);
+    if moved.changed || conflicts_changed || counters_changed {
         next.updated_at = now;
     }
 
@@ -261,13 +333,13 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         }
     }
     let mut events = moved.events.clone();
-    if conflicts_changed
+    if (conflicts_changed || counters_changed)
         && !events
             .iter()
             .any(|e| matches!(e, MonitoringEvent::Updated { .. }))
     {
         events.push(MonitoringEvent::Updated {
-            fields: vec!["dns_conflicts".to_owned()],
+            fields: vec!["dns_conflicts".to_owned(), "open_tasks_count".to_owned()],
         });
     }
     for event in &events {
@@ -296,11 +368,19 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
             .write_op()?,
         );
     }
+    if ops.len() + task_writes.ops.len() <= mailward_domain::store::MAX_TRANSACTION_OPS {
+        ops.extend(task_writes.ops);
+    } else {
+        tracing::warn!(domain.id = %id, ops = ops.len() + task_writes.ops.len(), "too many writes for one transaction; the domain's tasks are reconciled next pass");
+    }
     match store.transact(ops).await {
         Ok(()) => {}
         // Updated by a person meanwhile: evaluated again on the next pass.
         Err(e) if e.is_conflict() => return Ok(()),
         Err(e) => return Err(e.into()),
+    }
+    for task in &task_writes.moved {
+        crate::tasks::schedule_check(state, task).await;
     }
     if moved.indeterminate_alert {
         tracing::warn!(domain.id = %id, domain.name = %claimed.url, "DNS answers for this domain have been inconclusive for several sweeps");

@@ -3,7 +3,7 @@
 //! attribution to every organization watching a name). Removing a domain also removes its DNS
 //! snapshots.
 
-use super::{Versioned, decode, decode_versioned, encode, keys, snapshots};
+use super::{Versioned, decode, decode_versioned, encode, keys, onboarding, snapshots, tasks};
 use mailward_domain::domain::Domain;
 use mailward_domain::store::{
     Condition, Item, ItemStore, MAX_TRANSACTION_OPS, Query, StoreError, WriteOp, query_all,
@@ -91,6 +91,8 @@ pub async fn remove(
     first.extend(extra);
     let mut snapshot_deletes =
         snapshots::delete_ops_for_domain(store, domain.org_id, domain.id).await?;
+    snapshot_deletes.extend(tasks::delete_ops_for_domain(store, domain.org_id, domain.id).await?);
+    snapshot_deletes.push(onboarding::delete_op(domain.org_id, domain.id));
     let room = MAX_TRANSACTION_OPS.saturating_sub(first.len());
     let rest = snapshot_deletes.split_off(room.min(snapshot_deletes.len()));
     first.extend(snapshot_deletes);

@@ -18,6 +18,9 @@
 //! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
 //! | catalogue version | `SOURCES` | `VERSION` | |
 //! | group | `ORG#<org>` | `GROUP#<id>` | |
+//! | task | `ORG#<org>` | `TASK#<domain>#<id>` | |
+//! | task reference (id → domain) | `ORG#<org>` | `TASKREF#<id>` | |
+//! | onboarding scan of a domain | `ORG#<org>` | `ONBOARDING#<domain>` | |
 //! | webhook endpoint | `ORG#<org>` | `WEBHOOK#<id>` | |
 //! | deleted webhook endpoint (TTL 30 days) | `ORG#<org>` | `WEBHOOKGONE#<id>` | |
 //! | delivery attempt (TTL 30 days) | `ORG#<org>` | `DELIVERY#<endpoint>#<unix ms>#<id>` | |
@@ -223,4 +226,27 @@ pub fn snapshot_latest_sk(domain: Uuid, record_type: &str) -> String {
 /// Prefix of a domain's latest-snapshot markers.
 pub fn snapshot_latest_prefix(domain: Uuid) -> String {
     format!("SNAPLATEST#{domain}#")
+}
+
+/// Prefix of every task in an organization partition.
+pub const TASK_PREFIX: &str = "TASK#";
+
+/// Prefix of one domain's tasks.
+pub fn task_domain_prefix(domain: Uuid) -> String {
+    format!("TASK#{domain}#")
+}
+
+/// Sort key of a task (under its domain).
+pub fn task_sk(domain: Uuid, id: Uuid) -> String {
+    format!("TASK#{domain}#{id}")
+}
+
+/// Sort key of a task's reference item (id → domain).
+pub fn task_ref_sk(id: Uuid) -> String {
+    format!("TASKREF#{id}")
+}
+
+/// Sort key of a domain's onboarding scan.
+pub fn onboarding_sk(domain: Uuid) -> String {
+    format!("ONBOARDING#{domain}")
 }

@@ -12,6 +12,7 @@ pub mod audits;
 pub mod domains;
 pub mod groups;
 pub mod keys;
+pub mod onboarding;
 pub mod optimistic;
 pub mod orgs;
 pub mod outbox;
@@ -19,6 +20,7 @@ pub mod rate_limits;
 pub mod signups;
 pub mod snapshots;
 pub mod sources;
+pub mod tasks;
 pub mod webhooks;
 
 use mailward_domain::store::{Item, StoreError};

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One record to publish.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InstructionRecord {
     /// `TXT` or `CNAME`.
     #[serde(rename = "type")]
@@ -20,6 +21,7 @@ pub struct InstructionRecord {
 
 /// Steps and records.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Instructions {
     /// What to do, in order.
     pub steps: Vec<String>,
@@ -75,4 +77,31 @@ pub fn instructions(task: &Task, planned: &[PlannedRecord]) -> Instructions {
         "Verify with POST /domains/{id}/verify, or wait for the next monitoring pass: the task resolves itself once the check finds the problem gone.".to_owned(),
     );
     Instructions { steps, dns_records }
+}
+
+/// One line on what fixes a problem of this type.
+pub fn guidance(task_type: TaskType) -> &'static str {
+    match task_type {
+        TaskType::SetUpDmarcRecord | TaskType::UpdateDmarcRecord => {
+            "Publish the DMARC record from the records guidance at _dmarc, replacing any other."
+        }
+        TaskType::SetUpSpfRecord | TaskType::CleanupSpfRecord => {
+            "Publish one SPF record naming every service that sends as the domain."
+        }
+        TaskType::ReduceSpfLookups => {
+            "Remove includes of services no longer used, or let Mailward host a flattened record."
+        }
+        TaskType::SetUpMxRecord => {
+            "Publish MX records, or a null MX if the domain receives no mail."
+        }
+        TaskType::SetUpMtaSts => "Host an MTA-STS policy and publish its TXT record.",
+        TaskType::SetUpTlsRpt => "Publish a TLS-RPT record with the report address.",
+        TaskType::ResolveDnsConflict => "Remove the contradicting records at the named label.",
+        TaskType::LockdownDomain => "Publish p=reject, v=spf1 -all and a null MX.",
+        TaskType::SetUpBimi => "Publish a BIMI record with an SVG Tiny PS logo.",
+        TaskType::UpdateTtl => "Lower the record's TTL to an hour.",
+        TaskType::FixMxCertificate => "Install a valid certificate for the MX host's name.",
+        TaskType::RenewVmcCertificate => "Renew the mark certificate and publish the new one.",
+        _ => "Review the sender in the domain's report data.",
+    }
 }

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 /// A plan step (SPEC §2.9 PlanStep).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlanStep {
     /// Stable key, e.g. `dmarc-setup`.
     pub key: String,
@@ -31,6 +32,7 @@ pub struct PlanStep {
 
 /// An optional step (SPEC §2.9 PlanOptionalStep).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlanOptionalStep {
     pub key: String,
     pub title: String,
@@ -40,6 +42,7 @@ pub struct PlanOptionalStep {
 
 /// A plan stage (SPEC §2.9 PlanStage).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlanStage {
     /// 1 to 4.
     pub number: u8,
@@ -385,4 +388,112 @@ pub fn upcoming_steps(plan: &Plan, parked: bool, proposals_enabled: bool) -> Vec
         .filter(|s| s.status == "upcoming")
         .cloned()
         .collect()
+}
+
+/// One finding of the onboarding scan (SPEC §2.9 `scan_findings.items`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScanFindingItem {
+    /// Stable within the domain (derived from the finding's key).
+    pub id: Uuid,
+    pub title: String,
+    /// What the scan saw.
+    pub detail: String,
+    /// The problem's key (its task type, or type and subject).
+    pub code: String,
+    /// open, verifying, snoozed, ticket_completed, upcoming, waiting, optional or review.
+    pub status: String,
+    /// What to do about it.
+    pub guidance: String,
+    /// The tasks about it, with their status.
+    pub tasks: Vec<ScanFindingTask>,
+    pub task_types: Vec<TaskType>,
+}
+
+/// A task linked to a scan finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScanFindingTask {
+    pub id: Uuid,
+    pub status: TaskStatus,
+}
+
+/// The status of a scan finding given the tasks about its problem now.
+fn finding_status(problem: &crate::problems::Problem, tasks: &[&Task]) -> &'static str {
+    if problem.task_type == TaskType::SetUpBimi {
+        return "optional";
+    }
+    if problem.task_type.is_sender_task() {
+        return "review";
+    }
+    let Some(task) = tasks.first() else {
+        return "upcoming";
+    };
+    match task.status {
+        TaskStatus::Open => "open",
+        TaskStatus::Pending => "verifying",
+        TaskStatus::Snoozed => "snoozed",
+        TaskStatus::Done => "ticket_completed",
+        TaskStatus::Canceled | TaskStatus::Dismissed => "waiting",
+    }
+}
+
+/// The findings of a saved onboarding scan (its problems, derived as the sweep would), each
+/// linked to today's tasks about the same problem.
+pub fn scan_findings(
+    domain_id: Uuid,
+    scan_problems: &[crate::problems::Problem],
+    tasks: &[Task],
+) -> Vec<ScanFindingItem> {
+    scan_problems
+        .iter()
+        .map(|problem| {
+            let related: Vec<&Task> = tasks
+                .iter()
+                .filter(|t| t.task_type == problem.task_type && t.problem_key == problem.key)
+                .collect();
+            ScanFindingItem {
+                id: Uuid::new_v5(&domain_id, problem.key.as_bytes()),
+                title: title_of(problem.task_type).to_owned(),
+                detail: problem.description.clone(),
+                code: problem.key.clone(),
+                status: finding_status(problem, &related).to_owned(),
+                guidance: crate::instructions::guidance(problem.task_type).to_owned(),
+                tasks: related
+                    .iter()
+                    .map(|t| ScanFindingTask {
+                        id: t.id,
+                        status: t.status,
+                    })
+                    .collect(),
+                task_types: vec![problem.task_type],
+            }
+        })
+        .collect()
+}
+
+/// A short title for a task type.
+pub fn title_of(task_type: TaskType) -> &'static str {
+    match task_type {
+        TaskType::CleanupSpfRecord => "Clean up the SPF record",
+        TaskType::ConfirmSource => "Confirm a sender",
+        TaskType::LockdownDomain => "Lock the domain down",
+        TaskType::ReduceSpfLookups => "Reduce SPF lookups",
+        TaskType::SetUpDmarcRecord => "Publish a DMARC record",
+        TaskType::SourceFailingDkim => "Fix a sender's DKIM",
+        TaskType::SourceFailingSpf => "Fix a sender's SPF",
+        TaskType::SetUpMxRecord => "Publish MX records",
+        TaskType::SetUpSpfRecord => "Publish an SPF record",
+        TaskType::UpdateDmarcRecord => "Fix the DMARC record",
+        TaskType::UpdateTtl => "Lower record TTLs",
+        TaskType::SetUpMtaSts => "Set up MTA-STS",
+        TaskType::SetUpTlsRpt => "Set up TLS-RPT",
+        TaskType::ResolveDnsConflict => "Resolve a DNS conflict",
+        TaskType::ReviewUnusedSender => "Review an unused sender",
+        TaskType::CleanupSenderRecords => "Remove records of unused senders",
+        TaskType::FixMxCertificate => "Fix an MX certificate",
+        TaskType::RenewVmcCertificate => "Renew the BIMI certificate",
+        TaskType::DkimSelectorNotImported => "Import a DKIM selector",
+        TaskType::SetUpBimi => "Show the logo with BIMI",
+    }
 }

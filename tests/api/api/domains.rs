@@ -241,7 +241,8 @@ async fn bad_domain_input_names_the_field() {
             "bimi_options.logo",
         ),
         (json!({"dmarc_setup_at": "yesterday"}), "dmarc_setup_at"),
-        (json!({"backfill_tickets": true}), "backfill_tickets"),
+        (json!({"backfill_tickets": "yes"}), "backfill_tickets"),
+        (json!({"agent_proposals_enabled": "maybe"}), "agent_proposals_enabled"),
         (json!({"colour": "blue"}), "colour"),
     ] {
         let res = app

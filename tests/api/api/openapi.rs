@@ -64,6 +64,11 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/domains/{id}/spf"),
         ("get", "/domains/{id}/dns-snapshots"),
         ("get", "/domains/{id}/dns-snapshots/{snapshot_id}"),
+        ("get", "/domains/{id}/plan"),
+        ("post", "/domains/{id}/preview"),
+        ("get", "/tasks"),
+        ("get", "/tasks/{id}"),
+        ("post", "/tasks/{id}"),
     ];
     for (method, path) in expected {
         assert!(

@@ -6,6 +6,8 @@
 
 pub mod bulk;
 pub mod dkim_discovery;
+pub mod plan;
+pub mod preview;
 pub mod records;
 pub mod snapshots;
 pub mod spf;
@@ -32,7 +34,7 @@ use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, audits, domains, groups};
 use serde::Deserialize;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -92,17 +94,24 @@ fn already_watched(name: &str) -> ServiceError {
     .param("url")
 }
 
-/// The score and parked flag of the stored activation scan of `name`, if any.
-async fn stored_scan(app: &AppState, name: &str) -> Result<Option<(u8, bool)>, ServiceError> {
-    let Some(scan) = audits::activation_scan::<serde_json::Value>(app.store.as_ref(), name).await?
-    else {
-        return Ok(None);
-    };
+/// The activation scan a domain was added with, kept for its rollout plan.
+#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+pub struct OnboardingScan {
+    /// When the domain was added with it.
+    #[serde(with = "time::serde::rfc3339")]
+    pub scanned_at: OffsetDateTime,
+    /// The audit as the scan stored it.
+    pub audit: serde_json::Value,
+}
+
+/// The score and parked flag of a stored activation scan.
+fn scan_score(scan: &serde_json::Value) -> (u8, bool) {
     let score = scan["summary"]["score"]
         .as_u64()
-        .and_then(|s| u8::try_from(s).ok());
+        .and_then(|s| u8::try_from(s).ok())
+        .unwrap_or(0);
     let parked = scan["summary"]["parked"].as_bool().unwrap_or(false);
-    Ok(score.map(|s| (s.min(100), parked)))
+    (score.min(100), parked)
 }
 
 /// Adds a domain: validation, uniqueness, `domain.created`, then a queued evaluation so its
@@ -130,11 +139,12 @@ pub(crate) async fn create_one(
         return Err(already_watched(&name));
     }
     let now = app.clock.now();
-    let (score, is_parked) = if input.use_stored_scan {
-        stored_scan(app, &name).await?.unwrap_or((0, false))
+    let scan = if input.use_stored_scan {
+        audits::activation_scan::<serde_json::Value>(app.store.as_ref(), &name).await?
     } else {
-        (0, false)
+        None
     };
+    let (score, is_parked) = scan.as_ref().map_or((0, false), scan_score);
     let domain = Domain {
         group_id: input.group_id,
         is_parked,
@@ -143,6 +153,17 @@ pub(crate) async fn create_one(
     };
     let view = serde_json::to_value(app.domain_view(&domain))?;
     let mut ops = domains::create_ops(&domain)?;
+    if let Some(audit) = scan {
+        let onboarding = OnboardingScan {
+            scanned_at: now,
+            audit,
+        };
+        ops.push(mailward_store::onboarding::save_op(
+            domain.org_id,
+            domain.id,
+            &onboarding,
+        )?);
+    }
     ops.push(OutboxEvent::new(DOMAIN_CREATED, domain.org_id, now, view, None).write_op()?);
     match app.store.transact(ops).await {
         Ok(()) => Ok(domain),
@@ -175,17 +196,34 @@ fn parse_expand(values: &[String]) -> Result<Expand, ServiceError> {
     Ok(expand)
 }
 
-fn expanded(app: &AppState, domain: &Domain, expand: Expand) -> DomainView {
+fn expanded(
+    app: &AppState,
+    domain: &Domain,
+    expand: Expand,
+    tasks: &HashMap<Uuid, Vec<mailward_api_types::tasks::Task>>,
+) -> DomainView {
     let mut view = app.domain_view(domain);
     if expand.group {
         // Groups are not built yet, so no domain can belong to one: the expansion is null.
         view.group = Some(serde_json::Value::Null);
     }
     if expand.tasks {
-        // Tasks are not built yet: no open task exists.
-        view.tasks = Some(Vec::new());
+        view.tasks = Some(tasks.get(&domain.id).cloned().unwrap_or_default());
     }
     view
+}
+
+/// The open work of the organization's domains, when `expand[]=tasks` asks for it.
+async fn tasks_for(
+    app: &AppState,
+    caller: &Caller,
+    expand: Expand,
+) -> Result<HashMap<Uuid, Vec<mailward_api_types::tasks::Task>>, ServiceError> {
+    if expand.tasks {
+        crate::tasks::open_work_by_domain(app, caller.org_id).await
+    } else {
+        Ok(HashMap::new())
+    }
 }
 
 fn parse_enum<T: for<'de> Deserialize<'de>>(
@@ -241,10 +279,12 @@ fn managed_match(app: &AppState, params: &ListDomainsParams, domain: &Domain) ->
         .all(|(wanted, flag)| wanted.is_none_or(|w| w == flag(&view)))
 }
 
-/// Ticket severity: (priority of the most severe open task, open task count). Domains without
-/// tickets have none; tasks are not built yet, so every domain has none today.
-fn severity_key(_domain: &Domain) -> Option<(u8, u32)> {
-    None
+/// Ticket severity: (priority of the most severe open task, open task count); domains without
+/// open work have none.
+fn severity_key(domain: &Domain) -> Option<(u8, u32)> {
+    domain
+        .highest_open_task_priority
+        .map(|p| (p, domain.open_tasks_count))
 }
 
 /// `severity` ordering: ticketed domains by priority (0 critical first) then count (more first)
@@ -297,12 +337,12 @@ fn sort_domains(list: &mut [Domain], sort: &str, descending: bool) {
             }
             "dmarc_policy" => directed(a.dmarc_policy.cmp(&b.dmarc_policy)),
             "score" => directed(a.score.cmp(&b.score)),
-            // Report volumes and task counts are zero until reports and tasks exist.
+            "open_tasks_count" => directed(a.open_tasks_count.cmp(&b.open_tasks_count)),
+            // Report volumes are zero until reports exist.
             "last_14_days_volume"
             | "last_14_days_dmarc_pass_pct"
             | "last_14_days_spf_pass_pct"
-            | "last_14_days_dkim_pass_pct"
-            | "open_tasks_count" => Ordering::Equal,
+            | "last_14_days_dkim_pass_pct" => Ordering::Equal,
             "severity" => compare_severity(a, b, descending),
             // Configured domains (monitoring set up) come before the ones still in monitoring or
             // setup states, in both directions; severity orders each group.
@@ -376,8 +416,12 @@ pub async fn list(
         },
         list,
     )?;
+    let tasks = tasks_for(app, caller, expand).await?;
     Ok(DomainList {
-        data: page.iter().map(|d| expanded(app, d, expand)).collect(),
+        data: page
+            .iter()
+            .map(|d| expanded(app, d, expand, &tasks))
+            .collect(),
         page_info,
     })
 }
@@ -391,7 +435,8 @@ pub async fn get(
 ) -> Result<DomainView, ServiceError> {
     let expand = parse_expand(expand)?;
     let domain = load(app, caller, id).await?;
-    Ok(expanded(app, &domain.value, expand))
+    let tasks = tasks_for(app, caller, expand).await?;
+    Ok(expanded(app, &domain.value, expand, &tasks))
 }
 
 fn validate_emails(param: &'static str, emails: &[String]) -> Result<Vec<String>, ServiceError> {
@@ -579,11 +624,8 @@ async fn apply_update(
     if let Some(b) = input.bimi_options {
         domain.bimi_options = bimi_options(b)?;
     }
-    if input.backfill_tickets == Some(true) {
-        return Err(ServiceError::invalid(
-            "backfill_tickets",
-            "tasks are not available yet; omit backfill_tickets or send false",
-        ));
+    if let Some(enabled) = input.agent_proposals_enabled {
+        domain.agent_proposals_enabled = enabled;
     }
     Ok(domain)
 }
@@ -598,6 +640,7 @@ struct PersonOwned<'a> {
     bimi_options: &'a BimiOptions,
     target_spf: Option<&'a str>,
     dmarc_setup_at: Option<OffsetDateTime>,
+    agent_proposals_enabled: Option<bool>,
 }
 
 fn person_owned(d: &Domain) -> PersonOwned<'_> {
@@ -609,6 +652,7 @@ fn person_owned(d: &Domain) -> PersonOwned<'_> {
         bimi_options: &d.bimi_options,
         target_spf: d.target_spf.as_deref(),
         dmarc_setup_at: d.dmarc_setup_at,
+        agent_proposals_enabled: d.agent_proposals_enabled,
     }
 }
 
@@ -621,6 +665,7 @@ fn with_person_fields(mut onto: Domain, from: &Domain) -> Domain {
     onto.bimi_options = from.bimi_options.clone();
     onto.target_spf = from.target_spf.clone();
     onto.dmarc_setup_at = from.dmarc_setup_at;
+    onto.agent_proposals_enabled = from.agent_proposals_enabled;
     onto
 }
 
@@ -685,10 +730,14 @@ pub async fn update(
     input: UpdateDomainRequest,
 ) -> Result<DomainView, ServiceError> {
     caller.require_write()?;
+    let backfill = input.backfill_tickets == Some(true);
     let current = load(app, caller, id).await?;
     let before = current.value.clone();
     let wanted = apply_update(app, caller, current.value.clone(), input).await?;
     if wanted == before {
+        if backfill {
+            return backfill_tasks(app, caller, id).await;
+        }
         return Ok(app.domain_view(&wanted));
     }
     let stale = purposes_to_reverify(&before, &wanted);
@@ -718,7 +767,23 @@ pub async fn update(
         }
     })
     .await?;
+    if backfill {
+        return backfill_tasks(app, caller, id).await;
+    }
     Ok(app.domain_view(&saved))
+}
+
+/// `backfill_tickets`: evaluates the domain now (as the sweep does), so its tasks are derived at
+/// once, and answers the domain as that evaluation left it.
+async fn backfill_tasks(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<DomainView, ServiceError> {
+    crate::sweep::sweep_domain(app, caller.org_id, id)
+        .await
+        .map_err(|e| ServiceError::unavailable(format!("evaluating the domain: {e:#}")))?;
+    Ok(app.domain_view(&load(app, caller, id).await?.value))
 }
 
 /// Deletes a domain and its DNS snapshots. Emits `domain.deleted` carrying the domain as it was

@@ -46,30 +46,7 @@ async fn context(
         mailward_plan::fetch_live_spf(resolver, &domain.url),
         dkim_keys(domain, resolver, probe_dkim_catalogue),
     );
-    let live_spf = live_spf.ok().flatten();
-    let monitoring = domain.monitoring_email(&app.config.report_domain);
-    PlanContext {
-        domain: domain.url.clone(),
-        dmarc: domain.dmarc_options.clone(),
-        spf: domain.spf_options.clone(),
-        bimi: domain.bimi_options.clone(),
-        target_spf: domain.target_spf.clone(),
-        live_spf,
-        // TLS-RPT reports go to the domain's own report address, like DMARC aggregates.
-        tls_rpt_rua: Some(monitoring.clone()),
-        monitoring_email: monitoring,
-        report_domain: app.config.report_domain.clone(),
-        hosted_zone: app.config.hosted_zone.clone(),
-        // Hosted DMARC (CNAME delegation), MTA-STS hosting, registered DKIM keys and confirmed
-        // senders arrive with their own endpoints; until then DMARC is the customer-published
-        // TXT and DKIM the keys the domain already serves.
-        dmarc_delegated: false,
-        mta_sts: None,
-        dkim,
-        known_sender_includes: Vec::new(),
-        parked: domain.is_parked,
-        previously_verified: domain.verified_purposes.iter().copied().collect(),
-    }
+    crate::evaluation::plan_context(app, domain, live_spf.ok().flatten(), dkim)
 }
 
 /// The DKIM keys to plan: those at the selectors the sweep (or an earlier verification) found.

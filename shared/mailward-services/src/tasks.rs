@@ -1,0 +1,538 @@
+//! Remediation tasks (SPEC §2.3, §4.3): listing, reading and a person's changes, the tasks of the
+//! domain list's `expand[]=tasks`, the sweep's reconciliation writes, and the task-event
+//! stabilisation job. The rules live in `mailward-tasks`.
+
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ServiceError};
+use crate::pagination::paginate;
+use crate::state::AppState;
+use mailward_api_types::PageParams;
+use mailward_api_types::tasks::{
+    ListTasksParams, Task as TaskView, TaskDomain, TaskList, UpdateTaskRequest,
+};
+use mailward_domain::domain::Domain;
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::store::WriteOp;
+use mailward_store::optimistic::{OnConflict, retry_on_conflict};
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{Versioned, domains, tasks as stored};
+use mailward_tasks::reconcile::{Change, Transition};
+use mailward_tasks::{Task, TaskStatus, TaskType, stabilise, transitions};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Job name of a stabilisation check.
+pub const TASK_EVENT_CHECK: &str = "task_event_check";
+/// Writes a person's task change may take when the sweep keeps writing the domain.
+const MAX_SAVE_ATTEMPTS: u32 = 4;
+
+/// Parsed `expand[]` of the task routes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TaskExpand {
+    /// The task's domain and the score gain.
+    pub domain: bool,
+    /// The sender (sender tasks).
+    pub source: bool,
+    /// Steps and records (single read only).
+    pub instructions: bool,
+}
+
+/// Reads `expand[]`; `instructions` only where `allow_instructions`.
+pub fn parse_expand(
+    values: &[String],
+    allow_instructions: bool,
+) -> Result<TaskExpand, ServiceError> {
+    let mut expand = TaskExpand::default();
+    for value in values {
+        match value.as_str() {
+            "domain" => expand.domain = true,
+            "source" => expand.source = true,
+            "instructions" if allow_instructions => expand.instructions = true,
+            _ => {
+                return Err(ServiceError::invalid(
+                    "expand[]",
+                    if allow_instructions {
+                        "expand[] accepts domain, instructions and source"
+                    } else {
+                        "expand[] accepts domain and source"
+                    },
+                ));
+            }
+        }
+    }
+    Ok(expand)
+}
+
+fn view(task: &Task, expand: TaskExpand, domain: Option<&Domain>) -> TaskView {
+    let mut v = TaskView::from(task);
+    if expand.domain {
+        v.domain = domain.map(|d| TaskDomain {
+            id: d.id,
+            url: d.url.clone(),
+            dmarc_policy: d.dmarc_policy.as_str().to_owned(),
+            score: d.score,
+        });
+        v.score_gain = Some(task.score_gain);
+    }
+    if expand.source {
+        // Sender tasks arrive with report ingestion; no task names a catalogue source yet.
+        v.source = Some(task.source_id.and_then(|id| {
+            mailward_domain::sources::catalogue().by_id(id).map(|s| {
+                mailward_api_types::tasks::TaskSource {
+                    id: s.id,
+                    name: s.name.clone(),
+                    homepage: s.homepage.clone(),
+                    category: serde_json::to_value(s.category)
+                        .ok()
+                        .and_then(|c| c.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                }
+            })
+        }));
+    }
+    v
+}
+
+fn parse_statuses(raw: Option<&str>) -> Result<Vec<TaskStatus>, ServiceError> {
+    let Some(raw) = raw.filter(|r| !r.trim().is_empty()) else {
+        return Ok(vec![TaskStatus::Open, TaskStatus::Pending]);
+    };
+    raw.split(',')
+        .map(|s| {
+            TaskStatus::parse(s.trim()).ok_or_else(|| {
+                ServiceError::invalid(
+                    "statuses",
+                    format!(
+                        "unknown status {:?}; statuses takes open, snoozed, canceled, dismissed, pending, done (comma-separated)",
+                        s.trim()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// One page of the organization's tasks.
+pub async fn list(
+    app: &AppState,
+    caller: &Caller,
+    params: &ListTasksParams,
+) -> Result<TaskList, ServiceError> {
+    let statuses = parse_statuses(params.statuses.as_deref())?;
+    let expand = parse_expand(&params.expand, false)?;
+    let sort = params.sort.as_deref().unwrap_or("priority");
+    if !mailward_tasks::sort::SORT_KEYS.contains(&sort) {
+        return Err(ServiceError::invalid(
+            "sort",
+            format!(
+                "sort must be one of {}",
+                mailward_tasks::sort::SORT_KEYS.join(", ")
+            ),
+        ));
+    }
+    let descending = match params.order.as_deref() {
+        None => mailward_tasks::sort::default_descending(sort),
+        Some("desc") => true,
+        Some("asc") => false,
+        Some(_) => return Err(ServiceError::invalid("order", "order must be asc or desc")),
+    };
+    let mut list: Vec<Task> = stored::list(app.store.as_ref(), caller.org_id)
+        .await?
+        .into_iter()
+        .filter(|t| statuses.contains(&t.status))
+        .filter(|t| params.domain_id.is_none_or(|d| t.domain_id == d))
+        .collect();
+    mailward_tasks::sort::sort(&mut list, sort, descending);
+    let (page, page_info) = paginate(
+        PageParams {
+            page: params.page,
+            per_page: params.per_page,
+        },
+        list,
+    )?;
+    let domains: HashMap<Uuid, Domain> = if expand.domain {
+        domains::list(app.store.as_ref(), caller.org_id)
+            .await?
+            .into_iter()
+            .map(|d| (d.id, d))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    Ok(TaskList {
+        data: page
+            .iter()
+            .map(|t| view(t, expand, domains.get(&t.domain_id)))
+            .collect(),
+        page_info,
+    })
+}
+
+async fn load(app: &AppState, caller: &Caller, id: Uuid) -> Result<Versioned<Task>, ServiceError> {
+    stored::get(app.store.as_ref(), caller.org_id, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("task"))
+}
+
+/// One task, with `expand[]` domain, instructions and source.
+pub async fn get(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    expand: &[String],
+) -> Result<TaskView, ServiceError> {
+    let expand = parse_expand(expand, true)?;
+    let task = load(app, caller, id).await?.value;
+    let domain = if expand.domain || expand.instructions {
+        domains::get(app.store.as_ref(), caller.org_id, task.domain_id)
+            .await?
+            .map(|d| d.value)
+    } else {
+        None
+    };
+    let mut v = view(&task, expand, domain.as_ref());
+    if expand.instructions
+        && let Some(domain) = &domain
+    {
+        let planned = planned_for_instructions(app, domain, task.task_type).await;
+        v.instructions = Some(mailward_tasks::instructions::instructions(&task, &planned));
+    }
+    Ok(v)
+}
+
+/// The planned records for a task's instructions: the plan from the stored options, with the
+/// live SPF record (one cached lookup, for SPF tasks only, bounded to three seconds).
+async fn planned_for_instructions(
+    app: &AppState,
+    domain: &Domain,
+    task_type: TaskType,
+) -> Vec<mailward_tasks::PlannedRecord> {
+    let wants_spf = mailward_tasks::instructions::purposes(task_type)
+        .contains(&mailward_domain::purpose::Purpose::Spf);
+    let live_spf = if wants_spf {
+        let resolver =
+            mailward_dns::Deadline::new(app.resolver.as_ref(), std::time::Duration::from_secs(3));
+        mailward_plan::fetch_live_spf(&resolver, &domain.url)
+            .await
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    let ctx = crate::evaluation::plan_context(app, domain, live_spf, Vec::new());
+    crate::evaluation::planned_records(&ctx)
+}
+
+fn confirm_source_fields(input: &UpdateTaskRequest) -> Option<&'static str> {
+    [
+        (input.ignore_spf.is_some(), "ignore_spf"),
+        (input.ignore_dkim.is_some(), "ignore_dkim"),
+        (input.confirm_source.is_some(), "confirm_source"),
+        (
+            input.confirm_source_in_use.is_some(),
+            "confirm_source_in_use",
+        ),
+    ]
+    .into_iter()
+    .find(|(present, _)| *present)
+    .map(|(_, name)| name)
+}
+
+/// The status a confirm_source body asks for (SPEC §3): confirming, or ignoring both SPF and
+/// DKIM, closes the task as done.
+fn confirm_source_status(input: &UpdateTaskRequest) -> Option<TaskStatus> {
+    let ignores_both = input.ignore_spf == Some(true) && input.ignore_dkim == Some(true);
+    (input.confirm_source == Some(true) || ignores_both).then_some(TaskStatus::Done)
+}
+
+/// A person's change to a task. The domain's counters change in the same commit.
+pub async fn update(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: UpdateTaskRequest,
+) -> Result<TaskView, ServiceError> {
+    caller.require_write()?;
+    let current = load(app, caller, id).await?;
+    if let Some(field) = confirm_source_fields(&input)
+        && current.value.task_type != TaskType::ConfirmSource
+    {
+        return Err(ServiceError::invalid(
+            field,
+            format!(
+                "{field} applies only to confirm_source tasks; this task is {}",
+                current.value.task_type.as_str()
+            ),
+        ));
+    }
+    let requested = match (input.status, confirm_source_status(&input)) {
+        (Some(status), _) => Some(status),
+        (None, confirm) => confirm,
+    };
+    if matches!(
+        requested,
+        Some(TaskStatus::Dismissed | TaskStatus::Canceled)
+    ) && confirm_source_status(&input).is_some()
+    {
+        return Err(ServiceError::invalid(
+            "status",
+            "confirming a sender closes the task as done; do not send dismissed or canceled with it",
+        ));
+    }
+    let Some(requested) = requested else {
+        if input.snoozed_until.is_some() {
+            return Err(ServiceError::invalid(
+                "snoozed_until",
+                "snoozed_until goes only with status snoozed",
+            ));
+        }
+        return Ok(TaskView::from(&current.value));
+    };
+    let now = app.clock.now();
+    let next = transitions::apply(&current.value, requested, input.snoozed_until, now).map_err(
+        |e| match e {
+            transitions::TransitionError::NotAllowed { .. } => ServiceError::new(
+                ErrorKind::Conflict,
+                "task_transition_invalid",
+                e.to_string(),
+            )
+            .param("status"),
+            transitions::TransitionError::BadSnooze(_) => {
+                ServiceError::invalid("snoozed_until", e.to_string())
+            }
+        },
+    )?;
+    let Some(next) = next else {
+        return Ok(TaskView::from(&current.value));
+    };
+    let status_changed = next.status != current.value.status;
+    save_with_counters(app, caller, &current, &next).await?;
+    if status_changed {
+        schedule_check(app, &next).await;
+    }
+    Ok(TaskView::from(&next))
+}
+
+/// Saves one task changed by a person, with the domain's counters, in one transaction.
+async fn save_with_counters(
+    app: &AppState,
+    caller: &Caller,
+    read: &Versioned<Task>,
+    next: &Task,
+) -> Result<(), ServiceError> {
+    let org = caller.org_id;
+    let domain_id = next.domain_id;
+    let store = app.store.as_ref();
+    let domain = domains::get(store, org, domain_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("task"))?;
+    retry_on_conflict(
+        MAX_SAVE_ATTEMPTS,
+        domain,
+        |domain: Versioned<Domain>| async move {
+            let tasks: Vec<Task> = stored::list_for_domain(store, org, domain_id)
+                .await?
+                .into_iter()
+                .map(|t| {
+                    if t.value.id == next.id {
+                        next.clone()
+                    } else {
+                        t.value
+                    }
+                })
+                .collect();
+            let (count, highest) = mailward_tasks::counters(&tasks);
+            let mut ops = vec![stored::save_op(next, read.version)?];
+            if (count, highest)
+                != (
+                    domain.value.open_tasks_count,
+                    domain.value.highest_open_task_priority,
+                )
+            {
+                let mut d = domain.value.clone();
+                d.open_tasks_count = count;
+                d.highest_open_task_priority = highest;
+                ops.push(domains::save_op(&d, domain.version)?);
+            }
+            store.transact(ops).await?;
+            Ok::<_, ServiceError>(())
+        },
+        || async move {
+            // The task itself changed (another person, or the sweep): a real conflict.
+            let task_now = stored::get(store, org, next.id).await?;
+            if task_now.is_none_or(|t| t.version != read.version) {
+                return Ok(OnConflict::GiveUp);
+            }
+            let fresh = domains::get(store, org, domain_id)
+                .await?
+                .ok_or_else(|| ServiceError::not_found("task"))?;
+            Ok(OnConflict::Retry(fresh))
+        },
+    )
+    .await
+}
+
+/// The open work (open and pending tasks) of each of the organization's domains, for
+/// `expand[]=tasks` on domains.
+pub async fn open_work_by_domain(
+    app: &AppState,
+    org: Uuid,
+) -> Result<HashMap<Uuid, Vec<TaskView>>, ServiceError> {
+    let mut all: Vec<Task> = stored::list(app.store.as_ref(), org)
+        .await?
+        .into_iter()
+        .filter(|t| t.status.is_open_work())
+        .collect();
+    mailward_tasks::sort::sort(&mut all, "priority", false);
+    let mut by_domain: HashMap<Uuid, Vec<TaskView>> = HashMap::new();
+    for task in &all {
+        by_domain
+            .entry(task.domain_id)
+            .or_default()
+            .push(TaskView::from(task));
+    }
+    Ok(by_domain)
+}
+
+/// Payload of [`TASK_EVENT_CHECK`]: the status a task entered and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventCheck {
+    pub org_id: Uuid,
+    pub task_id: Uuid,
+    pub status: TaskStatus,
+    #[serde(with = "time::serde::rfc3339")]
+    pub since: OffsetDateTime,
+}
+
+/// Queues the stabilisation check of a task that just entered its status (best effort: the
+/// sweep also announces held states it finds unannounced, so a lost message delays an event,
+/// never loses it).
+pub async fn schedule_check(app: &AppState, task: &Task) {
+    if !stabilise::needs_check(task.status) {
+        return;
+    }
+    let check = EventCheck {
+        org_id: task.org_id,
+        task_id: task.id,
+        status: task.status,
+        since: task.status_since,
+    };
+    let sent = match serde_json::to_value(&check) {
+        Ok(data) => send_job(
+            app.queue.as_ref(),
+            QueueName::Jobs,
+            TASK_EVENT_CHECK,
+            data,
+            app.clock.unix(),
+            app.config.task_event_delay_secs,
+        )
+        .await
+        .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(error) = sent {
+        tracing::warn!(task.id = %task.id, %error, "could not queue a task-event check; the sweep will announce the task");
+    }
+}
+
+/// The write of a task event (the task in its REST shape).
+fn event_op(event: &str, task: &Task, now: OffsetDateTime) -> Result<WriteOp, ServiceError> {
+    let object = serde_json::to_value(TaskView::from(task))?;
+    Ok(OutboxEvent::new(event, task.org_id, now, object, None).write_op()?)
+}
+
+/// Runs a stabilisation check: emits the task's event if it still holds the status it entered
+/// at `since`, once.
+pub async fn run_check(app: &AppState, check: EventCheck) -> Result<(), ServiceError> {
+    let store = app.store.as_ref();
+    let Some(current) = stored::get(store, check.org_id, check.task_id).await? else {
+        return Ok(()); // the domain and its tasks were deleted
+    };
+    let Some(announcement) = stabilise::check(&current.value, check.status, check.since) else {
+        return Ok(());
+    };
+    let ops = vec![
+        stored::save_op(&announcement.task, current.version)?,
+        event_op(announcement.event, &announcement.task, app.clock.now())?,
+    ];
+    store.transact(ops).await?;
+    tracing::info!(task.id = %check.task_id, event = announcement.event, "task event emitted");
+    Ok(())
+}
+
+/// The sweep's share of a domain's evaluation: the writes that reconcile its tasks (new and
+/// changed tasks, and the events of states that held through the window without being
+/// announced), the domain's new counters, and the tasks whose status changed (their checks are
+/// queued after the commit).
+pub struct SweepTaskWrites {
+    /// Writes for the domain's transaction.
+    pub ops: Vec<WriteOp>,
+    /// `(open_tasks_count, highest_open_task_priority)` after the writes.
+    pub counters: (u32, Option<u8>),
+    /// Tasks that entered a new status.
+    pub moved: Vec<Task>,
+}
+
+/// Reconciles a domain's tasks with the findings of its evaluation.
+pub fn sweep_writes(
+    app: &AppState,
+    domain: &Domain,
+    existing: &[Versioned<Task>],
+    findings: &mailward_tasks::Findings,
+    audit: Option<&mailward_audit::AuditResult>,
+    now: OffsetDateTime,
+) -> Result<SweepTaskWrites, ServiceError> {
+    let plain: Vec<Task> = existing.iter().map(|t| t.value.clone()).collect();
+    let changes: Vec<Change> = mailward_tasks::reconcile(
+        mailward_tasks::Owner {
+            org_id: domain.org_id,
+            domain_id: domain.id,
+        },
+        &plain,
+        findings,
+        |problem| audit.map_or(0, |a| mailward_tasks::score_gain::score_gain(a, problem)),
+        now,
+        Uuid::new_v4,
+    );
+    let version_of = |id: Uuid| {
+        existing
+            .iter()
+            .find(|t| t.value.id == id)
+            .map(|t| t.version)
+    };
+    let mut ops = Vec::new();
+    let mut moved = Vec::new();
+    for change in &changes {
+        match version_of(change.task.id) {
+            None => ops.extend(stored::create_ops(&change.task)?),
+            Some(version) => ops.push(stored::save_op(&change.task, version)?),
+        }
+        if change.transition.changes_status() && change.transition != Transition::Refreshed {
+            moved.push(change.task.clone());
+        }
+    }
+    // States that held through the window unannounced (a lost check message): announce now.
+    let window = time::Duration::seconds(
+        i64::try_from(app.config.task_event_delay_secs).unwrap_or(i64::MAX / 2),
+    );
+    for task in existing
+        .iter()
+        .filter(|t| !changes.iter().any(|c| c.task.id == t.value.id))
+        .filter(|t| now - t.value.status_since >= window)
+    {
+        if let Some(announcement) =
+            stabilise::check(&task.value, task.value.status, task.value.status_since)
+        {
+            ops.push(stored::save_op(&announcement.task, task.version)?);
+            ops.push(event_op(announcement.event, &announcement.task, now)?);
+        }
+    }
+    let after = mailward_tasks::reconcile::apply(&plain, &changes);
+    Ok(SweepTaskWrites {
+        ops,
+        counters: mailward_tasks::counters(&after),
+        moved,
+    })
+}
