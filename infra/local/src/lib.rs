@@ -46,6 +46,9 @@ pub struct Settings {
     pub webhook_timeout: Duration,
     /// DNS servers (`host:port`, comma-separated); `None` means the system's.
     pub dns: Option<String>,
+    /// Longest time the resolver caches an answer (`None`: the resolver's default; tests that
+    /// move the clock past DNS edits turn caching off with zero).
+    pub dns_cache_ttl_cap: Option<Duration>,
     /// Period of the monitoring sweep (also each domain's re-check interval); `None` disables
     /// the periodic sweep (tests run it explicitly).
     pub sweep_interval: Option<Duration>,
@@ -104,6 +107,7 @@ impl Settings {
             extra_ca: None,
             webhook_timeout: Duration::from_secs(10),
             dns: None,
+            dns_cache_ttl_cap: None,
             sweep_interval: Some(Duration::from_secs(300)),
             dkim_full_probe_interval: Duration::from_secs(86_400),
             publish_outbox: true,
@@ -187,10 +191,13 @@ pub fn assemble(
                 .with_context(|| format!("reading the extra CA {}", path.display()))?,
         );
     }
-    let dns = match settings.dns.as_deref() {
+    let mut dns = match settings.dns.as_deref() {
         Some(list) => mailward_dns::ResolverSettings::from_server_list(list).context("--dns")?,
         None => mailward_dns::ResolverSettings::default(),
     };
+    if let Some(cap) = settings.dns_cache_ttl_cap {
+        dns.cache_ttl_cap = cap;
+    }
     let resolver = Arc::new(
         mailward_dns::HickoryResolver::new(dns)
             .context("setting up DNS (pass --dns host:port to choose servers)")?,

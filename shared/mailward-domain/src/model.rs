@@ -200,6 +200,10 @@ pub const SIGNUP_CODE_TTL_SECS: i64 = 900;
 /// Incorrect verification attempts that kill a challenge (SPEC §8.2).
 pub const SIGNUP_MAX_FAILED_ATTEMPTS: u32 = 5;
 
+fn yes() -> bool {
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,8 +217,4 @@ mod tests {
         assert!(validate_org_name(&"é".repeat(129)).is_err());
         assert!(validate_org_name("bad\u{0}name").is_err());
     }
-}
-
-fn yes() -> bool {
-    true
 }

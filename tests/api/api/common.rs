@@ -46,3 +46,23 @@ pub fn record_of<'a>(records: &'a Value, purpose: &str) -> Option<&'a Value> {
         .iter()
         .find(|r| r["purpose"] == purpose && r["action"] != "delete")
 }
+
+/// Every event in the outbox (the committed rows, oldest first within each shard), as JSON.
+/// Only meaningful when nothing publishes the outbox (see [`app_on`]).
+pub async fn outbox_events(app: &TestApp) -> Vec<Value> {
+    use mailward_domain::store::{Query, query_all};
+    let mut rows = Vec::new();
+    for shard in 0..mailward_store::keys::OUTBOX_SHARDS {
+        rows.extend(
+            query_all(
+                app.stack.state.store.as_ref(),
+                Query::partition(mailward_store::keys::outbox_pk(shard)),
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    rows.iter()
+        .map(|i| serde_json::from_slice(&i.data).unwrap())
+        .collect()
+}

@@ -2,7 +2,7 @@
 //! verifications), delete (with its snapshots), bulk (independent entries), snapshot diffs, and
 //! the events they commit.
 
-use crate::common::{app_on, get_json, record_of};
+use crate::common::{app_on, get_json, outbox_events, record_of};
 use base64::Engine as _;
 use mailward_api_tests::faulty_store::{FaultyStore, StoreCall};
 use mailward_api_tests::{SignedUp, TestApp};
@@ -18,20 +18,7 @@ use std::sync::Arc;
 use tower::ServiceExt as _;
 
 async fn events(app: &TestApp) -> Vec<Value> {
-    let mut all = Vec::new();
-    for shard in 0..4 {
-        all.extend(
-            query_all(
-                app.stack.state.store.as_ref(),
-                Query::partition(format!("OUTBOX#{shard}")),
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    all.iter()
-        .map(|i| serde_json::from_slice(&i.data).unwrap())
-        .collect()
+    outbox_events(app).await
 }
 
 async fn create(app: &TestApp, s: &SignedUp, url: &str) -> (u16, Value) {
@@ -242,7 +229,10 @@ async fn bad_domain_input_names_the_field() {
         ),
         (json!({"dmarc_setup_at": "yesterday"}), "dmarc_setup_at"),
         (json!({"backfill_tickets": "yes"}), "backfill_tickets"),
-        (json!({"agent_proposals_enabled": "maybe"}), "agent_proposals_enabled"),
+        (
+            json!({"agent_proposals_enabled": "maybe"}),
+            "agent_proposals_enabled",
+        ),
         (json!({"colour": "blue"}), "colour"),
     ] {
         let res = app

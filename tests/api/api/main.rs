@@ -11,5 +11,6 @@ mod openapi;
 mod organizations;
 mod signup;
 mod sweep;
+mod tasks;
 mod tools;
 mod webhooks;

@@ -31,21 +31,7 @@ async fn updates_validate_fields_and_record_an_event() {
     );
 
     // The change and its event committed together.
-    let mut events = Vec::new();
-    for shard in 0..4 {
-        events.extend(
-            query_all(
-                app.stack.state.store.as_ref(),
-                Query::partition(format!("OUTBOX#{shard}")),
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    let events: Vec<Value> = events
-        .iter()
-        .map(|i| serde_json::from_slice(&i.data).unwrap())
-        .collect();
+    let events = crate::common::outbox_events(&app).await;
     let updated: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "organization.updated")

@@ -3,29 +3,14 @@
 //! `domain.monitoring.activated`; break the record (drifted), fix it (recovered); and a DNS
 //! timeout never fails a domain.
 
-use crate::common::{add_domain, app_on, get_json, record_of};
+use crate::common::{add_domain, app_on, get_json, outbox_events, record_of};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
-use mailward_domain::store::{Query, query_all};
 use reqwest::Method;
 use serde_json::{Value, json};
 
 async fn event_types(app: &TestApp) -> Vec<String> {
-    let mut all = Vec::new();
-    for shard in 0..4 {
-        all.extend(
-            query_all(
-                app.stack.state.store.as_ref(),
-                Query::partition(format!("OUTBOX#{shard}")),
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    let mut events: Vec<Value> = all
-        .iter()
-        .map(|i| serde_json::from_slice(&i.data).unwrap())
-        .collect();
+    let mut events = outbox_events(app).await;
     events.sort_by(|a, b| a["created"].as_str().cmp(&b["created"].as_str()));
     events
         .iter()

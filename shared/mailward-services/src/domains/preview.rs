@@ -452,6 +452,13 @@ pub async fn preview(
             description: p.description.clone(),
         })
         .collect();
+    let by_severity = |a: &PreviewTask, b: &PreviewTask| {
+        (a.priority, a.task_type).cmp(&(b.priority, b.task_type))
+    };
+    let mut tasks_closing: Vec<PreviewTask> = tasks_closing;
+    tasks_closing.sort_by(by_severity);
+    let mut tasks_opening: Vec<PreviewTask> = tasks_opening;
+    tasks_opening.sort_by(by_severity);
     // The records guidance's warnings over the same overlay.
     let expected = mailward_plan::expected_records(&ctx);
     let compared = mailward_plan::compare(&resolver, &expected).await;
