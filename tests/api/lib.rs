@@ -3,6 +3,7 @@
 
 pub mod faulty_store;
 pub mod receiver;
+pub mod smtp_tls;
 
 use mailward_domain::{Clock, ManualClock};
 use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};

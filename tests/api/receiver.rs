@@ -30,6 +30,8 @@ pub enum Reply {
     HugeBody,
     /// Drop the connection without answering.
     Reset,
+    /// 200 with this content type and body.
+    Body(String, Vec<u8>),
 }
 
 /// One recorded request.
@@ -229,6 +231,14 @@ async fn handle(
                 .body(BoxBody::new(StreamBody::new(stream)))
         }
         Reply::Reset => return Err(ResetConnection),
+        Reply::Body(content_type, bytes) => Response::builder()
+            .status(200)
+            .header("content-type", content_type)
+            .body(
+                Full::new(Bytes::from(bytes))
+                    .map_err(|never: Infallible| match never {})
+                    .boxed(),
+            ),
     };
     Ok(response.expect("response"))
 }

@@ -67,6 +67,10 @@ pub struct Settings {
     pub pending_grace: Duration,
     /// How long a task must hold a state before its event fires.
     pub task_event_delay: Duration,
+    /// Probe the MX hosts' TLS certificates (STARTTLS) about daily.
+    pub mx_tls_probe: bool,
+    /// The SMTP port of that probe (25; tests use a fixture's).
+    pub mx_tls_port: u16,
     /// Queue an evaluation of every newly added domain at once (tests that script the sweep
     /// turn it off).
     pub evaluate_new_domains: bool,
@@ -118,6 +122,8 @@ impl Settings {
                 mailward_services::config::DEFAULT_PENDING_GRACE_SECS,
             ),
             task_event_delay: Duration::from_secs(mailward_tasks::stabilise::DEFAULT_WINDOW_SECS),
+            mx_tls_probe: false,
+            mx_tls_port: 25,
             evaluate_new_domains: true,
             ports: None,
         }
@@ -181,6 +187,8 @@ pub fn assemble(
     }
     config.pending_grace_secs = settings.pending_grace.as_secs();
     config.task_event_delay_secs = settings.task_event_delay.as_secs();
+    config.mx_tls_probe = settings.mx_tls_probe;
+    config.mx_tls_port = settings.mx_tls_port;
     config.evaluate_new_domains = settings.evaluate_new_domains;
     config.nameserver_port = settings.nameserver_port;
     config.nameserver_ports = settings.nameserver_ports.clone();

@@ -139,6 +139,19 @@ struct Cli {
         global = true
     )]
     task_event_delay: u64,
+    /// Probe the MX hosts' TLS certificates with STARTTLS on port 25, about daily per domain
+    /// (needs outbound port 25, which many networks block). true/false, 1/0.
+    #[arg(
+        long,
+        env = "MAILWARD_MX_TLS_PROBE",
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    mx_tls_probe: bool,
     /// Public resolvers the sweep compares with authoritative answers, `name=ip[:port]`
     /// comma-separated (e.g. `google=8.8.8.8,cloudflare=1.1.1.1`); none by default.
     #[arg(long, env = "MAILWARD_PUBLIC_RESOLVERS", global = true)]
@@ -216,6 +229,7 @@ async fn main() -> anyhow::Result<()> {
     settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));
     settings.pending_grace = Duration::from_secs(cli.pending_grace);
     settings.task_event_delay = Duration::from_secs(cli.task_event_delay);
+    settings.mx_tls_probe = cli.mx_tls_probe;
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),

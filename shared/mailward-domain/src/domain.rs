@@ -264,6 +264,12 @@ pub struct Domain {
     /// organization's setting).
     #[serde(default)]
     pub agent_proposals_enabled: Option<bool>,
+    /// The last fetch of the BIMI mark certificate (about daily, when the record names one).
+    #[serde(default)]
+    pub vmc_check: Option<crate::certificates::VmcCheck>,
+    /// The last probe of the MX hosts' TLS certificates (about daily, where the probe runs).
+    #[serde(default)]
+    pub mx_tls_check: Option<crate::certificates::MxTlsCheck>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
@@ -303,6 +309,8 @@ impl Domain {
             open_tasks_count: 0,
             highest_open_task_priority: None,
             agent_proposals_enabled: None,
+            vmc_check: None,
+            mx_tls_check: None,
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

@@ -142,6 +142,11 @@ pub struct Config {
     pub pending_grace_secs: u64,
     /// How long a task must hold a state before its event fires (SPEC §6.5: four hours).
     pub task_event_delay_secs: u64,
+    /// Probe MX hosts' TLS certificates (STARTTLS) once a day per domain: only where outbound
+    /// port 25 is open (not on AWS Lambda).
+    pub mx_tls_probe: bool,
+    /// The SMTP port the probe connects to (25; tests point it at a fixture).
+    pub mx_tls_port: u16,
     /// Evaluate a newly added domain at once through a queued job, instead of waiting for the
     /// next sweep period (on in every deployment; tests that script the sweep turn it off).
     pub evaluate_new_domains: bool,
@@ -195,6 +200,8 @@ impl Config {
             nameserver_ports: Vec::new(),
             pending_grace_secs: DEFAULT_PENDING_GRACE_SECS,
             task_event_delay_secs: mailward_tasks::stabilise::DEFAULT_WINDOW_SECS,
+            mx_tls_probe: false,
+            mx_tls_port: 25,
             evaluate_new_domains: true,
         }
     }
@@ -230,6 +237,9 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_TASK_EVENT_DELAY") {
             self.task_event_delay_secs = parse_secs("MAILWARD_TASK_EVENT_DELAY", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_MX_TLS_PROBE") {
+            self.mx_tls_probe = parse_bool("MAILWARD_MX_TLS_PROBE", &value)?;
         }
         if let Ok(value) = std::env::var("MAILWARD_PUBLIC_RESOLVERS") {
             self.public_resolvers = parse_public_resolvers(&value)?;

@@ -138,6 +138,81 @@ fn monitoring_state(domain: &Domain) -> MonitoringState {
     }
 }
 
+/// Refreshes what the domain keeps of its certificates, about once a day (the DKIM catalogue's
+/// interval): the BIMI mark certificate its record names (fetched and read for its expiry) and,
+/// where the probe runs, its MX hosts' TLS certificates. A check that could not run keeps the
+/// last result for the same certificate; a record that names no certificate drops it.
+async fn check_certificates(
+    state: &AppState,
+    before: &Domain,
+    next: &mut Domain,
+    audit: &mailward_audit::AuditResult,
+    now: time::OffsetDateTime,
+) {
+    let interval = Duration::seconds(
+        i64::try_from(state.config.dkim_full_probe_interval_secs).unwrap_or(i64::MAX / 2),
+    );
+    let due = |checked_at: time::OffsetDateTime| now - checked_at >= interval;
+    let certificate_url = audit
+        .bimi
+        .as_ref()
+        .filter(|b| b.certificate.present && b.certificate.https)
+        .and_then(|b| b.certificate.url.clone());
+    next.vmc_check = match certificate_url {
+        None => None,
+        Some(url) => {
+            let kept = before.vmc_check.clone().filter(|c| c.finding.url == url);
+            if kept.as_ref().is_some_and(|c| !due(c.checked_at)) {
+                kept
+            } else {
+                match crate::outbound::vmc::fetch_not_after(state, &url).await {
+                    Ok(not_after) => Some(mailward_domain::certificates::VmcCheck {
+                        finding: mailward_domain::certificates::VmcFinding { url, not_after },
+                        checked_at: now,
+                    }),
+                    Err(why) => {
+                        tracing::info!(domain.id = %before.id, %why, "BIMI certificate not read");
+                        kept
+                    }
+                }
+            }
+        }
+    };
+    if !state.config.mx_tls_probe {
+        return;
+    }
+    let mut hosts: Vec<(u16, String)> = audit
+        .mx
+        .as_ref()
+        .map(|mx| {
+            mx.records
+                .iter()
+                .filter(|r| r.exchange != "." && !r.exchange.is_empty())
+                .map(|r| (r.preference, r.exchange.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    hosts.sort();
+    if hosts.is_empty() {
+        next.mx_tls_check = None;
+        return;
+    }
+    if before
+        .mx_tls_check
+        .as_ref()
+        .is_some_and(|c| !due(c.checked_at))
+    {
+        return;
+    }
+    let names: Vec<String> = hosts.into_iter().map(|(_, h)| h).collect();
+    if let Some(findings) = crate::outbound::mx_tls::probe_domain(state, &names, now).await {
+        next.mx_tls_check = Some(mailward_domain::certificates::MxTlsCheck {
+            findings,
+            checked_at: now,
+        });
+    }
+}
+
 /// The domain's tasks after this evaluation: the problems it shows (from the audit, the
 /// monitoring verdict, the conflicts and the DMARC TTL), reconciled with its stored tasks.
 async fn derive_tasks(
@@ -180,8 +255,12 @@ async fn derive_tasks(
         conflicts_examined,
         planned: &planned,
         ttls,
-        mx_certificates: None,
-        vmc: None,
+        mx_certificates: domain
+            .mx_tls_check
+            .as_ref()
+            .filter(|_| state.config.mx_tls_probe)
+            .map(|c| c.findings.as_slice()),
+        vmc: domain.vmc_check.as_ref().map(|c| &c.finding),
         senders: None,
         now,
     };
@@ -294,6 +373,9 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     }
     let conflicts_changed =
         StoredConflict::keys(&next.dns_conflicts) != StoredConflict::keys(&claimed.dns_conflicts);
+    if let Some(audit) = &audit {
+        check_certificates(state, &claimed, &mut next, audit, now).await;
+    }
     let task_writes = derive_tasks(
         state,
         &next,

@@ -35,24 +35,7 @@ pub struct RecordTtl {
     pub ttl: u32,
 }
 
-/// A TLS certificate problem of one MX host (from a STARTTLS probe).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MxCertificateFinding {
-    /// The MX host.
-    pub host: String,
-    /// What is wrong, for a person (expired, name mismatch, untrusted chain, expiring on ...).
-    pub problem: String,
-}
-
-/// The BIMI mark certificate as last fetched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VmcFinding {
-    /// The certificate's URL.
-    pub url: String,
-    /// When it expires.
-    #[serde(with = "time::serde::rfc3339")]
-    pub not_after: time::OffsetDateTime,
-}
+pub use mailward_domain::certificates::{MxCertificateFinding, VmcFinding};
 
 /// What aggregate reports say about one sender of the domain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -636,6 +619,11 @@ fn bimi_problems(evidence: &Evidence<'_>, audit: &AuditResult, findings: &mut Fi
         PolicyState::Quarantine | PolicyState::Reject
     );
     let a = &bimi.assessment;
+    if !bimi.certificate.present {
+        findings
+            .not_applicable
+            .insert(TaskType::RenewVmcCertificate);
+    }
     if bimi.declined {
         return;
     }

@@ -534,3 +534,109 @@ async fn task_events_fire_once_after_the_window_and_never_for_a_flap() {
         "flapping inside the window is no news: {after:?}"
     );
 }
+
+/// A mark certificate expiring `days` from now, as a PEM file.
+fn vmc_pem(days: i64) -> Vec<u8> {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["certs.test".to_owned()]).unwrap();
+    params.not_after = time::OffsetDateTime::now_utc() + time::Duration::days(days);
+    params.self_signed(&key).unwrap().pem().into_bytes()
+}
+
+#[tokio::test]
+async fn expiring_certificates_become_tasks_and_renewals_resolve_them() {
+    use mailward_api_tests::receiver::{Receiver, Reply};
+    use mailward_api_tests::smtp_tls::SmtpTlsServer;
+    let dir = tempfile::tempdir().unwrap();
+    let web = Receiver::start(dir.path()).await;
+    let now = time::OffsetDateTime::now_utc();
+    let smtp =
+        SmtpTlsServer::start(dir.path(), "mx.certs.test", now - time::Duration::days(1)).await;
+    let bundle = dir.path().join("cas.pem");
+    std::fs::write(
+        &bundle,
+        [
+            std::fs::read(&web.ca_path).unwrap(),
+            std::fs::read(&smtp.ca_path).unwrap(),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let zone = Zone::new("certs.test")
+        .ns("@", "ns1.certs.test.")
+        .mx("@", 10, "mx.certs.test.")
+        .a("mx", "127.0.0.1")
+        .txt("@", "v=spf1 mx -all")
+        .txt("_dmarc", "v=DMARC1; p=reject")
+        .txt(
+            "default._bimi",
+            &format!(
+                "v=BIMI1; l={}; a={}",
+                web.url("/logo.svg"),
+                web.url("/vmc.pem")
+            ),
+        );
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone])
+        .await
+        .unwrap();
+    let (dns_addr, smtp_port) = (dns.addr().to_string(), smtp.addr.port());
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(dns_addr);
+        s.publish_outbox = false;
+        s.dns_cache_ttl_cap = Some(std::time::Duration::ZERO);
+        s.webhook_allow_loopback = true;
+        s.extra_ca = Some(bundle);
+        s.mx_tls_probe = true;
+        s.mx_tls_port = smtp_port;
+    })
+    .await;
+    let s = app.sign_up("certs@certs.example", "Certs Org").await;
+    add_domain(&app, &s.key, "certs.test").await;
+    web.script([Reply::Body("application/x-pem-file".into(), vmc_pem(10))]);
+    sweep(&app).await;
+    let listed = tasks(&app, &s.key, "").await;
+    let vmc = listed
+        .iter()
+        .find(|t| t["type"] == "renew_vmc_certificate")
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(
+        vmc["description"].as_str().unwrap().contains("expires in"),
+        "{vmc}"
+    );
+    assert_eq!(vmc["priority"], 2);
+    let mx = listed
+        .iter()
+        .find(|t| t["type"] == "fix_mx_certificate")
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(
+        mx["description"]
+            .as_str()
+            .unwrap()
+            .contains("mx.certs.test is expired"),
+        "{mx}"
+    );
+    // Checked about daily: the next pass reuses what it learned (no second fetch).
+    next_pass(&app).await;
+    assert_eq!(
+        web.requests()
+            .iter()
+            .filter(|r| r.path == "/vmc.pem")
+            .count(),
+        1
+    );
+
+    // Renewed certificates: the next daily check resolves both tasks as verified.
+    web.script([Reply::Body("application/x-pem-file".into(), vmc_pem(365))]);
+    smtp.set_certificate("mx.certs.test", now + time::Duration::days(365));
+    app.clock.advance(time::Duration::days(1));
+    sweep(&app).await;
+    let done = tasks(&app, &s.key, "statuses=done").await;
+    let mut done_types = types(&done);
+    done_types.sort();
+    assert_eq!(
+        done_types,
+        ["fix_mx_certificate", "renew_vmc_certificate"],
+        "{done:?}"
+    );
+    assert!(done.iter().all(|t| t["resolution_reason"] == "verified"));
+}
