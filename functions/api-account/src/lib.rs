@@ -1,11 +1,21 @@
-//! The `api-account` function: `/api-keys*` and `/organizations*`.
+//! The `api-account` function: the organization and its people: `/api-keys*`,
+//! `/organizations*`, `/members*`, `/invitations*`, `/usage` and `/activity-log*`.
 
+pub mod activity;
 pub mod api_keys;
+pub mod invitations;
+pub mod members;
 pub mod organizations;
+pub mod usage;
 
 use mailward_http::Routes;
 
 /// This function's routes.
 pub fn routes() -> Routes {
-    api_keys::routes().merge(organizations::routes())
+    api_keys::routes()
+        .merge(organizations::routes())
+        .merge(members::routes())
+        .merge(invitations::routes())
+        .merge(usage::routes())
+        .merge(activity::routes())
 }

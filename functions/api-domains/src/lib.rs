@@ -1,8 +1,10 @@
 //! The `api-domains` function: `/domains*`: CRUD, bulk, records guidance (`dns-records`),
-//! verification, SPF diagnostics, DNS snapshots, the rollout plan and the change preview.
+//! verification, SPF diagnostics, DNS snapshots, the rollout plan and the change preview; and
+//! `/groups*`, the groups domains belong to.
 
 pub mod bulk;
 pub mod domains;
+pub mod groups;
 pub mod plan;
 pub mod records;
 pub mod snapshots;
@@ -16,4 +18,5 @@ pub fn routes() -> Routes {
         .merge(records::routes())
         .merge(snapshots::routes())
         .merge(plan::routes())
+        .merge(groups::routes())
 }

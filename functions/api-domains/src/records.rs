@@ -45,7 +45,9 @@ pub async fn get_dns_records(
 /// Verifies every record now.
 #[utoipa::path(post, path = "/domains/{id}/verify", tag = "domains",
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
-    description = "Asks DNS without caches whether each planned record is published. `verified` lists \
+    description = "Editors, administrators or read-write keys (it stores what it confirmed; 403 \
+`forbidden` for viewers and read-only keys). Asks DNS without caches whether each planned record \
+is published. `verified` lists \
 only the purposes confirmed during this pass; `tls_rpt` and `mta_sts_policy` never appear. \
 `results` always has the five booleans (false when not confirmed, including nothing planned). \
 SPF is confirmed only when the published record stays within 10 DNS lookups. When no DKIM \
@@ -54,7 +56,7 @@ Counts in the DNS buckets. All of its \
 DNS work shares one 8-second deadline, so it answers within a client's 10 s even when the \
 domain's DNS times out (what did not answer is not confirmed).",
     security(("api_key" = []), ("session" = [])),
-    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn verify_domain(
     State(app): State<AppState>,
     principal: Principal,
@@ -71,7 +73,7 @@ pub async fn verify_domain(
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "As `POST /domains/{id}/verify`, for SPF only.",
     security(("api_key" = []), ("session" = [])),
-    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn verify_domain_spf(
     State(app): State<AppState>,
     principal: Principal,
@@ -88,7 +90,7 @@ pub async fn verify_domain_spf(
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "As `POST /domains/{id}/verify`, for DKIM only.",
     security(("api_key" = []), ("session" = [])),
-    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = VerifyResponse), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn verify_domain_dkim(
     State(app): State<AppState>,
     principal: Principal,

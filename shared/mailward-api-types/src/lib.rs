@@ -5,6 +5,8 @@
 //! every caller converts model types through them. Model types are never serialized to clients.
 //! The crate knows nothing of axum or the store.
 
+pub mod activity;
+pub mod admin;
 pub mod api_keys;
 pub mod common;
 pub mod domains;

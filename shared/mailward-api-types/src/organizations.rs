@@ -100,13 +100,24 @@ pub struct Organization {
     /// When onboarding was dismissed (the first dismissal is kept).
     #[serde(with = "time::serde::rfc3339::option")]
     pub onboarding_dismissed_at: Option<OffsetDateTime>,
-    /// Set when the invitation requested at creation failed; its `code` is `upstream_failure`.
-    /// Always null until invitations ship.
-    pub invitation_failure: Option<serde_json::Value>,
+    /// Set when the invitation requested at creation (`invite_email`) could not be emailed;
+    /// its `code` is `upstream_failure`. Null otherwise.
+    pub invitation_failure: Option<InvitationFailure>,
+    /// The organization this one was created from (`POST /organizations`), if any.
+    pub parent_organization_id: Option<Uuid>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+/// Why the invitation requested at organization creation was not delivered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct InvitationFailure {
+    /// `upstream_failure`.
+    pub code: String,
+    /// For a person: what failed and what to do (the invitation is listed; resend it).
+    pub message: String,
 }
 
 impl From<&model::Organization> for Organization {
@@ -127,7 +138,11 @@ impl From<&model::Organization> for Organization {
                 agent_proposals_enabled: o.agent_proposals_enabled,
             },
             onboarding_dismissed_at: o.onboarding_dismissed_at,
-            invitation_failure: None,
+            invitation_failure: o.invitation_failure.as_ref().map(|f| InvitationFailure {
+                code: f.code.clone(),
+                message: f.message.clone(),
+            }),
+            parent_organization_id: o.parent_org_id,
             created_at: o.created_at,
             updated_at: o.updated_at,
         }
@@ -151,7 +166,10 @@ pub struct CreateOrganizationRequest {
     #[schema(min_length = 3, max_length = 128)]
     pub name: String,
     /// Invites this address as an administrator. Must be omitted or null with an API key.
-    /// Invitations are not available yet: a non-null value answers 400 naming `invite_email`.
+    /// Invites this address as the new organization's administrator (sessions only: with an
+    /// API key it must be omitted or null). An address that already has an account is added
+    /// as an administrator directly (`member.added`); otherwise an invitation is emailed, and
+    /// when the email fails the organization carries `invitation_failure`.
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, nullable, format = "email")]
     pub invite_email: Option<Option<String>>,

@@ -6,6 +6,7 @@
 //! runtime, an HTTP stack, the AWS SDK or a database crate; adapters live in `mailward-local` and
 //! `mailward-aws`, and handlers only ever see these traits.
 
+pub mod admin;
 pub mod certificates;
 pub mod clock;
 pub mod conflicts;

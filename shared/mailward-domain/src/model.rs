@@ -120,6 +120,13 @@ pub struct Organization {
     pub onboarding_dismissed_at: Option<OffsetDateTime>,
     /// The account that created it (signup or `POST /organizations` from a session), if any.
     pub created_by: Option<AccountId>,
+    /// The organization it was created from (`POST /organizations`), for a managed-service
+    /// provider's usage across its customers.
+    #[serde(default)]
+    pub parent_org_id: Option<OrgId>,
+    /// Set when the invitation asked for at creation could not be sent.
+    #[serde(default)]
+    pub invitation_failure: Option<InvitationFailure>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
@@ -156,9 +163,43 @@ pub struct Account {
 pub struct Membership {
     pub org_id: OrgId,
     pub account_id: AccountId,
+    /// The account's email, copied here so the member list needs no lookup per member
+    /// (accounts never change their address; empty on memberships stored before the copy).
+    #[serde(default)]
+    pub email: String,
     pub roles: Vec<Role>,
+    /// The groups the member is limited to; empty means every domain of the organization.
+    #[serde(default)]
+    pub groups: Vec<Uuid>,
+    /// When the member last signed in with a second factor (seen on a session), if ever.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub mfa_seen_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+}
+
+impl Membership {
+    /// The strongest role held (admin over editor over viewer).
+    pub fn role(&self) -> Role {
+        [Role::Admin, Role::Editor, Role::Viewer]
+            .into_iter()
+            .find(|r| self.roles.contains(r))
+            .unwrap_or(Role::Viewer)
+    }
+
+    /// Whether the member administers the organization.
+    pub fn is_admin(&self) -> bool {
+        self.roles.contains(&Role::Admin)
+    }
+}
+
+/// Why the invitation requested with an organization's creation was not sent (SPEC §2.13).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvitationFailure {
+    /// `upstream_failure`.
+    pub code: String,
+    /// For a person.
+    pub message: String,
 }
 
 /// An API key's metadata. The key itself is never stored: only its hash, in a separate lookup

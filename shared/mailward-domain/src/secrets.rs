@@ -56,6 +56,14 @@ pub fn new_signup_code() -> String {
     format!("{:06}", rand::rng().random_range(0..1_000_000u32))
 }
 
+/// A new single-use invitation token (`mwinv_` + 32 random bytes base64url).
+pub fn new_invitation_token() -> String {
+    format!(
+        "mwinv_{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random_bytes(32))
+    )
+}
+
 /// A new webhook signing secret (`whsec_` + 32 random bytes base64url).
 pub fn new_webhook_secret() -> String {
     format!(

@@ -96,6 +96,8 @@ pub enum ResolvedAuth {
     Valid {
         org_id: Uuid,
         credential: Credential,
+        /// The groups a member is limited to (`None`: every domain).
+        groups: Option<Vec<Uuid>>,
     },
     /// A credential was sent and refused; the message says why (SPEC §7.3).
     Rejected(&'static str),
@@ -130,6 +132,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
         }
         return Ok(ResolvedAuth::Valid {
             org_id: lookup.org_id,
+            groups: None,
             credential: Credential::ApiKey {
                 key_id: lookup.key_id,
                 access: lookup.access,
@@ -157,12 +160,22 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
         }
         // The stored membership is authoritative for the role; the claim cannot escalate it.
         let role = strongest_allowed(&membership.roles, claims.role);
+        let mfa = claims.amr.iter().any(|m| m == "mfa");
+        if mfa && membership.mfa_seen_at.is_none() {
+            // The member's MFA status (`GET /members/mfa/statuses`): noted once, best effort.
+            if let Err(e) =
+                accounts::note_mfa(state.store.as_ref(), &membership, state.clock.now()).await
+            {
+                tracing::debug!(error = %e, "could not note a member's MFA sign-in");
+            }
+        }
         return Ok(ResolvedAuth::Valid {
             org_id: claims.org,
+            groups: (!membership.groups.is_empty()).then(|| membership.groups.clone()),
             credential: Credential::Session {
                 account_id: claims.sub,
                 role,
-                mfa: claims.amr.iter().any(|m| m == "mfa"),
+                mfa,
             },
         });
     }
@@ -237,7 +250,11 @@ impl FromRequestParts<AppState> for Principal {
                 "no credential was sent; send an API key with HTTP Basic (key as user name, empty password)",
             )),
             ResolvedAuth::Rejected(message) => Err(unauthorized(state, &parts.headers, message)),
-            ResolvedAuth::Valid { org_id, credential } => {
+            ResolvedAuth::Valid {
+                org_id,
+                credential,
+                groups,
+            } => {
                 let requested = requested_version(&parts.headers)?;
                 let version = match (&credential, requested) {
                     (_, Some(v)) => v,
@@ -248,6 +265,7 @@ impl FromRequestParts<AppState> for Principal {
                     org_id,
                     credential,
                     version,
+                    groups,
                 });
                 if let Credential::ApiKey { .. } = principal.credential {
                     crate::rate_limit::enforce(

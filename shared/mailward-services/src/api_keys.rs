@@ -1,6 +1,7 @@
 //! API keys (SPEC §5.4): listed and created by a signed-in administrator; rotated or deleted by
 //! an administrator or with a read-write key. A rotated or deleted key is refused at once.
 
+use crate::activity::{self, Change};
 use crate::caller::{Caller, Credential};
 use crate::error::ServiceError;
 use crate::pagination::paginate;
@@ -56,7 +57,18 @@ pub async fn create(
         Some(account),
         app.clock.now(),
     );
-    app.store.transact(api_keys::create_ops(&key.meta)?).await?;
+    let mut ops = api_keys::create_ops(&key.meta)?;
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "api_key.created",
+            "api_key",
+            Some(key.meta.id),
+            format!("created API key {} ({:?})", key.meta.name, key.meta.access),
+        ),
+    )?);
+    app.store.transact(ops).await?;
     Ok(ApiKeyWithSecret {
         api_key: ApiKey::from(&key.meta),
         key: key.secret,
@@ -73,7 +85,17 @@ pub async fn rotate(
     let current = api_keys::get(app.store.as_ref(), caller.org_id, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("API key"))?;
-    let rotated = api_keys::rotate(app.store.as_ref(), current, app.clock.now()).await?;
+    let entry = activity::ops(
+        app,
+        caller,
+        Change::new(
+            "api_key.rotated",
+            "api_key",
+            Some(id),
+            format!("rotated API key {}", current.value.name),
+        ),
+    )?;
+    let rotated = api_keys::rotate(app.store.as_ref(), current, app.clock.now(), entry).await?;
     Ok(ApiKeyWithSecret {
         api_key: ApiKey::from(&rotated.meta),
         key: rotated.secret,
@@ -86,9 +108,18 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     let current = api_keys::get(app.store.as_ref(), caller.org_id, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("API key"))?;
-    app.store
-        .transact(api_keys::delete_ops(&current.value, Some(current.version)))
-        .await?;
+    let mut ops = api_keys::delete_ops(&current.value, Some(current.version));
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "api_key.deleted",
+            "api_key",
+            Some(id),
+            format!("deleted API key {}", current.value.name),
+        ),
+    )?);
+    app.store.transact(ops).await?;
     if matches!(caller.credential, Credential::ApiKey { key_id, .. } if key_id == id) {
         tracing::info!(api_key.id = %id, "an API key deleted itself");
     }

@@ -4,6 +4,7 @@
 
 use crate::error::{ErrorKind, ServiceError};
 use mailward_api_types::ApiVersion;
+use mailward_domain::admin::ActorType;
 use mailward_domain::model::{ApiKeyAccess, Role};
 use uuid::Uuid;
 
@@ -37,9 +38,47 @@ pub struct Caller {
     pub credential: Credential,
     /// The API version in force (payload shapes, pinned webhook versions).
     pub version: ApiVersion,
+    /// The groups a member is limited to (from the membership); `None` for every domain (API
+    /// keys, and members without a limit).
+    pub groups: Option<Vec<Uuid>>,
 }
 
 impl Caller {
+    /// Who the activity log names for this caller.
+    pub fn actor(&self) -> (ActorType, Option<Uuid>) {
+        match &self.credential {
+            Credential::ApiKey { key_id, .. } => (ActorType::ApiKey, Some(*key_id)),
+            Credential::Session { account_id, .. } => (ActorType::User, Some(*account_id)),
+        }
+    }
+
+    /// Whether the caller may see a domain of `group` (`None`: an ungrouped domain). A member
+    /// limited to groups sees only their domains; everything they cannot see is "not found".
+    pub fn sees_group(&self, group: Option<Uuid>) -> bool {
+        match &self.groups {
+            None => true,
+            Some(allowed) => group.is_some_and(|g| allowed.contains(&g)),
+        }
+    }
+
+    /// Whether the caller is limited to some groups.
+    pub fn is_group_limited(&self) -> bool {
+        self.groups.is_some()
+    }
+
+    /// Refuses a caller limited to groups (organization-wide actions: members, invitations,
+    /// groups themselves).
+    pub fn require_unlimited(&self) -> Result<(), ServiceError> {
+        if self.is_group_limited() {
+            return Err(ServiceError::new(
+                ErrorKind::Forbidden,
+                "forbidden",
+                "a member limited to groups cannot make organization-wide changes",
+            ));
+        }
+        Ok(())
+    }
+
     /// The rate-limit subject (SPEC §5.12): per key, or per session subject.
     pub fn subject(&self) -> String {
         match &self.credential {
@@ -141,6 +180,7 @@ mod tests {
             org_id: Uuid::new_v4(),
             credential,
             version: ApiVersion::LATEST,
+            groups: None,
         }
     }
 

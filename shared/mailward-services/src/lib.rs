@@ -10,6 +10,7 @@
 //! through the ports in [`state::App`] (store, queue, mailer, clock, DNS) and the one outbound
 //! HTTP client for customer URLs.
 
+pub mod activity;
 pub mod api_keys;
 pub mod audit;
 pub mod caller;
@@ -17,7 +18,10 @@ pub mod config;
 pub mod domains;
 pub mod error;
 pub mod evaluation;
+pub mod groups;
+pub mod invitations;
 pub mod jobs;
+pub mod members;
 pub mod organizations;
 pub mod outbound;
 pub mod pagination;
@@ -28,6 +32,7 @@ pub mod state;
 pub mod sweep;
 pub mod tasks;
 pub mod tools;
+pub mod usage;
 pub mod webhooks;
 
 pub use caller::{Caller, Credential};

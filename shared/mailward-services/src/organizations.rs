@@ -1,8 +1,10 @@
 //! Organizations (SPEC §4.2): create, update, delete (asynchronous: marked at once, purged by a
 //! job) and dismiss onboarding.
 
+use crate::activity::{self, Change};
 use crate::caller::{Caller, Credential};
 use crate::error::{ErrorKind, ServiceError};
+use crate::invitations;
 use crate::jobs;
 use crate::state::AppState;
 use mailward_api_types::api_keys::{ApiKey, ApiKeyWithSecret};
@@ -10,12 +12,13 @@ use mailward_api_types::organizations::{
     CreateOrganizationRequest, EmailNotificationsUpdate, Organization as OrganizationView,
     OrganizationCreated, UpdateOrganizationRequest,
 };
+use mailward_domain::admin::INVITATION_TTL_DEFAULT_SECS;
 use mailward_domain::diff::previous_attributes;
 use mailward_domain::email::EmailAddress;
-use mailward_domain::events::types::ORGANIZATION_UPDATED;
+use mailward_domain::events::types::{MEMBER_ADDED, ORGANIZATION_UPDATED};
 use mailward_domain::model::{
-    ApiKeyAccess, EmailNotifications, Membership, OrgState, Organization, PricingType, Role,
-    validate_org_name,
+    ApiKeyAccess, EmailNotifications, InvitationFailure, Membership, OrgState, Organization,
+    PricingType, Role, validate_org_name,
 };
 use mailward_domain::store::{Condition, WriteOp};
 use mailward_store::outbox::OutboxEvent;
@@ -67,18 +70,20 @@ pub async fn create(
 ) -> Result<OrganizationCreated, ServiceError> {
     caller.require_admin()?;
     let name = validate_name(&input.name)?;
-    if let Some(Some(_)) = &input.invite_email {
-        return Err(match caller.credential {
-            Credential::ApiKey { .. } => ServiceError::invalid(
+    let invitee = match (&input.invite_email, &caller.credential) {
+        (Some(Some(_)), Credential::ApiKey { .. }) => {
+            return Err(ServiceError::invalid(
                 "invite_email",
                 "invite_email must be omitted or null when using an API key",
-            ),
-            Credential::Session { .. } => ServiceError::invalid(
-                "invite_email",
-                "invitations are not available yet; create the organization without invite_email",
-            ),
-        });
-    }
+            ));
+        }
+        (Some(Some(raw)), Credential::Session { .. }) => {
+            Some(EmailAddress::parse(raw).map_err(|_| {
+                ServiceError::invalid("invite_email", "invite_email must be a valid email address")
+            })?)
+        }
+        _ => None,
+    };
     let referer = input
         .referer
         .map(|r| r.trim().chars().take(512).collect::<String>())
@@ -102,31 +107,122 @@ pub async fn create(
         agent_proposals_enabled: true,
         onboarding_dismissed_at: None,
         created_by: creator,
+        parent_org_id: Some(caller.org_id),
+        invitation_failure: None,
         created_at: now,
         updated_at: now,
     };
-    let admins: Vec<Uuid> = match creator {
-        Some(account) => vec![account],
+    let admins: Vec<(Uuid, String)> = match creator {
+        Some(account) => vec![(
+            account,
+            accounts::membership(app.store.as_ref(), caller.org_id, account)
+                .await?
+                .map(|m| m.email)
+                .unwrap_or_default(),
+        )],
         None => accounts::members_of(app.store.as_ref(), caller.org_id)
             .await?
             .into_iter()
             .filter(|m| m.roles.contains(&Role::Admin))
-            .map(|m| m.account_id)
+            .map(|m| (m.account_id, m.email))
             .take(MAX_COPIED_ADMINS)
             .collect(),
     };
-    let mut ops = vec![orgs::create_op(&org)?];
-    for account_id in admins {
+    let mut ops = Vec::new();
+    for (account_id, email) in admins {
         ops.push(WriteOp::Put {
             item: accounts::membership_item(&Membership {
                 org_id: org.id,
                 account_id,
+                email,
                 roles: vec![Role::Admin],
+                groups: Vec::new(),
+                mfa_seen_at: None,
                 created_at: now,
             })?,
             condition: Condition::NotExists,
         });
     }
+    // The invitee: an existing account becomes an administrator at once; anyone else gets an
+    // invitation, emailed before the commit so its outcome is part of the new organization.
+    let mut org = org;
+    if let Some(invitee) = &invitee {
+        let store = app.store.as_ref();
+        match accounts::get_by_email(store, invitee.as_str()).await? {
+            Some(account) if Some(account.value.id) == creator => {}
+            Some(account) => {
+                let membership = Membership {
+                    org_id: org.id,
+                    account_id: account.value.id,
+                    email: account.value.email.clone(),
+                    roles: vec![Role::Admin],
+                    groups: Vec::new(),
+                    mfa_seen_at: None,
+                    created_at: now,
+                };
+                ops.push(accounts::add_membership_op(&membership)?);
+                let object = serde_json::to_value(crate::members::view(&membership))?;
+                ops.push(OutboxEvent::new(MEMBER_ADDED, org.id, now, object, None).write_op()?);
+                ops.extend(activity::ops_as(
+                    app,
+                    org.id,
+                    caller.actor(),
+                    Change::new(
+                        "member.added",
+                        "member",
+                        Some(account.value.id),
+                        format!("added {} as an administrator", account.value.email),
+                    ),
+                )?);
+            }
+            None => {
+                let mut drafted = invitations::draft(
+                    org.id,
+                    invitee,
+                    vec![Role::Admin],
+                    Vec::new(),
+                    INVITATION_TTL_DEFAULT_SECS,
+                    creator,
+                    now,
+                );
+                match app
+                    .mailer
+                    .send(invitations::email_for(
+                        app,
+                        &org.name,
+                        &drafted.invitation,
+                        &drafted.token,
+                    ))
+                    .await
+                {
+                    Ok(()) => drafted.invitation.sent_at = Some(now),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the invitation of a new organization failed");
+                        org.invitation_failure = Some(InvitationFailure {
+                            code: "upstream_failure".into(),
+                            message: format!(
+                                "the invitation email to {invitee} could not be sent; the invitation is listed by GET /invitations: resend it"
+                            ),
+                        });
+                    }
+                }
+                ops.extend(invitations::store_ops(&drafted, now)?);
+                ops.extend(activity::ops_as(
+                    app,
+                    org.id,
+                    caller.actor(),
+                    Change::new(
+                        "invitation.created",
+                        "invitation",
+                        Some(drafted.invitation.id),
+                        format!("invited {invitee} as an administrator"),
+                    ),
+                )?);
+            }
+        }
+    }
+    // The organization as decided (with any invitation failure), written in the same commit.
+    ops.insert(0, orgs::create_op(&org)?);
     let key = match caller.credential {
         Credential::ApiKey { key_id, .. } => {
             let short: String = key_id.to_string().chars().take(8).collect();
@@ -142,6 +238,17 @@ pub async fn create(
         }
         Credential::Session { .. } => None,
     };
+    ops.extend(activity::ops_as(
+        app,
+        org.id,
+        caller.actor(),
+        Change::new(
+            "organization.created",
+            "organization",
+            Some(org.id),
+            format!("created organization {}", org.name),
+        ),
+    )?);
     app.store.transact(ops).await?;
     Ok(OrganizationCreated {
         organization: OrganizationView::from(&org),
@@ -152,9 +259,12 @@ pub async fn create(
     })
 }
 
-/// Saves an organization change with its `organization.updated` event in one transaction.
+/// Saves an organization change with its `organization.updated` event and its activity entry
+/// (`action`) in one transaction.
 async fn save_with_event(
     app: &AppState,
+    caller: &Caller,
+    action: &'static str,
     before: &Organization,
     after: &Organization,
     read_version: u64,
@@ -162,7 +272,19 @@ async fn save_with_event(
     let old_view = serde_json::to_value(OrganizationView::from(before))?;
     let new_view = serde_json::to_value(OrganizationView::from(after))?;
     let mut extra = Vec::new();
-    if let Some(previous) = previous_attributes(&old_view, &new_view) {
+    let previous = previous_attributes(&old_view, &new_view);
+    extra.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            action,
+            "organization",
+            Some(after.id),
+            format!("changed organization {}", after.name),
+        )
+        .previous(previous.clone()),
+    )?);
+    if let Some(previous) = previous {
         let event = OutboxEvent::new(
             ORGANIZATION_UPDATED,
             after.id,
@@ -258,7 +380,15 @@ pub async fn update(
         return Ok(OrganizationView::from(&org));
     }
     org.updated_at = app.clock.now();
-    save_with_event(app, &before, &org, current.version).await?;
+    save_with_event(
+        app,
+        caller,
+        "organization.updated",
+        &before,
+        &org,
+        current.version,
+    )
+    .await?;
     Ok(OrganizationView::from(&org))
 }
 
@@ -288,7 +418,17 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     let mut org = current.value;
     org.state = OrgState::Deleting;
     org.updated_at = app.clock.now();
-    orgs::save(app.store.as_ref(), &org, current.version, Vec::new()).await?;
+    let entry = activity::ops(
+        app,
+        caller,
+        Change::new(
+            "organization.deletion_requested",
+            "organization",
+            Some(id),
+            format!("requested the deletion of {}", org.name),
+        ),
+    )?;
+    orgs::save(app.store.as_ref(), &org, current.version, entry).await?;
     jobs::enqueue_delete_organization(app, id).await?;
     tracing::info!(org.id = %id, "organization deletion accepted");
     Ok(())
@@ -310,7 +450,16 @@ pub async fn dismiss_onboarding(
     let now = app.clock.now();
     org.onboarding_dismissed_at = Some(now);
     org.updated_at = now;
-    match save_with_event(app, &before, &org, current.version).await {
+    match save_with_event(
+        app,
+        caller,
+        "organization.onboarding_dismissed",
+        &before,
+        &org,
+        current.version,
+    )
+    .await
+    {
         Ok(()) => Ok(OrganizationView::from(&org)),
         // A concurrent dismissal won: return what it stored.
         Err(e) if e.kind() == ErrorKind::Conflict => {

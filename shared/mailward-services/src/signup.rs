@@ -168,6 +168,8 @@ pub async fn verify(
         agent_proposals_enabled: true,
         onboarding_dismissed_at: None,
         created_by: Some(account.id),
+        parent_org_id: None,
+        invitation_failure: None,
         created_at: now,
         updated_at: now,
     };
@@ -190,14 +192,28 @@ pub async fn verify(
     }
     ops.push(WriteOp::Put {
         item: accounts::membership_item(&Membership {
+            email: account.email.clone(),
             org_id: org.id,
             account_id: account.id,
             roles: vec![Role::Admin],
+            groups: Vec::new(),
+            mfa_seen_at: None,
             created_at: now,
         })?,
         condition: Condition::NotExists,
     });
     ops.extend(api_keys::create_ops(&key.meta)?);
+    ops.extend(crate::activity::ops_as(
+        app,
+        org.id,
+        (mailward_domain::admin::ActorType::User, Some(account.id)),
+        crate::activity::Change::new(
+            "organization.created",
+            "organization",
+            Some(org.id),
+            format!("{} signed up and created {}", account.email, org.name),
+        ),
+    )?);
     match app.store.transact(ops).await {
         Ok(()) => {}
         // Consumed by a concurrent verify, or the account appeared meanwhile: either way this

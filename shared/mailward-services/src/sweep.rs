@@ -396,6 +396,24 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     let before_view = serde_json::to_value(state.domain_view(&current.value))?;
     let after_view = serde_json::to_value(state.domain_view(&next))?;
     let mut ops = vec![domains::save_op(&next, claim_version)?];
+    if next.monitoring_status != claimed.monitoring_status {
+        ops.extend(crate::activity::system_ops(
+            org,
+            crate::activity::Change::new(
+                "domain.monitoring_changed",
+                "domain",
+                Some(id),
+                format!(
+                    "{}: monitoring {:?} → {:?}",
+                    next.url, claimed.monitoring_status, next.monitoring_status
+                ),
+            )
+            .previous(Some(json!({
+                "monitoring_status": serde_json::to_value(claimed.monitoring_status)?,
+            }))),
+            now,
+        )?);
+    }
     if let Some(audit) = &audit {
         let latest = snapshots::latest(store, org, id).await?;
         for (record_type, values) in snapshot_values(audit) {

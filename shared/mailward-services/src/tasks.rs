@@ -144,6 +144,14 @@ pub async fn list(
         .filter(|t| statuses.contains(&t.status))
         .filter(|t| params.domain_id.is_none_or(|d| t.domain_id == d))
         .collect();
+    if caller.is_group_limited() {
+        let visible: std::collections::HashSet<Uuid> = crate::domains::visible(app, caller)
+            .await?
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        list.retain(|t| visible.contains(&t.domain_id));
+    }
     mailward_tasks::sort::sort(&mut list, sort, descending);
     let (page, page_info) = paginate(
         PageParams {
@@ -170,10 +178,19 @@ pub async fn list(
     })
 }
 
+/// The organization's task `id`, or not found; a member limited to groups finds only the tasks
+/// of their groups' domains.
 async fn load(app: &AppState, caller: &Caller, id: Uuid) -> Result<Versioned<Task>, ServiceError> {
-    stored::get(app.store.as_ref(), caller.org_id, id)
+    let task = stored::get(app.store.as_ref(), caller.org_id, id)
         .await?
-        .ok_or_else(|| ServiceError::not_found("task"))
+        .ok_or_else(|| ServiceError::not_found("task"))?;
+    if caller.is_group_limited() {
+        let domain = domains::get(app.store.as_ref(), caller.org_id, task.value.domain_id).await?;
+        if !domain.is_some_and(|d| caller.sees_group(d.value.group_id)) {
+            return Err(ServiceError::not_found("task"));
+        }
+    }
+    Ok(task)
 }
 
 /// One task, with `expand[]` domain, instructions and source.
@@ -345,6 +362,24 @@ async fn save_with_counters(
                 .collect();
             let (count, highest) = mailward_tasks::counters(&tasks);
             let mut ops = vec![stored::save_op(next, read.version)?];
+            ops.extend(crate::activity::ops(
+                app,
+                caller,
+                crate::activity::Change::new(
+                    "task.updated",
+                    "task",
+                    Some(next.id),
+                    format!(
+                        "{} → {}: {}",
+                        read.value.status.as_str(),
+                        next.status.as_str(),
+                        next.task_type.as_str()
+                    ),
+                )
+                .previous(Some(
+                    serde_json::json!({ "status": read.value.status.as_str() }),
+                )),
+            )?);
             if (count, highest)
                 != (
                     domain.value.open_tasks_count,
@@ -511,6 +546,25 @@ pub fn sweep_writes(
         }
         if change.transition.changes_status() && change.transition != Transition::Refreshed {
             moved.push(change.task.clone());
+        }
+        let action = match change.transition {
+            Transition::Opened => Some("task.opened"),
+            Transition::Reopened => Some("task.reopened"),
+            Transition::Resolved => Some("task.resolved"),
+            Transition::Canceled => Some("task.canceled"),
+            Transition::Woke | Transition::Refreshed => None,
+        };
+        if let Some(action) = action {
+            ops.extend(crate::activity::system_ops(
+                domain.org_id,
+                crate::activity::Change::new(
+                    action,
+                    "task",
+                    Some(change.task.id),
+                    format!("{} on {}", change.task.task_type.as_str(), domain.url),
+                ),
+                now,
+            )?);
         }
     }
     // States that held through the window unannounced (a lost check message): announce now.

@@ -147,10 +147,12 @@ pub async fn get(
 
 /// Replaces a key's secret: the old secret's lookup item goes in the same transaction as the new
 /// one appears, so the old key answers 401 from the next request on.
+/// `extra` writes (its activity entry) commit with it.
 pub async fn rotate(
     store: &dyn ItemStore,
     current: Versioned<ApiKey>,
     now: OffsetDateTime,
+    extra: Vec<WriteOp>,
 ) -> Result<NewKey, StoreError> {
     let secret = secrets::new_api_key();
     let old = current.value;
@@ -160,23 +162,23 @@ pub async fn rotate(
         rotated_at: Some(now),
         ..old.clone()
     };
-    store
-        .transact(vec![
-            WriteOp::Delete {
-                pk: keys::api_key_lookup_pk(&old.key_hash),
-                sk: keys::API_KEY_LOOKUP_SK.into(),
-                condition: Condition::None,
-            },
-            WriteOp::Put {
-                item: lookup_item(&meta)?,
-                condition: Condition::NotExists,
-            },
-            WriteOp::Put {
-                item: meta_item(&meta, current.version + 1)?,
-                condition: Condition::Version(current.version),
-            },
-        ])
-        .await?;
+    let mut ops = vec![
+        WriteOp::Delete {
+            pk: keys::api_key_lookup_pk(&old.key_hash),
+            sk: keys::API_KEY_LOOKUP_SK.into(),
+            condition: Condition::None,
+        },
+        WriteOp::Put {
+            item: lookup_item(&meta)?,
+            condition: Condition::NotExists,
+        },
+        WriteOp::Put {
+            item: meta_item(&meta, current.version + 1)?,
+            condition: Condition::Version(current.version),
+        },
+    ];
+    ops.extend(extra);
+    store.transact(ops).await?;
     Ok(NewKey { meta, secret })
 }
 

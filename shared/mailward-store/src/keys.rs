@@ -18,6 +18,12 @@
 //! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
 //! | catalogue version | `SOURCES` | `VERSION` | |
 //! | group | `ORG#<org>` | `GROUP#<id>` | |
+//! | invitation (TTL: its expiry) | `ORG#<org>` | `INVITATION#<id>` | |
+//! | invitation token lookup (TTL: its expiry) | `INVITETOKEN#<sha256 of token>` | `INVITATION` | |
+//! | activity log entry | `ORG#<org>` | `ACTIVITY#<unix ms>#<id>` | |
+//! | activity log reference (id → entry) | `ORG#<org>` | `ACTIVITYREF#<id>` | |
+//! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
+//! | support message | `ORG#<org>` | `TICKET#<ticket>#MSG#<unix ms>#<id>` | |
 //! | task | `ORG#<org>` | `TASK#<domain>#<id>` | |
 //! | task reference (id → domain) | `ORG#<org>` | `TASKREF#<id>` | |
 //! | onboarding scan of a domain | `ORG#<org>` | `ONBOARDING#<domain>` | |
@@ -33,6 +39,11 @@
 //! from the credential, so one organization's handler cannot address another's items.
 
 use uuid::Uuid;
+
+/// Index partition (GSI1) of the organizations created from `parent`.
+pub fn children_gsi(parent: Uuid) -> String {
+    format!("CHILDOF#{parent}")
+}
 
 /// Partition of an organization's items.
 pub fn org_pk(org: Uuid) -> String {
@@ -249,4 +260,54 @@ pub fn task_ref_sk(id: Uuid) -> String {
 /// Sort key of a domain's onboarding scan.
 pub fn onboarding_sk(domain: Uuid) -> String {
     format!("ONBOARDING#{domain}")
+}
+
+/// Prefix of groups in an organization partition.
+pub const GROUP_PREFIX: &str = "GROUP#";
+
+/// Sort key of an invitation.
+pub fn invitation_sk(id: Uuid) -> String {
+    format!("INVITATION#{id}")
+}
+
+/// Prefix of invitations in an organization partition.
+pub const INVITATION_PREFIX: &str = "INVITATION#";
+
+/// Partition of an invitation token's lookup item.
+pub fn invitation_token_pk(hash: &str) -> String {
+    format!("INVITETOKEN#{hash}")
+}
+
+/// Sort key of an invitation token's lookup item.
+pub const INVITATION_TOKEN_SK: &str = "INVITATION";
+
+/// Prefix of activity log entries (newest last in sort order).
+pub const ACTIVITY_PREFIX: &str = "ACTIVITY#";
+
+/// Sort key of an activity log entry.
+pub fn activity_sk(unix_ms: i128, id: Uuid) -> String {
+    format!("ACTIVITY#{unix_ms:015}#{id}")
+}
+
+/// Sort key of an activity entry's reference item.
+pub fn activity_ref_sk(id: Uuid) -> String {
+    format!("ACTIVITYREF#{id}")
+}
+
+/// Prefix of support tickets and their messages.
+pub const TICKET_PREFIX: &str = "TICKET#";
+
+/// Sort key of a support ticket.
+pub fn ticket_sk(id: Uuid) -> String {
+    format!("TICKET#{id}")
+}
+
+/// Prefix of one ticket's messages.
+pub fn ticket_messages_prefix(ticket: Uuid) -> String {
+    format!("TICKET#{ticket}#MSG#")
+}
+
+/// Sort key of a support message.
+pub fn ticket_message_sk(ticket: Uuid, unix_ms: i128, id: Uuid) -> String {
+    format!("TICKET#{ticket}#MSG#{unix_ms:015}#{id}")
 }

@@ -7,10 +7,12 @@
 //! handler or an adapter here.
 
 pub mod accounts;
+pub mod activity;
 pub mod api_keys;
 pub mod audits;
 pub mod domains;
 pub mod groups;
+pub mod invitations;
 pub mod keys;
 pub mod onboarding;
 pub mod optimistic;
@@ -20,6 +22,7 @@ pub mod rate_limits;
 pub mod signups;
 pub mod snapshots;
 pub mod sources;
+pub mod support;
 pub mod tasks;
 pub mod webhooks;
 

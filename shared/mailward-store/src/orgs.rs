@@ -6,8 +6,28 @@ use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, Writ
 use uuid::Uuid;
 
 /// The stored item of an organization at a version.
+/// An organization created from another is indexed under its parent, for usage.
 pub fn org_item(org: &Organization, version: u64) -> Result<Item, StoreError> {
-    Ok(Item::new(keys::org_pk(org.id), keys::ORG_META, encode(org)?).with_version(version))
+    let item = Item::new(keys::org_pk(org.id), keys::ORG_META, encode(org)?).with_version(version);
+    Ok(match org.parent_org_id {
+        Some(parent) => item.with_gsi1(keys::children_gsi(parent), keys::org_pk(org.id)),
+        None => item,
+    })
+}
+
+/// The organizations created from `parent` (through the index; eventually consistent).
+pub async fn children_of(
+    store: &dyn ItemStore,
+    parent: Uuid,
+) -> Result<Vec<Organization>, StoreError> {
+    query_all(
+        store,
+        Query::partition(keys::children_gsi(parent)).on(mailward_domain::store::Index::Gsi1),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect()
 }
 
 /// Reads an organization (strongly consistent).

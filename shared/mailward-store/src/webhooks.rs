@@ -16,11 +16,20 @@ fn endpoint_item(endpoint: &WebhookEndpoint, version: u64) -> Result<Item, Store
     .with_version(version))
 }
 
-/// Creates an endpoint.
-pub async fn create(store: &dyn ItemStore, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
-    store
-        .put(endpoint_item(endpoint, 1)?, Condition::NotExists)
-        .await
+/// The write that creates an endpoint.
+pub fn create_op(endpoint: &WebhookEndpoint) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: endpoint_item(endpoint, 1)?,
+        condition: Condition::NotExists,
+    })
+}
+
+/// The write that saves a changed endpoint read at `read_version`.
+pub fn save_op(endpoint: &WebhookEndpoint, read_version: u64) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: endpoint_item(endpoint, read_version + 1)?,
+        condition: Condition::Version(read_version),
+    })
 }
 
 /// Saves a changed endpoint if nobody changed it since `read_version`.
@@ -67,11 +76,13 @@ pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<WebhookEndpoin
 /// Deletes an endpoint and leaves a tombstone for [`DELIVERY_RETENTION_SECS`], so its delivery
 /// records (which stay until their own TTL) can still be listed and an id that never existed
 /// can be told apart. Returns false, changing nothing, when no such endpoint exists.
+/// `extra` writes (its activity entry) commit with it.
 pub async fn delete(
     store: &dyn ItemStore,
     org: Uuid,
     id: Uuid,
     now: OffsetDateTime,
+    extra: Vec<WriteOp>,
 ) -> Result<bool, StoreError> {
     let tombstone = Item::new(
         keys::org_pk(org),
@@ -79,7 +90,7 @@ pub async fn delete(
         Vec::new(),
     )
     .expiring_at(now.unix_timestamp() + DELIVERY_RETENTION_SECS);
-    let ops = vec![
+    let mut ops = vec![
         WriteOp::Delete {
             pk: keys::org_pk(org),
             sk: keys::webhook_sk(id),
@@ -90,6 +101,7 @@ pub async fn delete(
             condition: Condition::None,
         },
     ];
+    ops.extend(extra);
     match store.transact(ops).await {
         Ok(()) => Ok(true),
         Err(e) if e.is_conflict() => Ok(false),

@@ -1,5 +1,7 @@
 //! Black-box tests over HTTP against the local stack. One module per route group.
 
+mod activity;
+mod admin;
 mod api_keys;
 mod audit;
 mod audit_matrix;

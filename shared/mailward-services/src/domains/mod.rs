@@ -12,6 +12,7 @@ pub mod records;
 pub mod snapshots;
 pub mod spf;
 
+use crate::activity::{self, Change};
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
 use crate::pagination::paginate;
@@ -59,7 +60,9 @@ pub(crate) fn parse_domain_name(param: &'static str, raw: &str) -> Result<String
     })
 }
 
-/// The organization's domain `id`, or not found.
+/// The organization's domain `id`, or not found. A member limited to groups finds only the
+/// domains of those groups: every per-domain operation goes through here, so the limit holds
+/// for reads and writes alike.
 pub async fn load(
     app: &AppState,
     caller: &Caller,
@@ -67,16 +70,39 @@ pub async fn load(
 ) -> Result<Versioned<Domain>, ServiceError> {
     domains::get(app.store.as_ref(), caller.org_id, id)
         .await?
+        .filter(|d| caller.sees_group(d.value.group_id))
         .ok_or_else(|| ServiceError::not_found("domain"))
 }
 
+/// The domains of the organization the caller sees (all of them, or those of its groups).
+pub async fn visible(app: &AppState, caller: &Caller) -> Result<Vec<Domain>, ServiceError> {
+    Ok(domains::list(app.store.as_ref(), caller.org_id)
+        .await?
+        .into_iter()
+        .filter(|d| caller.sees_group(d.group_id))
+        .collect())
+}
+
+/// Checks a `group_id` a caller puts a domain in: a group of the organization, and one of the
+/// caller's own when it is limited to groups (which also may not leave a domain ungrouped,
+/// since it could no longer see it).
 async fn check_group(
     app: &AppState,
     caller: &Caller,
     group: Option<Uuid>,
 ) -> Result<(), ServiceError> {
-    let Some(group) = group else { return Ok(()) };
-    if !groups::exists(app.store.as_ref(), caller.org_id, group).await? {
+    let Some(group) = group else {
+        if caller.is_group_limited() {
+            return Err(ServiceError::invalid(
+                "group_id",
+                "a member limited to groups must put the domain in one of them",
+            ));
+        }
+        return Ok(());
+    };
+    if !caller.sees_group(Some(group))
+        || !groups::exists(app.store.as_ref(), caller.org_id, group).await?
+    {
         return Err(ServiceError::invalid(
             "group_id",
             "group_id names no group of this organization",
@@ -165,6 +191,16 @@ pub(crate) async fn create_one(
         )?);
     }
     ops.push(OutboxEvent::new(DOMAIN_CREATED, domain.org_id, now, view, None).write_op()?);
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "domain.created",
+            "domain",
+            Some(domain.id),
+            format!("added {}", domain.url),
+        ),
+    )?);
     match app.store.transact(ops).await {
         Ok(()) => Ok(domain),
         Err(e) if e.is_conflict() => Err(already_watched(&name)),
@@ -196,34 +232,43 @@ fn parse_expand(values: &[String]) -> Result<Expand, ServiceError> {
     Ok(expand)
 }
 
-fn expanded(
-    app: &AppState,
-    domain: &Domain,
-    expand: Expand,
-    tasks: &HashMap<Uuid, Vec<mailward_api_types::tasks::Task>>,
-) -> DomainView {
+fn expanded(app: &AppState, domain: &Domain, expand: Expand, related: &Related) -> DomainView {
     let mut view = app.domain_view(domain);
     if expand.group {
-        // Groups are not built yet, so no domain can belong to one: the expansion is null.
-        view.group = Some(serde_json::Value::Null);
+        view.group = Some(
+            domain
+                .group_id
+                .and_then(|g| related.groups.get(&g))
+                .and_then(|g| serde_json::to_value(crate::groups::view_of(g)).ok())
+                .unwrap_or(serde_json::Value::Null),
+        );
     }
     if expand.tasks {
-        view.tasks = Some(tasks.get(&domain.id).cloned().unwrap_or_default());
+        view.tasks = Some(related.tasks.get(&domain.id).cloned().unwrap_or_default());
     }
     view
 }
 
-/// The open work of the organization's domains, when `expand[]=tasks` asks for it.
-async fn tasks_for(
-    app: &AppState,
-    caller: &Caller,
-    expand: Expand,
-) -> Result<HashMap<Uuid, Vec<mailward_api_types::tasks::Task>>, ServiceError> {
+/// What `expand[]` brings along: the groups and the open work of the organization's domains.
+#[derive(Default)]
+struct Related {
+    groups: HashMap<Uuid, mailward_domain::admin::Group>,
+    tasks: HashMap<Uuid, Vec<mailward_api_types::tasks::Task>>,
+}
+
+async fn related(app: &AppState, caller: &Caller, expand: Expand) -> Result<Related, ServiceError> {
+    let mut related = Related::default();
     if expand.tasks {
-        crate::tasks::open_work_by_domain(app, caller.org_id).await
-    } else {
-        Ok(HashMap::new())
+        related.tasks = crate::tasks::open_work_by_domain(app, caller.org_id).await?;
     }
+    if expand.group {
+        related.groups = groups::list(app.store.as_ref(), caller.org_id)
+            .await?
+            .into_iter()
+            .map(|g| (g.id, g))
+            .collect();
+    }
+    Ok(related)
 }
 
 fn parse_enum<T: for<'de> Deserialize<'de>>(
@@ -399,7 +444,7 @@ pub async fn list(
             return Err(ServiceError::invalid("order", "order must be asc or desc"));
         }
     };
-    let mut list: Vec<Domain> = domains::list(app.store.as_ref(), caller.org_id)
+    let mut list: Vec<Domain> = visible(app, caller)
         .await?
         .into_iter()
         .filter(|d| status.is_none_or(|s| d.monitoring_status == s))
@@ -416,11 +461,11 @@ pub async fn list(
         },
         list,
     )?;
-    let tasks = tasks_for(app, caller, expand).await?;
+    let related = related(app, caller, expand).await?;
     Ok(DomainList {
         data: page
             .iter()
-            .map(|d| expanded(app, d, expand, &tasks))
+            .map(|d| expanded(app, d, expand, &related))
             .collect(),
         page_info,
     })
@@ -435,8 +480,8 @@ pub async fn get(
 ) -> Result<DomainView, ServiceError> {
     let expand = parse_expand(expand)?;
     let domain = load(app, caller, id).await?;
-    let tasks = tasks_for(app, caller, expand).await?;
-    Ok(expanded(app, &domain.value, expand, &tasks))
+    let related = related(app, caller, expand).await?;
+    Ok(expanded(app, &domain.value, expand, &related))
 }
 
 fn validate_emails(param: &'static str, emails: &[String]) -> Result<Vec<String>, ServiceError> {
@@ -586,7 +631,9 @@ async fn apply_update(
     mut domain: Domain,
     input: UpdateDomainRequest,
 ) -> Result<Domain, ServiceError> {
-    if let Some(group) = input.group_id {
+    if let Some(group) = input.group_id
+        && group != domain.group_id
+    {
         check_group(app, caller, group).await?;
         domain.group_id = group;
     }
@@ -750,6 +797,17 @@ pub async fn update(
             let old_view = serde_json::to_value(app.domain_view(&base.value))?;
             let new_view = serde_json::to_value(app.domain_view(&next))?;
             let previous = previous_attributes(&old_view, &new_view);
+            let entry = activity::ops(
+                app,
+                caller,
+                Change::new(
+                    "domain.updated",
+                    "domain",
+                    Some(next.id),
+                    format!("changed {}", next.url),
+                )
+                .previous(previous.clone()),
+            )?;
             let event = OutboxEvent::new(
                 DOMAIN_UPDATED,
                 next.org_id,
@@ -757,12 +815,9 @@ pub async fn update(
                 new_view,
                 previous,
             );
-            app.store
-                .transact(vec![
-                    domains::save_op(&next, base.version)?,
-                    event.write_op()?,
-                ])
-                .await?;
+            let mut ops = vec![domains::save_op(&next, base.version)?, event.write_op()?];
+            ops.extend(entry);
+            app.store.transact(ops).await?;
             Ok(next)
         }
     })
@@ -794,13 +849,18 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     write_unless_person_changed(app, caller, id, current, |base| async move {
         let view = serde_json::to_value(app.domain_view(&base.value))?;
         let event = OutboxEvent::new(DOMAIN_DELETED, caller.org_id, app.clock.now(), view, None);
-        domains::remove(
-            app.store.as_ref(),
-            &base.value,
-            base.version,
-            vec![event.write_op()?],
-        )
-        .await?;
+        let mut extra = vec![event.write_op()?];
+        extra.extend(activity::ops(
+            app,
+            caller,
+            Change::new(
+                "domain.deleted",
+                "domain",
+                Some(base.value.id),
+                format!("removed {}", base.value.url),
+            ),
+        )?);
+        domains::remove(app.store.as_ref(), &base.value, base.version, extra).await?;
         Ok(())
     })
     .await

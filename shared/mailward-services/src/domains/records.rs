@@ -154,9 +154,26 @@ async fn remember_verification(
             if next == current.value {
                 return Ok(());
             }
-            app.store
-                .transact(vec![domains::save_op(&next, current.version)?])
-                .await?;
+            let mut ops = vec![domains::save_op(&next, current.version)?];
+            ops.extend(crate::activity::ops(
+                app,
+                caller,
+                crate::activity::Change::new(
+                    "domain.verified",
+                    "domain",
+                    Some(next.id),
+                    format!(
+                        "verified {}: {}",
+                        next.url,
+                        confirmed
+                            .iter()
+                            .map(|p| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+            )?);
+            app.store.transact(ops).await?;
             Ok::<_, ServiceError>(())
         },
         || async move { Ok(OnConflict::Retry(load(app, caller, id).await?)) },
@@ -172,6 +189,8 @@ pub async fn verify(
     id: Uuid,
     only: Option<Purpose>,
 ) -> Result<VerifyResponse, ServiceError> {
+    // Verification stores what it confirmed (and logs it): a write.
+    caller.require_write()?;
     let current = load(app, caller, id).await?;
     let domain = current.value.clone();
     let direct = Uncached(app.resolver.as_ref());

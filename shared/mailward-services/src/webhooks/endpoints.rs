@@ -1,6 +1,7 @@
 //! Webhook endpoints (SPEC §4.9): register, read, change, delete, rotate the signing secret, and
 //! read the delivery attempts. Secrets are generated here, sealed at rest and shown once.
 
+use crate::activity::{self, Change};
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::outbound::client::check_url;
@@ -133,7 +134,18 @@ pub async fn create(
         created_at: now,
         updated_at: now,
     };
-    webhooks::create(app.store.as_ref(), &endpoint).await?;
+    let mut ops = vec![webhooks::create_op(&endpoint)?];
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "webhook_endpoint.created",
+            "webhook_endpoint",
+            Some(endpoint.id),
+            format!("registered webhook endpoint {}", endpoint.url),
+        ),
+    )?);
+    app.store.transact(ops).await?;
     Ok(WebhookEndpointWithSecret {
         endpoint: EndpointView::from(&endpoint),
         secret,
@@ -174,7 +186,18 @@ pub async fn update(
     }
     if endpoint != current.value {
         endpoint.updated_at = app.clock.now();
-        webhooks::save(app.store.as_ref(), &endpoint, current.version).await?;
+        let mut ops = vec![webhooks::save_op(&endpoint, current.version)?];
+        ops.extend(activity::ops(
+            app,
+            caller,
+            Change::new(
+                "webhook_endpoint.updated",
+                "webhook_endpoint",
+                Some(endpoint.id),
+                format!("changed webhook endpoint {}", endpoint.url),
+            ),
+        )?);
+        app.store.transact(ops).await?;
     }
     Ok(EndpointView::from(&endpoint))
 }
@@ -182,7 +205,25 @@ pub async fn update(
 /// Deletes an endpoint; its delivery attempts stay readable for 30 days.
 pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
     caller.require_admin()?;
-    if !webhooks::delete(app.store.as_ref(), caller.org_id, id, app.clock.now()).await? {
+    let entry = activity::ops(
+        app,
+        caller,
+        Change::new(
+            "webhook_endpoint.deleted",
+            "webhook_endpoint",
+            Some(id),
+            "deleted a webhook endpoint",
+        ),
+    )?;
+    if !webhooks::delete(
+        app.store.as_ref(),
+        caller.org_id,
+        id,
+        app.clock.now(),
+        entry,
+    )
+    .await?
+    {
         return Err(ServiceError::not_found("webhook endpoint"));
     }
     Ok(())
@@ -201,7 +242,18 @@ pub async fn rotate_secret(
     endpoint.sealed_secret = sealed(app, &secret)?;
     endpoint.secret_last_four = last_four(&secret);
     endpoint.updated_at = app.clock.now();
-    webhooks::save(app.store.as_ref(), &endpoint, current.version).await?;
+    let mut ops = vec![webhooks::save_op(&endpoint, current.version)?];
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "webhook_endpoint.secret_rotated",
+            "webhook_endpoint",
+            Some(endpoint.id),
+            format!("rotated the signing secret of {}", endpoint.url),
+        ),
+    )?);
+    app.store.transact(ops).await?;
     Ok(WebhookEndpointWithSecret {
         endpoint: EndpointView::from(&endpoint),
         secret,

@@ -1,0 +1,344 @@
+//! Members (SPEC §4.2): the people of an organization, their roles and the groups they are
+//! limited to. Administrators (and read-write API keys) manage them; the last administrator is
+//! never removed or demoted.
+
+use crate::activity::{self, Change};
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ServiceError};
+use crate::state::AppState;
+use mailward_api_types::admin::{
+    AddMemberRequest, AuthProvider, Member, MemberMfaStatus, RoleView, UpdateMemberRequest,
+};
+use mailward_domain::diff::previous_attributes;
+use mailward_domain::email::EmailAddress;
+use mailward_domain::events::types::{MEMBER_ADDED, MEMBER_REMOVED, MEMBER_UPDATED};
+use mailward_domain::model::{Membership, Role};
+use mailward_domain::store::WriteOp;
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{Versioned, accounts, groups, orgs};
+use uuid::Uuid;
+
+/// The wire shape of a membership. Every account signs in with an emailed code today, so
+/// `auth_provider` is `email_code` until other identity providers are connected.
+pub fn view(membership: &Membership) -> Member {
+    Member {
+        id: membership.account_id,
+        email: membership.email.clone(),
+        roles: membership
+            .roles
+            .iter()
+            .copied()
+            .map(RoleView::from)
+            .collect(),
+        groups: membership.groups.clone(),
+        auth_provider: AuthProvider::EmailCode,
+        created_at: membership.created_at,
+    }
+}
+
+/// Fills the copied email of memberships stored before it was copied.
+async fn with_email(
+    app: &AppState,
+    mut membership: Membership,
+) -> Result<Membership, ServiceError> {
+    if membership.email.is_empty()
+        && let Some(account) =
+            accounts::get_by_id(app.store.as_ref(), membership.account_id).await?
+    {
+        membership.email = account.email;
+    }
+    Ok(membership)
+}
+
+/// Validated roles: at least one, each once, strongest first.
+pub(crate) fn parse_roles(roles: &[RoleView]) -> Result<Vec<Role>, ServiceError> {
+    let mut out: Vec<Role> = Vec::new();
+    for role in [Role::Admin, Role::Editor, Role::Viewer] {
+        if roles.iter().any(|r| Role::from(*r) == role) {
+            out.push(role);
+        }
+    }
+    if out.is_empty() {
+        return Err(ServiceError::invalid(
+            "roles",
+            "roles must hold at least one of admin, editor, viewer",
+        ));
+    }
+    Ok(out)
+}
+
+/// Validated group ids: each a group of the caller's organization, each once.
+pub(crate) async fn parse_groups(
+    app: &AppState,
+    caller: &Caller,
+    ids: &[Uuid],
+) -> Result<Vec<Uuid>, ServiceError> {
+    let mut out: Vec<Uuid> = Vec::new();
+    for id in ids {
+        if out.contains(id) {
+            continue;
+        }
+        if !groups::exists(app.store.as_ref(), caller.org_id, *id).await? {
+            return Err(ServiceError::invalid(
+                "groups",
+                format!("{id} is not a group of this organization"),
+            ));
+        }
+        out.push(*id);
+    }
+    Ok(out)
+}
+
+/// Refuses callers that may not manage people: anyone but administrators and read-write keys,
+/// and members limited to groups.
+fn require_manager(caller: &Caller) -> Result<(), ServiceError> {
+    caller.require_admin()?;
+    caller.require_unlimited()
+}
+
+/// The members of the organization, oldest first.
+pub async fn list(app: &AppState, caller: &Caller) -> Result<Vec<Member>, ServiceError> {
+    caller.require_unlimited()?;
+    let mut members = Vec::new();
+    for m in accounts::members_of(app.store.as_ref(), caller.org_id).await? {
+        members.push(view(&with_email(app, m).await?));
+    }
+    members.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+    Ok(members)
+}
+
+/// A check that keeps another administrator in place while `leaving` stops being one; refused
+/// when `leaving` is the last administrator.
+async fn another_admin_stays(
+    app: &AppState,
+    org: Uuid,
+    leaving: Uuid,
+) -> Result<WriteOp, ServiceError> {
+    accounts::members_of_versioned(app.store.as_ref(), org)
+        .await?
+        .into_iter()
+        .find(|m| m.value.account_id != leaving && m.value.is_admin())
+        .map(|m| accounts::unchanged_membership_op(org, m.value.account_id, m.version))
+        .ok_or_else(|| {
+            ServiceError::new(
+                ErrorKind::Conflict,
+                "last_admin",
+                "the organization's last administrator cannot be removed or demoted; make another member an administrator first",
+            )
+        })
+}
+
+fn event_op(
+    event: &str,
+    membership: &Membership,
+    now: time::OffsetDateTime,
+    previous: Option<serde_json::Value>,
+) -> Result<WriteOp, ServiceError> {
+    let object = serde_json::to_value(view(membership))?;
+    Ok(OutboxEvent::new(event, membership.org_id, now, object, previous).write_op()?)
+}
+
+/// What [`add`] did.
+#[derive(Debug)]
+pub enum Added {
+    /// The account became a member (201).
+    Created(Member),
+    /// The account was a member already; its roles and groups were applied (200).
+    Existing(Member),
+}
+
+/// Adds an existing account to the organization, or applies roles and groups to a member.
+pub async fn add(
+    app: &AppState,
+    caller: &Caller,
+    input: AddMemberRequest,
+) -> Result<Added, ServiceError> {
+    require_manager(caller)?;
+    let email = EmailAddress::parse(&input.email)
+        .map_err(|_| ServiceError::invalid("email", "email must be a valid email address"))?;
+    let roles = parse_roles(&input.roles)?;
+    let groups = parse_groups(app, caller, &input.groups).await?;
+    let Some(account) = accounts::get_by_email(app.store.as_ref(), email.as_str()).await? else {
+        return Err(ServiceError::invalid(
+            "email",
+            "no account exists for this address; invite the person with POST /invitations",
+        ));
+    };
+    let account = account.value;
+    if accounts::membership(app.store.as_ref(), caller.org_id, account.id)
+        .await?
+        .is_some()
+    {
+        let member = update(
+            app,
+            caller,
+            account.id,
+            UpdateMemberRequest {
+                roles: Some(input.roles),
+                groups: Some(groups),
+            },
+        )
+        .await?;
+        return Ok(Added::Existing(member));
+    }
+    let now = app.clock.now();
+    let membership = Membership {
+        org_id: caller.org_id,
+        account_id: account.id,
+        email: account.email.clone(),
+        roles,
+        groups,
+        mfa_seen_at: None,
+        created_at: now,
+    };
+    let mut ops = vec![
+        accounts::add_membership_op(&membership)?,
+        event_op(MEMBER_ADDED, &membership, now, None)?,
+    ];
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "member.added",
+            "member",
+            Some(account.id),
+            format!("added {} as a member", account.email),
+        ),
+    )?);
+    match app.store.transact(ops).await {
+        Ok(()) => Ok(Added::Created(view(&membership))),
+        Err(e) if e.is_conflict() => Err(ServiceError::conflict(
+            "the account became a member meanwhile; retry to apply roles and groups",
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn load(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<Versioned<Membership>, ServiceError> {
+    let mut found = accounts::membership_versioned(app.store.as_ref(), caller.org_id, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("member"))?;
+    found.value = with_email(app, found.value).await?;
+    Ok(found)
+}
+
+/// Changes a member's roles and groups.
+pub async fn update(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: UpdateMemberRequest,
+) -> Result<Member, ServiceError> {
+    require_manager(caller)?;
+    let roles = input.roles.as_deref().map(parse_roles).transpose()?;
+    let groups = match &input.groups {
+        Some(ids) => Some(parse_groups(app, caller, ids).await?),
+        None => None,
+    };
+    for _ in 0..3 {
+        let current = load(app, caller, id).await?;
+        let mut next = current.value.clone();
+        if let Some(roles) = &roles {
+            next.roles = roles.clone();
+        }
+        if let Some(groups) = &groups {
+            next.groups = groups.clone();
+        }
+        if next == current.value {
+            return Ok(view(&next));
+        }
+        let before = serde_json::to_value(view(&current.value))?;
+        let after = serde_json::to_value(view(&next))?;
+        let previous = previous_attributes(&before, &after);
+        let now = app.clock.now();
+        let mut ops = vec![
+            accounts::save_membership_op(&next, current.version)?,
+            event_op(MEMBER_UPDATED, &next, now, previous.clone())?,
+        ];
+        if current.value.is_admin() && !next.is_admin() {
+            ops.push(another_admin_stays(app, caller.org_id, id).await?);
+        }
+        ops.extend(activity::ops(
+            app,
+            caller,
+            Change::new(
+                "member.updated",
+                "member",
+                Some(id),
+                format!("changed the roles or groups of {}", next.email),
+            )
+            .previous(previous),
+        )?);
+        match app.store.transact(ops).await {
+            Ok(()) => return Ok(view(&next)),
+            Err(e) if e.is_conflict() => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ServiceError::conflict(
+        "the member or the administrators changed meanwhile; retry",
+    ))
+}
+
+/// Removes a member (their sessions stop working at once).
+pub async fn remove(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
+    require_manager(caller)?;
+    for _ in 0..3 {
+        let current = load(app, caller, id).await?;
+        let now = app.clock.now();
+        let mut ops = vec![
+            accounts::remove_membership_op(caller.org_id, id, current.version),
+            event_op(MEMBER_REMOVED, &current.value, now, None)?,
+        ];
+        if current.value.is_admin() {
+            ops.push(another_admin_stays(app, caller.org_id, id).await?);
+        }
+        ops.extend(activity::ops(
+            app,
+            caller,
+            Change::new(
+                "member.removed",
+                "member",
+                Some(id),
+                format!("removed {}", current.value.email),
+            ),
+        )?);
+        match app.store.transact(ops).await {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_conflict() => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ServiceError::conflict(
+        "the member or the administrators changed meanwhile; retry",
+    ))
+}
+
+/// Each member's MFA status: whether a sign-in with a second factor was seen, and whether the
+/// organization's MFA requirement blocks them until it is.
+pub async fn mfa_statuses(
+    app: &AppState,
+    caller: &Caller,
+) -> Result<Vec<MemberMfaStatus>, ServiceError> {
+    require_manager(caller)?;
+    let required = orgs::get(app.store.as_ref(), caller.org_id)
+        .await?
+        .is_some_and(|o| o.value.require_mfa);
+    let mut out = Vec::new();
+    for m in accounts::members_of(app.store.as_ref(), caller.org_id).await? {
+        let m = with_email(app, m).await?;
+        out.push(MemberMfaStatus {
+            member_id: m.account_id,
+            email: m.email.clone(),
+            mfa_enabled: m.mfa_seen_at.is_some(),
+            mfa_seen_at: m.mfa_seen_at,
+            blocked_by_requirement: required && m.mfa_seen_at.is_none(),
+        });
+    }
+    out.sort_by(|a, b| a.email.cmp(&b.email));
+    Ok(out)
+}

@@ -1,0 +1,1348 @@
+//! Organization administration over HTTP: groups, members, invitations, usage, and who may do
+//! what (roles, read-only keys, group limits).
+
+use crate::common::{add_domain, outbox_events};
+use mailward_api_tests::{SignedUp, TestApp};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// A stack whose outbox stays put (events are read from it).
+pub async fn quiet_app() -> TestApp {
+    TestApp::start_with(|s| s.publish_outbox = false).await
+}
+
+/// Sends `body` (or nothing) with the key; status and JSON body (null when empty).
+pub async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    key: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = app.with_key(method, path, key);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// A GET with the key that must succeed; its JSON body.
+pub async fn get(app: &TestApp, path: &str, key: &str) -> Value {
+    let (status, body) = call(app, Method::GET, path, key, None).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    body
+}
+
+/// The string field `field` of every element of the array `list`.
+pub fn strings(list: &Value, field: &str) -> Vec<String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|v| v[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// As [`call`], with a session token.
+pub async fn call_as(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = app.with_session(method, path, token);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Creates a group; its JSON.
+pub async fn group(app: &TestApp, key: &str, name: &str) -> Value {
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/groups",
+        key,
+        Some(json!({"name": name})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+/// Signs up `email` elsewhere (so the account exists) and adds it to `org` with `roles` and
+/// `groups`; returns a session token for it in `org`.
+pub async fn member(
+    app: &TestApp,
+    org: &SignedUp,
+    email: &str,
+    roles: &[&str],
+    groups: &[&str],
+) -> String {
+    app.sign_up(email, &format!("Home of {email}")).await;
+    let (status, body) = call(
+        app,
+        Method::POST,
+        "/members",
+        &org.key,
+        Some(json!({"email": email, "roles": roles, "groups": groups})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    app.session_token(email, &org.org_id, false).await
+}
+
+/// The invitation token in the newest email to `to`.
+pub fn token_for(app: &TestApp, to: &str) -> String {
+    let outbox = app.dir.path().join("outbox");
+    let mut files: Vec<_> = std::fs::read_dir(&outbox)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let mail = files
+        .iter()
+        .rev()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .find(|m| m.contains(&format!("To: {to}\r\n")) && m.contains("mwinv_"))
+        .expect("an invitation mail to the address");
+    let start = mail.find("mwinv_").unwrap();
+    mail[start..]
+        .split(|c: char| c.is_whitespace() || c == '"')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Makes the local mailer fail (its outbox becomes a file) until [`mail_works`].
+pub fn mail_fails(app: &TestApp) {
+    let outbox = app.dir.path().join("outbox");
+    let _ = std::fs::remove_dir_all(&outbox);
+    std::fs::write(&outbox, b"not a directory").unwrap();
+}
+
+/// Undoes [`mail_fails`].
+pub fn mail_works(app: &TestApp) {
+    let outbox = app.dir.path().join("outbox");
+    if outbox.is_file() {
+        std::fs::remove_file(&outbox).unwrap();
+    }
+}
+
+fn events_of(events: &[Value], prefix: &str) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e["type"].as_str().unwrap().starts_with(prefix))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn groups_hold_domains_and_deleting_one_ungroups_them() {
+    let app = quiet_app().await;
+    let s = app.sign_up("owner@groups.example", "Groups Co").await;
+    let other = app.sign_up("owner@rival.example", "Rival").await;
+    let beta = group(&app, &s.key, "beta customer").await;
+    app.clock.advance(time::Duration::seconds(1));
+    let alpha = group(&app, &s.key, "Alpha customer").await;
+    let foreign = group(&app, &other.key, "Not yours").await;
+    assert_eq!(beta["external_customer_id"], Value::Null);
+
+    // Sorting: newest first by default; by name case-insensitively.
+    let list = get(&app, "/groups", &s.key).await;
+    let names = strings(&list["data"], "name");
+    assert_eq!(names, ["Alpha customer", "beta customer"]);
+    let list = get(&app, "/groups?sort=name&order=desc", &s.key).await;
+    assert_eq!(list["data"][0]["name"], "beta customer");
+    assert_eq!(list["page_info"]["total_count"], 2);
+    for (query, param) in [
+        ("sort=size", "sort"),
+        ("order=up", "order"),
+        ("expand[]=owners", "expand[]"),
+    ] {
+        let (status, body) =
+            call(&app, Method::GET, &format!("/groups?{query}"), &s.key, None).await;
+        assert_eq!(
+            (status, body["param"].as_str()),
+            (StatusCode::BAD_REQUEST, Some(param)),
+            "{query}"
+        );
+    }
+    for bad in [
+        json!({"name": ""}),
+        json!({"name": "x".repeat(129)}),
+        json!({"name": "a\u{7}b"}),
+    ] {
+        let (status, body) = call(&app, Method::POST, "/groups", &s.key, Some(bad)).await;
+        assert_eq!(
+            (status, body["param"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("name"))
+        );
+    }
+
+    // Domains join groups by id; another organization's group is refused by name.
+    let alpha_id = alpha["id"].as_str().unwrap();
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/domains",
+        &s.key,
+        Some(json!({"url": "alpha.example", "group_id": foreign["id"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("group_id"))
+    );
+    let (status, d1) = call(
+        &app,
+        Method::POST,
+        "/domains",
+        &s.key,
+        Some(json!({"url": "alpha.example", "group_id": alpha_id})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let d2 = add_domain(&app, &s.key, "loose.example").await;
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{}", d2["id"].as_str().unwrap()),
+        &s.key,
+        Some(json!({"group_id": alpha_id})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let expanded = get(
+        &app,
+        &format!("/domains/{}?expand[]=group", d1["id"].as_str().unwrap()),
+        &s.key,
+    )
+    .await;
+    assert_eq!(expanded["group"]["name"], "Alpha customer");
+    let filtered = get(&app, &format!("/domains?group_id={alpha_id}"), &s.key).await;
+    assert_eq!(filtered["page_info"]["total_count"], 2);
+    let with_domains = get(
+        &app,
+        &format!("/groups/{alpha_id}?expand[]=domains"),
+        &s.key,
+    )
+    .await;
+    assert_eq!(with_domains["domains"]["count"], 2);
+    assert_eq!(with_domains["domains"]["average_score"], 0.0);
+    assert_eq!(with_domains["domains"]["last_14_days_volume"], 0);
+    let plain = get(&app, &format!("/groups/{alpha_id}"), &s.key).await;
+    assert!(
+        plain.get("domains").is_none(),
+        "domains only with the expansion"
+    );
+
+    // Another organization's group is not found; anonymous reads need credentials.
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/groups/{}", foreign["id"].as_str().unwrap()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let anonymous = app
+        .request(Method::GET, &format!("/groups/{alpha_id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+
+    // Update: fields, nulls, and previous attributes in the event.
+    let (status, updated) = call(&app, Method::POST, &format!("/groups/{alpha_id}"), &s.key,
+        Some(json!({"name": "Alpha Ltd", "external_customer_id": "CUST-9", "backfill_tickets": true}))).await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(updated["external_customer_id"], "CUST-9");
+    let (_, updated) = call(
+        &app,
+        Method::POST,
+        &format!("/groups/{alpha_id}"),
+        &s.key,
+        Some(json!({"external_customer_id": null})),
+    )
+    .await;
+    assert_eq!(updated["external_customer_id"], Value::Null);
+    assert_eq!(updated["name"], "Alpha Ltd");
+
+    // Delete: the domains stay, ungrouped.
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/groups/{alpha_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/groups/{alpha_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let all = get(&app, "/domains", &s.key).await;
+    assert_eq!(all["page_info"]["total_count"], 2);
+    assert!(
+        all["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["group_id"].is_null())
+    );
+
+    let group_events = events_of(&outbox_events(&app).await, "group.");
+    // The outbox is sharded and the test clock stands still: compare without order.
+    let mut mine: Vec<&str> = group_events
+        .iter()
+        .filter(|e| e["object"]["id"] == alpha["id"])
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    mine.sort_unstable();
+    assert_eq!(
+        mine,
+        [
+            "group.created",
+            "group.deleted",
+            "group.updated",
+            "group.updated"
+        ]
+    );
+    assert!(
+        group_events.iter().any(|e| e["type"] == "group.updated"
+            && e["previous_attributes"]["name"] == "Alpha customer")
+    );
+}
+
+#[tokio::test]
+async fn members_are_added_changed_and_removed_and_the_last_admin_stays() {
+    let app = quiet_app().await;
+    let s = app.sign_up("alice@members.example", "Members Co").await;
+    let other = app.sign_up("zed@elsewhere.example", "Elsewhere").await;
+    let g = group(&app, &s.key, "Team").await;
+    let foreign_group = group(&app, &other.key, "Theirs").await;
+    app.sign_up("bob@members.example", "Bob's own").await;
+    // Members list oldest first: Bob joins a second later.
+    app.clock.advance(time::Duration::seconds(1));
+
+    // No account: 400 naming email. Bad roles and foreign groups: 400 naming them.
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "nobody@members.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str(), body["param"].as_str()),
+        (
+            StatusCode::BAD_REQUEST,
+            Some("parameter_invalid_or_missing"),
+            Some("email")
+        )
+    );
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "bob@members.example", "roles": ["owner"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("roles[0]")),
+        "{body}"
+    );
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "bob@members.example", "roles": []})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("roles"))
+    );
+    let (status, body) = call(&app, Method::POST, "/members", &s.key,
+        Some(json!({"email": "bob@members.example", "roles": ["viewer"], "groups": [foreign_group["id"]]}))).await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("groups"))
+    );
+
+    // 201 added, then 200 with roles and groups applied.
+    let (status, bob) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "Bob@Members.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{bob}");
+    assert_eq!(bob["email"], "bob@members.example");
+    assert_eq!(bob["roles"], json!(["viewer"]));
+    assert_eq!(bob["auth_provider"], "email_code");
+    let bob_id = bob["id"].as_str().unwrap().to_owned();
+    let (status, again) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "bob@members.example", "roles": ["editor"], "groups": [g["id"]]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(again["roles"], json!(["editor"]));
+    assert_eq!(again["groups"], json!([g["id"]]));
+
+    let list = get(&app, "/members", &s.key).await;
+    let emails = strings(&list, "email");
+    assert_eq!(emails, ["alice@members.example", "bob@members.example"]);
+    let alice_id = list[0]["id"].as_str().unwrap().to_owned();
+
+    // The last administrator is never demoted or removed.
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        &format!("/members/{alice_id}"),
+        &s.key,
+        Some(json!({"roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("last_admin"))
+    );
+    let (status, body) = call(
+        &app,
+        Method::DELETE,
+        &format!("/members/{alice_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("last_admin"))
+    );
+    // With a second administrator, the first may step down.
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/members/{bob_id}"),
+        &s.key,
+        Some(json!({"roles": ["admin"], "groups": []})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, demoted) = call(
+        &app,
+        Method::POST,
+        &format!("/members/{alice_id}"),
+        &s.key,
+        Some(json!({"roles": ["editor"]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(demoted["roles"], json!(["editor"]));
+    let (status, body) = call(
+        &app,
+        Method::DELETE,
+        &format!("/members/{bob_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("last_admin"))
+    );
+
+    // Another organization's member id is not found.
+    let theirs = get(&app, "/members", &other.key).await;
+    let zed = theirs[0]["id"].as_str().unwrap();
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/members/{zed}"),
+        &s.key,
+        Some(json!({"roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/members/{zed}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // MFA statuses reflect sign-ins seen; removal ends the member's sessions at once.
+    let bob_token = app
+        .session_token("bob@members.example", &s.org_id, true)
+        .await;
+    let (status, _) = call_as(&app, Method::GET, "/domains", &bob_token, None).await;
+    assert_eq!(status, 200);
+    let statuses = get(&app, "/members/mfa/statuses", &s.key).await;
+    let of = |email: &str| {
+        statuses
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["email"] == email)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(of("bob@members.example")["mfa_enabled"], true);
+    assert_eq!(of("alice@members.example")["mfa_enabled"], false);
+    assert_eq!(of("alice@members.example")["blocked_by_requirement"], false);
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/members/{alice_id}"),
+        &s.key,
+        Some(json!({"roles": ["admin"]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/members/{bob_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, _) = call_as(&app, Method::GET, "/domains", &bob_token, None).await;
+    assert_eq!(status, 401);
+
+    let events = events_of(&outbox_events(&app).await, "member.");
+    let mut kinds: Vec<&str> = events
+        .iter()
+        .filter(|e| e["object"]["id"] == bob_id.as_str())
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    kinds.sort_unstable();
+    assert_eq!(
+        kinds,
+        [
+            "member.added",
+            "member.removed",
+            "member.updated",
+            "member.updated"
+        ]
+    );
+    assert!(
+        events.iter().any(|e| e["type"] == "member.updated"
+            && e["previous_attributes"]["roles"] == json!(["viewer"]))
+    );
+}
+
+#[tokio::test]
+async fn invitations_are_emailed_accepted_once_and_refused_clearly() {
+    let app = quiet_app().await;
+    let s = app.sign_up("admin@invite.example", "Invite Co").await;
+    let g = group(&app, &s.key, "Clients").await;
+    app.sign_up("has.account@invite.example", "Own org").await;
+
+    // ttl bounds, roles, existing accounts, foreign domains with a key.
+    for ttl in [86_399, 2_592_001] {
+        let (status, body) = call(
+            &app,
+            Method::POST,
+            "/invitations",
+            &s.key,
+            Some(json!({"email": "new@invite.example", "roles": ["viewer"], "ttl_sec": ttl})),
+        )
+        .await;
+        assert_eq!(
+            (status, body["param"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("ttl_sec"))
+        );
+    }
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "not an address", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("email"))
+    );
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "has.account@invite.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("invitation_invitee_exists"))
+    );
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "someone@outside.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("invitation_domain_not_allowed"))
+    );
+    // A signed-in administrator is exempt from the domain rule.
+    let admin = app
+        .session_token("admin@invite.example", &s.org_id, false)
+        .await;
+    let (status, outside) = call_as(
+        &app,
+        Method::POST,
+        "/invitations",
+        &admin,
+        Some(json!({"email": "someone@outside.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{outside}");
+
+    // Created, emailed, listed; a second one to the same address is refused.
+    let (status, inv) = call(&app, Method::POST, "/invitations", &s.key,
+        Some(json!({"email": "new@invite.example", "roles": ["editor"], "groups": [g["id"]], "ttl_sec": 86_400}))).await;
+    assert_eq!(status, 201, "{inv}");
+    assert!(inv["sent_at"].is_string());
+    let inv_id = inv["id"].as_str().unwrap().to_owned();
+    let first_token = token_for(&app, "new@invite.example");
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "new@invite.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("invitation_exists"))
+    );
+    let list = get(&app, "/invitations", &s.key).await;
+    assert_eq!(list.as_array().unwrap().len(), 2);
+
+    // Resend: a new token; the earlier one no longer works.
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/invitations/{inv_id}/resend"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let token = token_for(&app, "new@invite.example");
+    assert_ne!(token, first_token);
+    let accept = |token: String| {
+        let app = &app;
+        async move {
+            let res = app
+                .request(Method::POST, "/invitations/accept")
+                .json(&json!({"token": token}))
+                .send()
+                .await
+                .unwrap();
+            let status = res.status();
+            (status, res.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, body) = accept(first_token).await;
+    assert_eq!(
+        (status, body["code"].as_str(), body["param"].as_str()),
+        (
+            StatusCode::BAD_REQUEST,
+            Some("invitation_token_invalid"),
+            Some("token")
+        )
+    );
+
+    // Accepted once: an account with the invited roles and groups, which can sign in.
+    let (status, joined) = accept(token.clone()).await;
+    assert_eq!(status, 201, "{joined}");
+    assert_eq!(joined["organization_id"], s.org_id.as_str());
+    assert_eq!(joined["member"]["roles"], json!(["editor"]));
+    assert_eq!(joined["member"]["groups"], json!([g["id"]]));
+    let (status, _) = accept(token).await;
+    assert_eq!(status, 400, "a token works once");
+    let session = app
+        .session_token("new@invite.example", &s.org_id, false)
+        .await;
+    let (status, _) = call_as(&app, Method::GET, "/domains", &session, None).await;
+    assert_eq!(status, 200);
+    let list = get(&app, "/invitations", &s.key).await;
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "accepted invitations are no longer pending"
+    );
+
+    // Revoked: gone from the list; its token refused.
+    let outside_token = token_for(&app, "someone@outside.example");
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/invitations/{}", outside["id"].as_str().unwrap()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, _) = accept(outside_token).await;
+    assert_eq!(status, 400);
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/invitations/{}", outside["id"].as_str().unwrap()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // Expired: refused after its ttl.
+    let (status, short) = call_as(
+        &app,
+        Method::POST,
+        "/invitations",
+        &admin,
+        Some(json!({"email": "late@invite.example", "roles": ["viewer"], "ttl_sec": 86_400})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let late_token = token_for(&app, "late@invite.example");
+    app.clock.advance(time::Duration::seconds(86_401));
+    let (status, _) = accept(late_token).await;
+    assert_eq!(status, 400);
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/invitations/{}/resend", short["id"].as_str().unwrap()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404, "an expired invitation is no longer pending");
+    let (status, body) = accept("mwinv_forged".into()).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invitation_token_invalid"))
+    );
+    let (status, _) = accept("".into()).await;
+    assert_eq!(status, 400);
+
+    // The mailer failing: upstream_failure, and the invitation listed without sent_at.
+    mail_fails(&app);
+    let (status, body) = call_as(
+        &app,
+        Method::POST,
+        "/invitations",
+        &admin,
+        Some(json!({"email": "unlucky@invite.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("upstream_failure"))
+    );
+    let list = get(&app, "/invitations", &s.key).await;
+    let unsent = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["email"] == "unlucky@invite.example")
+        .unwrap()
+        .clone();
+    assert_eq!(unsent["sent_at"], Value::Null);
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        &format!("/invitations/{}/resend", unsent["id"].as_str().unwrap()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("upstream_failure"))
+    );
+    assert!(body["message"].as_str().unwrap().contains("still stands"));
+    mail_works(&app);
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/invitations/{}/resend", unsent["id"].as_str().unwrap()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+
+    let events = outbox_events(&app).await;
+    let invitation_events = events_of(&events, "invitation.");
+    let count = |kind: &str| {
+        invitation_events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .count()
+    };
+    assert_eq!(count("invitation.created"), 4);
+    assert_eq!(count("invitation.revoked"), 1);
+    assert!(
+        events_of(&events, "member.added")
+            .iter()
+            .any(|e| e["object"]["email"] == "new@invite.example")
+    );
+}
+
+#[tokio::test]
+async fn a_new_organization_invites_its_administrator() {
+    let app = quiet_app().await;
+    let s = app.sign_up("founder@msp.example", "MSP").await;
+    app.sign_up("existing@client.example", "Client own").await;
+    let founder = app
+        .session_token("founder@msp.example", &s.org_id, false)
+        .await;
+
+    let (status, created) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &founder,
+        Some(json!({"name": "Client One", "invite_email": "boss@client.example"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let org_id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["invitation_failure"], Value::Null);
+    assert_eq!(created["parent_organization_id"], s.org_id.as_str());
+    let in_new = app
+        .session_token("founder@msp.example", &org_id, false)
+        .await;
+    let (_, pending) = call_as(&app, Method::GET, "/invitations", &in_new, None).await;
+    assert_eq!(pending[0]["email"], "boss@client.example");
+    assert_eq!(pending[0]["roles"], json!(["admin"]));
+    let token = token_for(&app, "boss@client.example");
+    let res = app
+        .request(Method::POST, "/invitations/accept")
+        .json(&json!({"token": token}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+
+    // An address with an account is made an administrator directly.
+    let (status, created) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &founder,
+        Some(json!({"name": "Client Two", "invite_email": "existing@client.example"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let two = created["id"].as_str().unwrap().to_owned();
+    let boss = app
+        .session_token("existing@client.example", &two, false)
+        .await;
+    let (_, members) = call_as(&app, Method::GET, "/members", &boss, None).await;
+    assert_eq!(members.as_array().unwrap().len(), 2);
+
+    // The mailer failing: the organization exists and says so.
+    mail_fails(&app);
+    let (status, created) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &founder,
+        Some(json!({"name": "Client Three", "invite_email": "who@client3.example"})),
+    )
+    .await;
+    mail_works(&app);
+    assert_eq!(status, 201);
+    assert_eq!(created["invitation_failure"]["code"], "upstream_failure");
+    let (status, body) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &founder,
+        Some(json!({"name": "Client Four", "invite_email": "nope"})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invite_email"))
+    );
+
+    // Usage counts the organizations created from this one.
+    let usage = get(&app, "/usage?expand[]=organizations", &s.key).await;
+    let names = strings(&usage["organizations"], "name");
+    assert_eq!(names, ["Client One", "Client Three", "Client Two"]);
+}
+
+#[tokio::test]
+async fn usage_counts_domains_by_state_and_line_item() {
+    let app = quiet_app().await;
+    let s = app.sign_up("billing@usage.example", "Usage Co").await;
+    let d1 = add_domain(&app, &s.key, "one.example").await;
+    add_domain(&app, &s.key, "two.example").await;
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{}", d1["id"].as_str().unwrap()),
+        &s.key,
+        Some(json!({"is_parked": true})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, usage) = call(&app, Method::GET, "/usage", &s.key, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (
+            usage["active_domains"].as_u64(),
+            usage["inactive_domains"].as_u64(),
+            usage["parked_domains"].as_u64()
+        ),
+        (Some(0), Some(1), Some(1))
+    );
+    assert!(usage.get("line_items").is_none() && usage.get("aligned_messages").is_none());
+    let usage = get(
+        &app,
+        "/usage?expand[]=line_items&expand[]=domains&expand[]=aligned_messages",
+        &s.key,
+    )
+    .await;
+    assert_eq!(
+        usage["line_items"],
+        json!([{"code": "DOMAIN-INACTIVE", "quantity": 1}, {"code": "DOMAIN-PARKED", "quantity": 1}])
+    );
+    assert_eq!(usage["aligned_messages"], 0);
+    let states: Vec<(&str, &str)> = usage["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["url"].as_str().unwrap(), d["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [("one.example", "parked"), ("two.example", "inactive")]
+    );
+    let (status, body) = call(&app, Method::GET, "/usage?expand[]=invoices", &s.key, None).await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("expand[]"))
+    );
+}
+
+#[tokio::test]
+async fn a_member_limited_to_groups_sees_and_changes_only_their_domains() {
+    let app = quiet_app().await;
+    let s = app.sign_up("admin@matrix.example", "Matrix").await;
+    let mine = group(&app, &s.key, "Mine").await;
+    let theirs = group(&app, &s.key, "Theirs").await;
+    let mine_id = mine["id"].as_str().unwrap();
+    let (_, d_mine) = call(
+        &app,
+        Method::POST,
+        "/domains",
+        &s.key,
+        Some(json!({"url": "mine.example", "group_id": mine_id})),
+    )
+    .await;
+    let (_, d_theirs) = call(
+        &app,
+        Method::POST,
+        "/domains",
+        &s.key,
+        Some(json!({"url": "theirs.example", "group_id": theirs["id"]})),
+    )
+    .await;
+    let d_loose = add_domain(&app, &s.key, "loose.example").await;
+    let editor = member(&app, &s, "ed@matrix.example", &["editor"], &[mine_id]).await;
+    let viewer = member(&app, &s, "vi@matrix.example", &["viewer"], &[mine_id]).await;
+    let admin = app
+        .session_token("admin@matrix.example", &s.org_id, false)
+        .await;
+
+    for token in [&editor, &viewer] {
+        let (_, list) = call_as(&app, Method::GET, "/domains?expand[]=group", token, None).await;
+        let urls = strings(&list["data"], "url");
+        assert_eq!(urls, ["mine.example"]);
+        assert_eq!(list["data"][0]["group"]["name"], "Mine");
+        for hidden in [&d_theirs, &d_loose] {
+            let path = format!("/domains/{}", hidden["id"].as_str().unwrap());
+            assert_eq!(call_as(&app, Method::GET, &path, token, None).await.0, 404);
+            assert_eq!(
+                call_as(
+                    &app,
+                    Method::GET,
+                    &format!("{path}/dns-records"),
+                    token,
+                    None
+                )
+                .await
+                .0,
+                404
+            );
+            assert_eq!(
+                call_as(&app, Method::GET, &format!("{path}/plan"), token, None)
+                    .await
+                    .0,
+                404
+            );
+        }
+        let (_, groups) = call_as(&app, Method::GET, "/groups", token, None).await;
+        assert_eq!(groups["page_info"]["total_count"], 1);
+        assert_eq!(
+            call_as(
+                &app,
+                Method::GET,
+                &format!("/groups/{}", theirs["id"].as_str().unwrap()),
+                token,
+                None
+            )
+            .await
+            .0,
+            404
+        );
+        for org_wide in ["/members", "/usage", "/activity-log", "/invitations"] {
+            assert_eq!(
+                call_as(&app, Method::GET, org_wide, token, None).await.0,
+                403,
+                "{org_wide}"
+            );
+        }
+        let (_, tasks) = call_as(
+            &app,
+            Method::GET,
+            "/tasks?statuses=open,pending,done",
+            token,
+            None,
+        )
+        .await;
+        assert!(
+            tasks["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t["domain_id"] == d_mine["id"])
+        );
+    }
+
+    // The limited editor writes inside its group only.
+    let mine_path = format!("/domains/{}", d_mine["id"].as_str().unwrap());
+    assert_eq!(
+        call_as(
+            &app,
+            Method::POST,
+            &mine_path,
+            &editor,
+            Some(json!({"is_parked": true}))
+        )
+        .await
+        .0,
+        200
+    );
+    let theirs_path = format!("/domains/{}", d_theirs["id"].as_str().unwrap());
+    assert_eq!(
+        call_as(
+            &app,
+            Method::POST,
+            &theirs_path,
+            &editor,
+            Some(json!({"is_parked": true}))
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(
+        call_as(&app, Method::DELETE, &theirs_path, &editor, None)
+            .await
+            .0,
+        404
+    );
+    let (status, body) = call_as(
+        &app,
+        Method::POST,
+        "/domains",
+        &editor,
+        Some(json!({"url": "new.example"})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("group_id"))
+    );
+    let (status, body) = call_as(
+        &app,
+        Method::POST,
+        "/domains",
+        &editor,
+        Some(json!({"url": "new.example", "group_id": theirs["id"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("group_id"))
+    );
+    assert_eq!(
+        call_as(
+            &app,
+            Method::POST,
+            "/domains",
+            &editor,
+            Some(json!({"url": "new.example", "group_id": mine_id}))
+        )
+        .await
+        .0,
+        201
+    );
+    let (status, body) = call_as(
+        &app,
+        Method::POST,
+        &mine_path,
+        &editor,
+        Some(json!({"group_id": null})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("group_id")),
+        "cannot orphan a domain out of sight"
+    );
+    assert_eq!(
+        call_as(
+            &app,
+            Method::POST,
+            "/groups",
+            &editor,
+            Some(json!({"name": "More"}))
+        )
+        .await
+        .0,
+        403
+    );
+    // The viewer never writes, even inside its group.
+    assert_eq!(
+        call_as(
+            &app,
+            Method::POST,
+            &mine_path,
+            &viewer,
+            Some(json!({"is_parked": false}))
+        )
+        .await
+        .0,
+        403
+    );
+
+    // The unlimited administrator sees everything; removing the group limit widens the view.
+    let (_, all) = call_as(&app, Method::GET, "/domains", &admin, None).await;
+    assert_eq!(all["page_info"]["total_count"], 4);
+    let members = get(&app, "/members", &s.key).await;
+    let ed_id = members
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["email"] == "ed@matrix.example")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A group some member is limited to alone cannot be deleted until they move.
+    let (status, body) = call(
+        &app,
+        Method::DELETE,
+        &format!("/groups/{mine_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("group_has_members"))
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &format!("/members/{ed_id}"),
+            &s.key,
+            Some(json!({"groups": []}))
+        )
+        .await
+        .0,
+        200
+    );
+    let (_, widened) = call_as(&app, Method::GET, "/domains", &editor, None).await;
+    assert_eq!(widened["page_info"]["total_count"], 4);
+}
+
+/// Every write route of the API (read from the OpenAPI document, so a new route must join this
+/// table) refuses viewers and read-only keys with 403 `forbidden`, before looking anything up.
+#[tokio::test]
+async fn viewers_and_read_only_keys_never_write() {
+    let app = quiet_app().await;
+    let s = app.sign_up("admin@readonly.example", "Read Only Co").await;
+    let viewer = member(&app, &s, "viewer@readonly.example", &["viewer"], &[]).await;
+    // Keys are created from an administrator's session.
+    let admin = app
+        .session_token("admin@readonly.example", &s.org_id, false)
+        .await;
+    let (status, key) = call_as(
+        &app,
+        Method::POST,
+        "/api-keys",
+        &admin,
+        Some(json!({"name": "ro", "access": "read_only"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{key}");
+    let read_only = key["key"].as_str().unwrap().to_owned();
+    let id = uuid::Uuid::new_v4();
+    let bodies: Vec<(&str, &str, Option<Value>)> = vec![
+        ("POST", "/api-keys", Some(json!({"name": "x"}))),
+        ("DELETE", "/api-keys/{id}", None),
+        ("POST", "/api-keys/{id}/rotate", None),
+        ("POST", "/domains", Some(json!({"url": "x.example"}))),
+        (
+            "POST",
+            "/domains/bulk",
+            Some(json!({"domains": [{"url": "y.example"}]})),
+        ),
+        ("POST", "/domains/{id}", Some(json!({"is_parked": true}))),
+        ("DELETE", "/domains/{id}", None),
+        ("POST", "/domains/{id}/verify", None),
+        ("POST", "/domains/{id}/verify/dkim", None),
+        ("POST", "/domains/{id}/verify/spf", None),
+        ("POST", "/groups", Some(json!({"name": "g"}))),
+        ("POST", "/groups/{id}", Some(json!({"name": "g"}))),
+        ("DELETE", "/groups/{id}", None),
+        (
+            "POST",
+            "/invitations",
+            Some(json!({"email": "a@readonly.example", "roles": ["viewer"]})),
+        ),
+        ("DELETE", "/invitations/{id}", None),
+        ("POST", "/invitations/{id}/resend", None),
+        (
+            "POST",
+            "/members",
+            Some(json!({"email": "a@readonly.example", "roles": ["viewer"]})),
+        ),
+        ("POST", "/members/{id}", Some(json!({"roles": ["admin"]}))),
+        ("DELETE", "/members/{id}", None),
+        ("POST", "/organizations", Some(json!({"name": "New org"}))),
+        (
+            "POST",
+            "/organizations/{id}",
+            Some(json!({"name": "Renamed"})),
+        ),
+        ("DELETE", "/organizations/{id}", None),
+        ("POST", "/tasks/{id}", Some(json!({"status": "dismissed"}))),
+        (
+            "POST",
+            "/webhook-endpoints",
+            Some(json!({"url": "https://hooks.example/x"})),
+        ),
+        (
+            "POST",
+            "/webhook-endpoints/{id}",
+            Some(json!({"description": "d"})),
+        ),
+        ("DELETE", "/webhook-endpoints/{id}", None),
+        ("POST", "/webhook-endpoints/{id}/rotate-secret", None),
+    ];
+    // Writes any member may make (documented on each route), and public routes.
+    let exempt = [
+        ("POST", "/domains/{id}/preview"),
+        ("POST", "/organizations/{id}/onboarding/dismiss"),
+        ("POST", "/tools/dns-lookup"),
+        ("POST", "/signup"),
+        ("POST", "/signup/verify"),
+        ("POST", "/invitations/accept"),
+    ];
+    let doc: Value = app
+        .request(Method::GET, "/swagger.json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for method in ops.as_object().unwrap().keys() {
+            let method = method.to_ascii_uppercase();
+            if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
+                continue;
+            }
+            let known = bodies.iter().any(|(m, p, _)| *m == method && p == path)
+                || exempt.iter().any(|(m, p)| *m == method && p == path);
+            assert!(
+                known,
+                "{method} {path} is a write route missing from this test"
+            );
+        }
+    }
+    for (method, path, body) in &bodies {
+        let documented = doc["paths"][*path][method.to_ascii_lowercase()].is_object();
+        assert!(documented, "{method} {path} is not in the OpenAPI document");
+        let path = path.replace(
+            "{id}",
+            &if path.starts_with("/organizations/") {
+                s.org_id.clone()
+            } else {
+                id.to_string()
+            },
+        );
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let (status, err) = call(&app, method.clone(), &path, &read_only, body.clone()).await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("forbidden")),
+            "read-only key: {method} {path}: {err}"
+        );
+        let (status, err) = call_as(&app, method.clone(), &path, &viewer, body.clone()).await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("forbidden")),
+            "viewer: {method} {path}: {err}"
+        );
+    }
+}
