@@ -1,11 +1,12 @@
 //! The `api-account` function: the organization and its people: `/api-keys*`,
-//! `/organizations*`, `/members*`, `/invitations*`, `/usage` and `/activity-log*`.
+//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/activity-log*` and `/support/*`.
 
 pub mod activity;
 pub mod api_keys;
 pub mod invitations;
 pub mod members;
 pub mod organizations;
+pub mod support;
 pub mod usage;
 
 use mailward_http::Routes;
@@ -18,4 +19,5 @@ pub fn routes() -> Routes {
         .merge(invitations::routes())
         .merge(usage::routes())
         .merge(activity::routes())
+        .merge(support::routes())
 }

@@ -2,12 +2,14 @@
 //! queue workers and periodic chores beside it, on the embedded adapters (SQLite file, durable
 //! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
 
+pub mod uploads;
+
 use anyhow::Context as _;
 use mailward_domain::queue::Queue;
 use mailward_domain::queue::QueueName;
 use mailward_domain::store::ItemStore;
 use mailward_domain::{Clock, SystemClock};
-use mailward_local::{Database, EmbeddedQueue, EmbeddedStore, FileMailer};
+use mailward_local::{Database, DirObjectStore, EmbeddedQueue, EmbeddedStore, FileMailer};
 use mailward_services::config::{RateLimit, Scope};
 use mailward_services::{AppState, Config};
 use std::net::SocketAddr;
@@ -150,6 +152,8 @@ pub struct Assembled {
     pub state: AppState,
     /// The database (for the TTL reaper).
     pub db: Database,
+    /// The object store (the upload route checks its forms).
+    pub objects: Arc<DirObjectStore>,
 }
 
 /// Builds the state for a data directory with the given clock.
@@ -171,6 +175,12 @@ pub fn assemble(
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{listen}"));
+    let objects = Arc::new(DirObjectStore::new(
+        settings.data_dir.join("objects"),
+        format!("{}/uploads", base_url.trim_end_matches('/')),
+        secret.clone(),
+        Arc::clone(&clock),
+    ));
     let mut config = Config::new(base_url, secret);
     config
         .rate_limits
@@ -228,8 +238,11 @@ pub fn assemble(
         Arc::clone(&clock),
     ));
     Ok(Assembled {
-        state: AppState::new(store, queue, mailer, clock, resolver, config).with_direct_dns(direct),
+        state: AppState::new(store, queue, mailer, clock, resolver, config)
+            .with_direct_dns(direct)
+            .with_objects(objects.clone()),
         db,
+        objects,
     })
 }
 
@@ -316,9 +329,11 @@ impl LocalStack {
             .await
             .with_context(|| format!("binding {}", settings.listen))?;
         let addr = listener.local_addr()?;
-        let Assembled { state, db } = assemble(&settings, clock, addr)?;
+        let Assembled { state, db, objects } = assemble(&settings, clock, addr)?;
         let (shutdown, watcher) = watch::channel(false);
-        let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        let app = router(state.clone())
+            .merge(uploads::router(objects))
+            .into_make_service_with_connect_info::<SocketAddr>();
         let mut server_stop = watcher.clone();
         let server = tokio::spawn(async move {
             let result = axum::serve(listener, app)

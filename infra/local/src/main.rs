@@ -197,6 +197,22 @@ enum Command {
         #[arg(long, default_value_t = 3600)]
         ttl: i64,
     },
+    /// Answer a support ticket as Mailward support staff (the organization sees it as an
+    /// unread reply).
+    SupportReply {
+        /// The organization id.
+        #[arg(long)]
+        org: uuid::Uuid,
+        /// The ticket id.
+        #[arg(long)]
+        ticket: uuid::Uuid,
+        /// The reply.
+        #[arg(long)]
+        body: String,
+        /// Close the ticket with this reply.
+        #[arg(long)]
+        close: bool,
+    },
 }
 
 fn init_tracing(format: &str) {
@@ -251,7 +267,30 @@ async fn main() -> anyhow::Result<()> {
             mfa,
             ttl,
         }) => token(settings, &email, org, mfa, ttl).await,
+        Some(Command::SupportReply {
+            org,
+            ticket,
+            body,
+            close,
+        }) => support_reply(settings, org, ticket, &body, close).await,
     }
+}
+
+async fn support_reply(
+    settings: Settings,
+    org: uuid::Uuid,
+    ticket: uuid::Uuid,
+    body: &str,
+    close: bool,
+) -> anyhow::Result<()> {
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let message =
+        mailward_services::support::staff_reply(&assembled.state, org, ticket, body, close)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("Replied on ticket {ticket} (message {}).", message.id);
+    Ok(())
 }
 
 async fn serve(settings: Settings) -> anyhow::Result<()> {

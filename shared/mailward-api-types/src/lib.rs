@@ -15,6 +15,7 @@ pub mod records;
 pub mod signup;
 pub mod snapshots;
 pub mod sources;
+pub mod support;
 pub mod tasks;
 pub mod tools;
 pub mod webhooks;

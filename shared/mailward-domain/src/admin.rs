@@ -169,6 +169,7 @@ pub const ACTIONS: &[(&str, &str)] = &[
     ("invitation.accepted", "An invitation was accepted."),
     ("support.ticket_opened", "A support ticket was opened."),
     ("support.replied", "A reply was added to a support ticket."),
+    ("support.read", "Support replies were marked read."),
 ];
 
 /// A support ticket.

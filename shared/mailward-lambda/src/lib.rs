@@ -74,7 +74,7 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     };
     let resolver = Arc::new(mailward_dns::HickoryResolver::new(dns)?);
     let direct: Arc<dyn mailward_conflicts::DirectDns> = resolver.clone();
-    Ok(AppState::new(
+    let state = AppState::new(
         store,
         Arc::new(ports.queue),
         Arc::new(ports.mailer),
@@ -82,7 +82,18 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         resolver,
         config,
     )
-    .with_direct_dns(direct))
+    .with_direct_dns(direct);
+    // Object storage where the function was given a bucket (support attachments).
+    Ok(match std::env::var("MAILWARD_OBJECTS_BUCKET") {
+        Ok(bucket) if !bucket.trim().is_empty() => {
+            let sdk = mailward_aws::aws_config_from_env().await;
+            state.with_objects(Arc::new(mailward_aws::S3ObjectStore::new(
+                &sdk,
+                bucket.trim(),
+            )))
+        }
+        _ => state,
+    })
 }
 
 /// Serves one group's routes as an API Gateway HTTP API Lambda.

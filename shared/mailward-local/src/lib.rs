@@ -11,11 +11,13 @@
 
 mod database;
 mod mailer;
+pub mod objects;
 mod queue;
 mod store;
 
 pub use database::Database;
 pub use mailer::FileMailer;
+pub use objects::DirObjectStore;
 pub use queue::EmbeddedQueue;
 pub use store::EmbeddedStore;
 

@@ -29,6 +29,7 @@ pub mod secret_box;
 pub mod signup;
 pub mod sources;
 pub mod state;
+pub mod support;
 pub mod sweep;
 pub mod tasks;
 pub mod tools;

@@ -29,6 +29,9 @@ pub struct App {
     pub config: Config,
     /// Asks one named DNS server directly (conflict detection); `None` where the adapter cannot.
     pub direct_dns: Option<Arc<dyn mailward_conflicts::DirectDns>>,
+    /// Object storage (a directory or S3); `None` where none is configured, and then the
+    /// operations that need it answer 503.
+    pub objects: Option<Arc<dyn mailward_domain::objects::ObjectStore>>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
     outbound: OnceLock<Result<reqwest::Client, String>>,
 }
@@ -50,6 +53,7 @@ impl AppState {
             clock,
             resolver,
             direct_dns: None,
+            objects: None,
             config,
             outbound: OnceLock::new(),
         }))
@@ -59,6 +63,14 @@ impl AppState {
     pub fn with_direct_dns(mut self, direct: Arc<dyn mailward_conflicts::DirectDns>) -> Self {
         if let Some(app) = Arc::get_mut(&mut self.0) {
             app.direct_dns = Some(direct);
+        }
+        self
+    }
+
+    /// Adds object storage (call before the state is shared).
+    pub fn with_objects(mut self, objects: Arc<dyn mailward_domain::objects::ObjectStore>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.objects = Some(objects);
         }
         self
     }

@@ -338,6 +338,48 @@ async fn every_mutation_is_logged_with_its_actor() {
     .await;
     expected.push(("group.deleted", "API_KEY", Some(id(&group))));
 
+    // Support: a person opens a ticket, support staff answer, a key replies, a person reads.
+    let (status, ticket) = call_as(
+        &app,
+        Method::POST,
+        "/support/tickets",
+        &session,
+        Some(json!({"subject": "Help", "body": "Please"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    expected.push(("support.ticket_opened", "USER", Some(id(&ticket))));
+    mailward_services::support::staff_reply(
+        &app.stack.state,
+        s.org_id.parse().unwrap(),
+        id(&ticket).parse().unwrap(),
+        "Hello",
+        false,
+    )
+    .await
+    .unwrap();
+    expected.push(("support.replied", "SERVICE_STAFF", Some(id(&ticket))));
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/support/tickets/{}/replies", id(&ticket)),
+        &s.key,
+        Some(json!({"body": "Thanks"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    expected.push(("support.replied", "API_KEY", Some(id(&ticket))));
+    let (status, _) = call_as(
+        &app,
+        Method::POST,
+        &format!("/support/tickets/{}/read", id(&ticket)),
+        &session,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    expected.push(("support.read", "USER", Some(id(&ticket))));
+
     let log = whole_log(&app, &s.key).await;
     for (action, actor, target) in &expected {
         let found = log.iter().any(|e| {

@@ -1288,6 +1288,21 @@ async fn viewers_and_read_only_keys_never_write() {
         ),
         ("DELETE", "/webhook-endpoints/{id}", None),
         ("POST", "/webhook-endpoints/{id}/rotate-secret", None),
+        (
+            "POST",
+            "/support/tickets",
+            Some(json!({"subject": "Help", "body": "Please"})),
+        ),
+        (
+            "POST",
+            "/support/tickets/{id}/replies",
+            Some(json!({"body": "More"})),
+        ),
+        (
+            "POST",
+            "/support/presigned-url",
+            Some(json!({"file_name": "a.png", "mime_type": "image/png"})),
+        ),
     ];
     // Writes any member may make (documented on each route), and public routes.
     let exempt = [
@@ -1297,6 +1312,7 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/signup"),
         ("POST", "/signup/verify"),
         ("POST", "/invitations/accept"),
+        ("POST", "/support/tickets/{id}/read"),
     ];
     let doc: Value = app
         .request(Method::GET, "/swagger.json")

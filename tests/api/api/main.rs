@@ -12,6 +12,7 @@ mod failures;
 mod openapi;
 mod organizations;
 mod signup;
+mod support;
 mod sweep;
 mod tasks;
 mod tools;

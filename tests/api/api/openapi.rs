@@ -88,6 +88,13 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/activity-log"),
         ("get", "/activity-log/actions"),
         ("get", "/activity-log/{id}"),
+        ("get", "/support/tickets"),
+        ("post", "/support/tickets"),
+        ("get", "/support/tickets/{id}"),
+        ("post", "/support/tickets/{id}/replies"),
+        ("post", "/support/tickets/{id}/read"),
+        ("get", "/support/unread-count"),
+        ("post", "/support/presigned-url"),
     ];
     for (method, path) in expected {
         assert!(
