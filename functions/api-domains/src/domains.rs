@@ -15,7 +15,8 @@ use mailward_services::domains;
     description = "Editors, administrators or read-write keys. `url` is normalised (trimmed, \
 lower-cased, IDNA, trailing dot and any pasted scheme or path removed). A name the organization \
 already watches answers 409 `domain_exists` (param `url`); a `group_id` of no group of the \
-organization answers 400 naming `group_id`. Emits `domain.created`. The domain is \
+organization answers 400 naming `group_id`; a member limited to groups must give one of its \
+groups. Emits `domain.created`. The domain is \
 evaluated at once by a queued monitoring job, so its status and score are real within seconds.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 201, body = Domain), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody)))]
@@ -38,7 +39,9 @@ parameters are ignored, as on every list route. `sort` (default created_at) and 
 desc). `severity` orders by the most severe open ticket's priority, then ticket count, with \
 ticketless domains last under desc and first under asc; `status` keeps configured domains \
 (monitoring `setup` or `drifted`) before the others in both directions, with severity ordering \
-inside each group. Ties break by name. `expand[]=group|tasks`.",
+inside each group. Ties break by name. `expand[]=group` adds the group object (null when \
+ungrouped), `expand[]=tasks` the open work. A member limited to groups sees only their domains, \
+here and on every per-domain route (others answer 404).",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = DomainList), (status = 400, body = ErrorBody)))]
 pub async fn list_domains(

@@ -29,6 +29,35 @@ pub enum Credential {
     },
 }
 
+/// A named permission (SPEC §5 rule 13 names the OAuth scopes; the permission behind each comes
+/// from the caller's role or key access, never from input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// `domains:read`.
+    DomainsRead,
+    /// `groups:read`.
+    GroupsRead,
+    /// `tasks:read`.
+    TasksRead,
+    /// `dmarc_reports:read`.
+    DmarcReportsRead,
+    /// `sources:update`: curating the sending-source catalogue's instructions (SPEC §2.8).
+    SourcesUpdate,
+}
+
+impl Permission {
+    /// The scope name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::DomainsRead => "domains:read",
+            Permission::GroupsRead => "groups:read",
+            Permission::TasksRead => "tasks:read",
+            Permission::DmarcReportsRead => "dmarc_reports:read",
+            Permission::SourcesUpdate => "sources:update",
+        }
+    }
+}
+
 /// An authenticated caller acting on one organization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
@@ -92,6 +121,30 @@ impl Caller {
         match &self.credential {
             Credential::Session { account_id, .. } => Some(*account_id),
             Credential::ApiKey { .. } => None,
+        }
+    }
+
+    /// Whether the caller holds `permission`: every member and key reads; only administrators
+    /// and read-write keys curate sources.
+    pub fn has(&self, permission: Permission) -> bool {
+        match permission {
+            Permission::DomainsRead
+            | Permission::GroupsRead
+            | Permission::TasksRead
+            | Permission::DmarcReportsRead => true,
+            Permission::SourcesUpdate => self.require_admin().is_ok(),
+        }
+    }
+
+    /// Refuses a caller without `permission` (403 naming it).
+    pub fn require(&self, permission: Permission) -> Result<(), ServiceError> {
+        if self.has(permission) {
+            Ok(())
+        } else {
+            Err(ServiceError::forbidden(format!(
+                "this action needs the {} permission",
+                permission.as_str()
+            )))
         }
     }
 
@@ -206,6 +259,15 @@ mod tests {
         });
         assert!(editor.require_write().is_ok());
         assert!(editor.require_admin().is_err());
+        assert!(editor.has(Permission::DomainsRead) && !editor.has(Permission::SourcesUpdate));
+        assert!(viewer.has(Permission::TasksRead) && !viewer.has(Permission::SourcesUpdate));
+        assert_eq!(
+            read_only
+                .require(Permission::SourcesUpdate)
+                .unwrap_err()
+                .code(),
+            "forbidden"
+        );
         assert_eq!(
             editor.require_mfa_admin("require_mfa").unwrap_err().code(),
             "mfa_confirmation_required"

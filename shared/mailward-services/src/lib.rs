@@ -36,7 +36,7 @@ pub mod tools;
 pub mod usage;
 pub mod webhooks;
 
-pub use caller::{Caller, Credential};
+pub use caller::{Caller, Credential, Permission};
 pub use config::Config;
 pub use error::{ErrorKind, ServiceError, ServiceResult};
 pub use state::{App, AppState};

@@ -441,6 +441,7 @@ pub async fn dismiss_onboarding(
     caller: &Caller,
     id: Uuid,
 ) -> Result<OrganizationView, ServiceError> {
+    caller.require(crate::caller::Permission::DomainsRead)?;
     let current = load_own(app, caller, id).await?;
     if current.value.onboarding_dismissed_at.is_some() {
         return Ok(OrganizationView::from(&current.value));

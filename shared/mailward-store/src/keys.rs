@@ -17,6 +17,7 @@
 //! | latest snapshot per type | `ORG#<org>` | `SNAPLATEST#<domain>#<type>` | |
 //! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
 //! | catalogue version | `SOURCES` | `VERSION` | |
+//! | organization created from another (index on the organization item) | | | `CHILDOF#<parent>` / `ORG#<org>` |
 //! | group | `ORG#<org>` | `GROUP#<id>` | |
 //! | invitation (TTL: its expiry) | `ORG#<org>` | `INVITATION#<id>` | |
 //! | invitation token lookup (TTL: its expiry) | `INVITETOKEN#<sha256 of token>` | `INVITATION` | |
