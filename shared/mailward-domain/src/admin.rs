@@ -132,6 +132,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "webhook_endpoint.deleted",
         "A webhook endpoint was deleted.",
     ),
+    (
+        "webhook_endpoint.auto_disabled",
+        "The service disabled a webhook endpoint after repeated failed deliveries.",
+    ),
     ("domain.created", "A domain was added."),
     ("domain.updated", "A domain's settings changed."),
     ("domain.deleted", "A domain was removed."),

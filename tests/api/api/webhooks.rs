@@ -314,6 +314,22 @@ async fn twenty_consecutive_failures_auto_disable_until_re_enabled() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(status, "AUTO_DISABLED");
+    // The service's own change is in the activity log, by SYSTEM.
+    let log: Value = s
+        .app
+        .with_key(
+            Method::GET,
+            &format!("/activity-log?action=webhook_endpoint.auto_disabled&target_id={id}"),
+            &s.org.key,
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(log["page_info"]["total_count"], 1, "{log}");
+    assert_eq!(log["data"][0]["actor_type"], "SYSTEM");
 
     s.trigger("While Disabled").await;
     tokio::time::sleep(Duration::from_millis(400)).await;

@@ -277,6 +277,7 @@ async fn update_failure_count(
         let Some(current) = webhooks::get(store, job.org_id, job.endpoint_id).await? else {
             return Ok(false);
         };
+        let was_disabled = current.value.status == EndpointStatus::AutoDisabled;
         let mut endpoint = current.value;
         if succeeded {
             if endpoint.consecutive_failures == 0 {
@@ -293,7 +294,25 @@ async fn update_failure_count(
                 tracing::warn!(webhook.id = %endpoint.id, "endpoint auto-disabled after {AUTO_DISABLE_AFTER} consecutive failures");
             }
         }
-        match webhooks::save(store, &endpoint, current.version).await {
+        let disabled_now = endpoint.status == EndpointStatus::AutoDisabled && !was_disabled;
+        let mut ops = vec![webhooks::save_op(&endpoint, current.version)?];
+        if disabled_now {
+            // The service changed the customer's configuration: the activity log says so.
+            ops.extend(crate::activity::system_ops(
+                job.org_id,
+                crate::activity::Change::new(
+                    "webhook_endpoint.auto_disabled",
+                    "webhook_endpoint",
+                    Some(endpoint.id),
+                    format!(
+                        "disabled webhook endpoint {} after {AUTO_DISABLE_AFTER} consecutive failed deliveries",
+                        endpoint.url
+                    ),
+                ),
+                state.clock.now(),
+            )?);
+        }
+        match store.transact(ops).await {
             Ok(()) => return Ok(endpoint.status == EndpointStatus::AutoDisabled),
             Err(e) if e.is_conflict() => continue,
             Err(e) => return Err(e.into()),
