@@ -735,6 +735,30 @@ async fn invitations_are_emailed_accepted_once_and_refused_clearly() {
     .await;
     assert_eq!(status, 404);
 
+    // Another organization cannot see, resend or revoke these invitations.
+    let stranger = app.sign_up("admin@stranger.example", "Stranger").await;
+    let (status, mine) = call_as(
+        &app,
+        Method::POST,
+        "/invitations",
+        &admin,
+        Some(json!({"email": "kept@invite.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let mine_id = mine["id"].as_str().unwrap();
+    for (method, path) in [
+        (Method::POST, format!("/invitations/{mine_id}/resend")),
+        (Method::DELETE, format!("/invitations/{mine_id}")),
+    ] {
+        assert_eq!(call(&app, method, &path, &stranger.key, None).await.0, 404);
+    }
+    assert_eq!(get(&app, "/invitations", &stranger.key).await, json!([]));
+    assert!(
+        strings(&get(&app, "/invitations", &s.key).await, "email")
+            .contains(&"kept@invite.example".to_owned())
+    );
+
     // Expired: refused after its ttl.
     let (status, short) = call_as(
         &app,
@@ -821,7 +845,7 @@ async fn invitations_are_emailed_accepted_once_and_refused_clearly() {
             .filter(|e| e["type"] == kind)
             .count()
     };
-    assert_eq!(count("invitation.created"), 4);
+    assert_eq!(count("invitation.created"), 5);
     assert_eq!(count("invitation.revoked"), 1);
     assert!(
         events_of(&events, "member.added")

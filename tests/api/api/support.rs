@@ -203,6 +203,8 @@ async fn tickets_carry_attachments_replies_and_unread_counts() {
     assert_eq!(get(&app, "/support/unread-count", &s.key).await["count"], 0);
 
     // Support answers (staff tooling) and closes it: unread until someone reads it.
+    // (A second later: messages of the same millisecond have no defined order.)
+    app.clock.advance(time::Duration::seconds(1));
     let ticket_id = id.parse().unwrap();
     mailward_services::support::staff_reply(
         &app.stack.state,
