@@ -1,0 +1,692 @@
+//! DMARC aggregate reports (RFC 7489 appendix C, RFC 9990): a streaming, lenient reader over
+//! quick-xml events.
+//!
+//! Lenient where the wild demands it (LESSONS.md): elements are matched by local name, so every
+//! namespace (none, the 2.0 namespace, prefixed roots) reads the same; unknown elements are
+//! skipped; enum words are compared case-insensitively and unknown ones are kept as
+//! `Unknown(word)` with a warning; empty elements read as absent; a field that does not parse
+//! loses that field, not the report. Never lenient about safety: no DTD is processed (no
+//! entity of any kind beyond the XML predefined ones is expanded), nesting is capped, and the
+//! records are handed to a callback one at a time so a report of any size reads in bounded
+//! memory.
+
+use crate::Limits;
+use quick_xml::Reader;
+use quick_xml::events::Event;
+use std::io::BufRead;
+use std::net::IpAddr;
+
+/// An enum word the report used: known, or kept verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Word<T> {
+    /// One of the RFC's values.
+    Known(T),
+    /// Anything else (kept, lower-cased, for the operator; counted as unknown).
+    Unknown(String),
+}
+
+/// `disposition`: what the receiver did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    None,
+    Quarantine,
+    Reject,
+}
+
+/// The DMARC-aligned result of `policy_evaluated/dkim` and `/spf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aligned {
+    Pass,
+    Fail,
+}
+
+/// A DKIM authentication result (RFC 8601 words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DkimResult {
+    None,
+    Pass,
+    Fail,
+    Policy,
+    Neutral,
+    TempError,
+    PermError,
+}
+
+/// An SPF authentication result (RFC 7208 words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpfResult {
+    None,
+    Neutral,
+    Pass,
+    Fail,
+    SoftFail,
+    TempError,
+    PermError,
+}
+
+/// Why a receiver overrode the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverrideKind {
+    Forwarded,
+    SampledOut,
+    TrustedForwarder,
+    MailingList,
+    LocalPolicy,
+    Other,
+}
+
+/// One `reason` of `policy_evaluated`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub kind: Word<OverrideKind>,
+    pub comment: Option<String>,
+}
+
+/// One DKIM result of `auth_results`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DkimAuth {
+    pub domain: Option<String>,
+    pub selector: Option<String>,
+    pub result: Option<Word<DkimResult>>,
+    pub human_result: Option<String>,
+}
+
+/// One SPF result of `auth_results`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpfAuth {
+    pub domain: Option<String>,
+    /// `mfrom` or `helo` (RFC 7489); absent in RFC 9990.
+    pub scope: Option<String>,
+    pub result: Option<Word<SpfResult>>,
+}
+
+/// One `record`: a source IP and what happened to its messages.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Record {
+    pub source_ip: Option<IpAddr>,
+    /// Messages (0 when absent or unreadable).
+    pub count: u64,
+    pub disposition: Option<Word<Disposition>>,
+    pub dkim: Option<Word<Aligned>>,
+    pub spf: Option<Word<Aligned>>,
+    pub reasons: Vec<Override>,
+    pub header_from: Option<String>,
+    pub envelope_from: Option<String>,
+    pub envelope_to: Option<String>,
+    pub dkim_results: Vec<DkimAuth>,
+    pub spf_results: Vec<SpfAuth>,
+}
+
+impl Record {
+    /// Whether DMARC passed: either aligned identifier passed.
+    pub fn dmarc_pass(&self) -> bool {
+        matches!(self.dkim, Some(Word::Known(Aligned::Pass)))
+            || matches!(self.spf, Some(Word::Known(Aligned::Pass)))
+    }
+}
+
+/// `policy_published`: the DMARC record the receiver found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PublishedPolicy {
+    pub domain: Option<String>,
+    pub adkim: Option<String>,
+    pub aspf: Option<String>,
+    pub p: Option<String>,
+    pub sp: Option<String>,
+    pub np: Option<String>,
+    /// RFC 7489 only.
+    pub pct: Option<u8>,
+    pub fo: Option<String>,
+    /// RFC 9990 `testing` (y/n).
+    pub testing: Option<String>,
+    /// RFC 9990 `discovery_method` (psl/treewalk).
+    pub discovery_method: Option<String>,
+}
+
+/// Everything of a report but its records.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Header {
+    /// `version` as written (absent in RFC 7489 reports).
+    pub version: Option<String>,
+    /// The root element's default namespace (`xmlns`), when declared.
+    pub namespace: Option<String>,
+    pub org_name: Option<String>,
+    pub email: Option<String>,
+    pub extra_contact_info: Option<String>,
+    pub report_id: Option<String>,
+    /// Unix seconds, UTC.
+    pub begin: Option<i64>,
+    pub end: Option<i64>,
+    pub errors: Vec<String>,
+    pub policy: PublishedPolicy,
+    /// What was odd but survivable (unknown words, unreadable fields, recovered damage).
+    pub warnings: Vec<String>,
+}
+
+/// A whole report, records collected (for reports of ordinary size; large ones use
+/// [`parse_streaming`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggregateReport {
+    pub header: Header,
+    pub records: Vec<Record>,
+}
+
+impl AggregateReport {
+    /// Messages in the report (the sum of the records' counts).
+    pub fn messages(&self) -> u64 {
+        self.records.iter().map(|r| r.count).sum()
+    }
+}
+
+/// Why a document is not a usable aggregate report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AggregateError {
+    /// Not XML of the report's shape (the root is not `feedback`).
+    #[error("not a DMARC aggregate report: {0}")]
+    NotAReport(String),
+    /// The XML broke before the report's identity was read.
+    #[error("unreadable XML: {0}")]
+    Xml(String),
+    /// Nested deeper than the limit.
+    #[error("XML nested deeper than {0} levels")]
+    TooDeep(usize),
+    /// A required field is missing: without it the report cannot be identified.
+    #[error("the report has no {0}")]
+    Missing(&'static str),
+}
+
+fn word<T: Copy>(
+    raw: &str,
+    table: &[(&str, T)],
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Word<T> {
+    let lowered = raw.trim().to_ascii_lowercase();
+    match table.iter().find(|(w, _)| *w == lowered) {
+        Some((_, v)) => Word::Known(*v),
+        None => {
+            warnings.push(format!("unknown {what} \"{}\"", raw.trim()));
+            Word::Unknown(lowered)
+        }
+    }
+}
+
+const DISPOSITIONS: [(&str, Disposition); 3] = [
+    ("none", Disposition::None),
+    ("quarantine", Disposition::Quarantine),
+    ("reject", Disposition::Reject),
+];
+const ALIGNED: [(&str, Aligned); 2] = [("pass", Aligned::Pass), ("fail", Aligned::Fail)];
+const DKIM_RESULTS: [(&str, DkimResult); 7] = [
+    ("none", DkimResult::None),
+    ("pass", DkimResult::Pass),
+    ("fail", DkimResult::Fail),
+    ("policy", DkimResult::Policy),
+    ("neutral", DkimResult::Neutral),
+    ("temperror", DkimResult::TempError),
+    ("permerror", DkimResult::PermError),
+];
+/// `hardfail` is not an RFC word, but reporters send it for `fail` (LESSONS.md).
+const SPF_RESULTS: [(&str, SpfResult); 8] = [
+    ("none", SpfResult::None),
+    ("neutral", SpfResult::Neutral),
+    ("pass", SpfResult::Pass),
+    ("fail", SpfResult::Fail),
+    ("hardfail", SpfResult::Fail),
+    ("softfail", SpfResult::SoftFail),
+    ("temperror", SpfResult::TempError),
+    ("permerror", SpfResult::PermError),
+];
+const OVERRIDES: [(&str, OverrideKind); 6] = [
+    ("forwarded", OverrideKind::Forwarded),
+    ("sampled_out", OverrideKind::SampledOut),
+    ("trusted_forwarder", OverrideKind::TrustedForwarder),
+    ("mailing_list", OverrideKind::MailingList),
+    ("local_policy", OverrideKind::LocalPolicy),
+    ("other", OverrideKind::Other),
+];
+
+/// Text as the report wrote it, trimmed; `None` when empty.
+fn text(raw: &str) -> Option<String> {
+    let t = raw.trim();
+    (!t.is_empty()).then(|| t.to_owned())
+}
+
+/// A record under construction, with the auth result being read.
+#[derive(Default)]
+struct Building {
+    record: Record,
+    dkim: Option<DkimAuth>,
+    spf: Option<SpfAuth>,
+    reason: Option<(Option<String>, Option<String>)>,
+}
+
+/// Reads a report from `input`, handing each record to `on_record` as soon as it is complete.
+/// The header is returned at the end (reporters put the metadata first, but nothing requires
+/// it). Damage after the report's identity was read ends the report with a warning and keeps
+/// what was read; damage before it refuses the report.
+pub fn parse_streaming<R: BufRead>(
+    input: R,
+    limits: &Limits,
+    mut on_record: impl FnMut(Record),
+) -> Result<Header, AggregateError> {
+    let mut reader = Reader::from_reader(input);
+    let config = reader.config_mut();
+    config.trim_text(false);
+    // Mismatched end tags happen (an unclosed wrapper); the path below is kept by depth.
+    config.check_end_names = false;
+    config.expand_empty_elements = true;
+
+    let mut header = Header::default();
+    let mut path: Vec<String> = Vec::new();
+    let mut current_text = String::new();
+    let mut building: Option<Building> = None;
+    let mut saw_root = false;
+    let mut buf = Vec::new();
+    loop {
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(e) => {
+                let position = reader.buffer_position();
+                if header.report_id.is_some() {
+                    header.warnings.push(format!(
+                        "XML damaged at byte {position} ({e}); records after it are lost"
+                    ));
+                    break;
+                }
+                return Err(AggregateError::Xml(format!("at byte {position}: {e}")));
+            }
+        };
+        match event {
+            Event::Start(start) => {
+                let name =
+                    String::from_utf8_lossy(start.local_name().as_ref()).to_ascii_lowercase();
+                if path.is_empty() {
+                    if name != "feedback" {
+                        // A wrapper (an unclosed `xs:schema`, a SOAP-ish envelope) may hold the
+                        // feedback element: look inside, but only one level.
+                        if saw_root {
+                            return Err(AggregateError::NotAReport(format!(
+                                "root element <{name}>"
+                            )));
+                        }
+                        saw_root = true;
+                        continue;
+                    }
+                    saw_root = true;
+                    for attr in start.attributes().flatten() {
+                        // The default namespace: the report format the root declares.
+                        if attr.key.as_ref() == b"xmlns" {
+                            header.namespace =
+                                Some(String::from_utf8_lossy(&attr.value).into_owned());
+                        }
+                    }
+                }
+                path.push(name);
+                if path.len() > limits.max_xml_depth {
+                    return Err(AggregateError::TooDeep(limits.max_xml_depth));
+                }
+                current_text.clear();
+                let p: Vec<&str> = path.iter().map(String::as_str).collect();
+                match p.as_slice() {
+                    ["feedback", "record"] => building = Some(Building::default()),
+                    ["feedback", "record", "auth_results", "dkim"] => {
+                        if let Some(b) = building.as_mut() {
+                            b.dkim = Some(DkimAuth::default());
+                        }
+                    }
+                    ["feedback", "record", "auth_results", "spf"] => {
+                        if let Some(b) = building.as_mut() {
+                            b.spf = Some(SpfAuth::default());
+                        }
+                    }
+                    ["feedback", "record", "row", "policy_evaluated", "reason"] => {
+                        if let Some(b) = building.as_mut() {
+                            b.reason = Some((None, None));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::Text(t) => {
+                let raw = t
+                    .decode()
+                    .map(|c| c.into_owned())
+                    .unwrap_or_else(|_| String::from_utf8_lossy(t.as_ref()).into_owned());
+                current_text.push_str(&raw);
+            }
+            Event::GeneralRef(r) => {
+                // Predefined and character references only; anything else stays literal.
+                let name = String::from_utf8_lossy(r.as_ref()).into_owned();
+                let resolved = match name.as_str() {
+                    "lt" => Some("<".to_owned()),
+                    "gt" => Some(">".to_owned()),
+                    "amp" => Some("&".to_owned()),
+                    "apos" => Some("'".to_owned()),
+                    "quot" => Some("\"".to_owned()),
+                    _ => r.resolve_char_ref().ok().flatten().map(|c| c.to_string()),
+                };
+                match resolved {
+                    Some(s) => current_text.push_str(&s),
+                    None => current_text.push_str(&format!("&{name};")),
+                }
+            }
+            Event::CData(c) => current_text.push_str(&String::from_utf8_lossy(&c)),
+            Event::End(_) => {
+                if path.is_empty() {
+                    continue;
+                }
+                let value = std::mem::take(&mut current_text);
+                end_element(&path, &value, &mut header, &mut building, &mut on_record);
+                path.pop();
+                if path.is_empty() {
+                    // The feedback element closed: anything after it is ignored.
+                    break;
+                }
+            }
+            Event::Eof => {
+                if !path.is_empty() {
+                    if header.report_id.is_none() {
+                        return Err(AggregateError::Xml(
+                            "the document ends inside the report".into(),
+                        ));
+                    }
+                    header
+                        .warnings
+                        .push("the document ends before the report closes".into());
+                }
+                break;
+            }
+            // Declarations, comments, processing instructions and DTDs are ignored: no DTD
+            // is ever read, so no entity is ever defined.
+            _ => {}
+        }
+        buf.clear();
+    }
+    if !saw_root {
+        return Err(AggregateError::NotAReport("no XML element".into()));
+    }
+    if header.report_id.is_none() {
+        return Err(AggregateError::Missing("report_id"));
+    }
+    if header.policy.domain.is_none() {
+        return Err(AggregateError::Missing("policy_published/domain"));
+    }
+    Ok(header)
+}
+
+/// Applies the text of the element at the end of `path`.
+fn end_element(
+    path: &[String],
+    value: &str,
+    header: &mut Header,
+    building: &mut Option<Building>,
+    on_record: &mut impl FnMut(Record),
+) {
+    let p: Vec<&str> = path.iter().map(String::as_str).collect();
+    let warnings = &mut header.warnings;
+    match p.as_slice() {
+        ["feedback", "version"] => header.version = text(value),
+        ["feedback", "report_metadata", "org_name"] => header.org_name = text(value),
+        ["feedback", "report_metadata", "email"] => header.email = text(value),
+        ["feedback", "report_metadata", "extra_contact_info"] => {
+            header.extra_contact_info = text(value)
+        }
+        ["feedback", "report_metadata", "report_id"] => header.report_id = text(value),
+        ["feedback", "report_metadata", "error"] => {
+            if let Some(e) = text(value) {
+                header.errors.push(e);
+            }
+        }
+        [
+            "feedback",
+            "report_metadata",
+            "date_range",
+            edge @ ("begin" | "end"),
+        ] => match value.trim().parse::<i64>() {
+            Ok(t) if *edge == "begin" => header.begin = Some(t),
+            Ok(t) => header.end = Some(t),
+            Err(_) => warnings.push(format!("unreadable date_range/{edge} \"{}\"", value.trim())),
+        },
+        ["feedback", "policy_published", field] => {
+            let v = text(value);
+            let policy = &mut header.policy;
+            match *field {
+                "domain" => policy.domain = v.map(|d| d.trim_end_matches('.').to_ascii_lowercase()),
+                "adkim" => policy.adkim = v,
+                "aspf" => policy.aspf = v,
+                "p" => policy.p = v.map(|s| s.to_ascii_lowercase()),
+                "sp" => policy.sp = v.map(|s| s.to_ascii_lowercase()),
+                "np" => policy.np = v.map(|s| s.to_ascii_lowercase()),
+                "pct" => policy.pct = v.and_then(|s| s.parse().ok()),
+                "fo" => policy.fo = v,
+                "testing" => policy.testing = v,
+                "discovery_method" => policy.discovery_method = v,
+                _ => {}
+            }
+        }
+        ["feedback", "record"] => {
+            if let Some(b) = building.take() {
+                on_record(b.record);
+            }
+        }
+        ["feedback", "record", rest @ ..] => {
+            let Some(b) = building.as_mut() else { return };
+            match rest {
+                ["row", "source_ip"] => {
+                    if let Some(v) = text(value) {
+                        match v.parse::<IpAddr>() {
+                            Ok(ip) => b.record.source_ip = Some(ip),
+                            Err(_) => warnings.push(format!("unreadable source_ip \"{v}\"")),
+                        }
+                    }
+                }
+                ["row", "count"] => match value.trim().parse::<u64>() {
+                    Ok(n) => b.record.count = n,
+                    Err(_) if value.trim().is_empty() => {}
+                    Err(_) => warnings.push(format!("unreadable count \"{}\"", value.trim())),
+                },
+                ["row", "policy_evaluated", "disposition"] => {
+                    b.record.disposition =
+                        text(value).map(|v| word(&v, &DISPOSITIONS, "disposition", warnings));
+                }
+                ["row", "policy_evaluated", f @ ("dkim" | "spf")] => {
+                    let w = text(value)
+                        .map(|v| word(&v, &ALIGNED, "policy_evaluated result", warnings));
+                    if *f == "dkim" {
+                        b.record.dkim = w;
+                    } else {
+                        b.record.spf = w;
+                    }
+                }
+                [
+                    "row",
+                    "policy_evaluated",
+                    "reason",
+                    f @ ("type" | "comment"),
+                ] => {
+                    if let Some(reason) = b.reason.as_mut() {
+                        if *f == "type" {
+                            reason.0 = text(value);
+                        } else {
+                            reason.1 = text(value);
+                        }
+                    }
+                }
+                ["row", "policy_evaluated", "reason"] => {
+                    if let Some((kind, comment)) = b.reason.take()
+                        && let Some(kind) = kind
+                    {
+                        b.record.reasons.push(Override {
+                            kind: word(&kind, &OVERRIDES, "override reason", warnings),
+                            comment,
+                        });
+                    }
+                }
+                ["identifiers", f] => {
+                    let v = text(value).map(|s| s.to_ascii_lowercase());
+                    match *f {
+                        "header_from" => b.record.header_from = v,
+                        "envelope_from" => b.record.envelope_from = v,
+                        "envelope_to" => b.record.envelope_to = v,
+                        _ => {}
+                    }
+                }
+                ["auth_results", "dkim", f] => {
+                    if let Some(d) = b.dkim.as_mut() {
+                        match *f {
+                            "domain" => d.domain = text(value).map(|s| s.to_ascii_lowercase()),
+                            "selector" => d.selector = text(value),
+                            "result" => {
+                                d.result = text(value)
+                                    .map(|v| word(&v, &DKIM_RESULTS, "DKIM result", warnings))
+                            }
+                            "human_result" => d.human_result = text(value),
+                            _ => {}
+                        }
+                    }
+                }
+                ["auth_results", "dkim"] => {
+                    if let Some(d) = b.dkim.take() {
+                        b.record.dkim_results.push(d);
+                    }
+                }
+                ["auth_results", "spf", f] => {
+                    if let Some(s) = b.spf.as_mut() {
+                        match *f {
+                            "domain" => s.domain = text(value).map(|v| v.to_ascii_lowercase()),
+                            "scope" => s.scope = text(value).map(|v| v.to_ascii_lowercase()),
+                            "result" => {
+                                s.result = text(value)
+                                    .map(|v| word(&v, &SPF_RESULTS, "SPF result", warnings))
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                ["auth_results", "spf"] => {
+                    if let Some(s) = b.spf.take() {
+                        b.record.spf_results.push(s);
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Reads a whole report into memory.
+pub fn parse(bytes: &[u8], limits: &Limits) -> Result<AggregateReport, AggregateError> {
+    let mut records = Vec::new();
+    let header = parse_streaming(bytes, limits, |r| records.push(r))?;
+    Ok(AggregateReport { header, records })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits::default()
+    }
+
+    const MINIMAL: &str = r#"<?xml version="1.0"?>
+<feedback xmlns="urn:ietf:params:xml:ns:dmarc-2.0">
+  <report_metadata><org_name>R</org_name><report_id>id-1</report_id>
+    <date_range><begin> 100 </begin><end>200</end></date_range></report_metadata>
+  <policy_published><domain>Example.COM.</domain><p>Reject</p></policy_published>
+  <record><row><source_ip>192.0.2.1</source_ip><count>3</count>
+    <policy_evaluated><disposition>PASS</disposition><dkim>pass</dkim><spf>fail</spf>
+      <reason><type>Forwarded</type><comment>via list</comment></reason></policy_evaluated></row>
+    <identifiers><header_from>Example.com</header_from></identifiers>
+    <auth_results><dkim><domain>example.com</domain><selector>s1</selector><result>pass</result></dkim>
+      <spf><domain>example.com</domain><result>hardfail</result></spf></auth_results></record>
+</feedback>"#;
+
+    #[test]
+    fn reads_a_namespaced_report_leniently() {
+        let report = parse(MINIMAL.as_bytes(), &limits()).unwrap();
+        let h = &report.header;
+        assert_eq!(
+            h.namespace.as_deref(),
+            Some("urn:ietf:params:xml:ns:dmarc-2.0")
+        );
+        assert_eq!((h.begin, h.end), (Some(100), Some(200)));
+        assert_eq!(h.policy.domain.as_deref(), Some("example.com"));
+        assert_eq!(h.policy.p.as_deref(), Some("reject"));
+        let r = &report.records[0];
+        assert_eq!(r.count, 3);
+        assert!(r.dmarc_pass());
+        assert_eq!(r.disposition, Some(Word::Unknown("pass".into())));
+        assert_eq!(r.reasons[0].kind, Word::Known(OverrideKind::Forwarded));
+        assert_eq!(r.spf_results[0].result, Some(Word::Known(SpfResult::Fail)));
+        assert_eq!(r.dkim_results[0].selector.as_deref(), Some("s1"));
+        assert!(h.warnings.iter().any(|w| w.contains("disposition")));
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_report_and_caps_depth() {
+        assert!(matches!(
+            parse(b"unused", &limits()),
+            Err(AggregateError::NotAReport(_))
+        ));
+        assert!(matches!(
+            parse(b"<html><body>hi</body></html>", &limits()),
+            Err(AggregateError::NotAReport(_))
+        ));
+        let deep = format!(
+            "<feedback>{}{}</feedback>",
+            "<a>".repeat(100),
+            "</a>".repeat(100)
+        );
+        assert_eq!(
+            parse(deep.as_bytes(), &limits()),
+            Err(AggregateError::TooDeep(64))
+        );
+        let no_id =
+            "<feedback><policy_published><domain>x.org</domain></policy_published></feedback>";
+        assert_eq!(
+            parse(no_id.as_bytes(), &limits()),
+            Err(AggregateError::Missing("report_id"))
+        );
+    }
+
+    #[test]
+    fn external_entities_are_never_resolved() {
+        let xxe = r#"<?xml version="1.0"?>
+<!DOCTYPE feedback [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<feedback><report_metadata><org_name>&xxe;</org_name><report_id>x</report_id></report_metadata>
+<policy_published><domain>x.org</domain></policy_published></feedback>"#;
+        let report = parse(xxe.as_bytes(), &limits()).unwrap();
+        assert_eq!(report.header.org_name.as_deref(), Some("&xxe;"));
+    }
+
+    #[test]
+    fn an_unclosed_schema_wrapper_is_looked_through() {
+        let wrapped = format!(
+            "<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\">{}",
+            MINIMAL.trim_start_matches(r#"<?xml version="1.0"?>"#)
+        );
+        let report = parse(wrapped.as_bytes(), &limits()).unwrap();
+        assert_eq!(report.header.report_id.as_deref(), Some("id-1"));
+        assert_eq!(report.messages(), 3);
+    }
+
+    #[test]
+    fn damage_after_the_identity_keeps_what_was_read() {
+        let damaged = MINIMAL.replace(
+            "</feedback>",
+            "<record><row><count>1</count></row><oops <<</record>",
+        );
+        let report = parse(damaged.as_bytes(), &limits()).unwrap();
+        assert_eq!(report.records.len(), 1);
+        assert!(
+            report
+                .header
+                .warnings
+                .iter()
+                .any(|w| w.contains("damaged") || w.contains("ends"))
+        );
+    }
+}

@@ -1,0 +1,336 @@
+//! Unwrapping what arrives: emails (with attached `message/rfc822` messages), gzip (also
+//! gzip in gzip), zip, and the XML or JSON inside, each recognised by its first bytes.
+
+use crate::Limits;
+use crate::aggregate::{self, AggregateReport};
+use crate::tlsrpt::{self, TlsReport};
+use mail_parser::MimeHeaders as _;
+use std::io::Read as _;
+
+/// What the first bytes say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniffed {
+    Gzip,
+    Zip,
+    Xml,
+    Json,
+    Email,
+    Unknown,
+}
+
+/// Recognises a payload by its first bytes (after a UTF-8 byte-order mark and whitespace for
+/// the text formats).
+pub fn sniff(bytes: &[u8]) -> Sniffed {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Sniffed::Gzip;
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return Sniffed::Zip;
+    }
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let start = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(text.len());
+    let text = &text[start..];
+    match text.first() {
+        Some(b'<') => Sniffed::Xml,
+        Some(b'{') => Sniffed::Json,
+        _ if looks_like_headers(text) => Sniffed::Email,
+        _ => Sniffed::Unknown,
+    }
+}
+
+/// An RFC 5322 header line first (`Name: value`), or an mbox `From ` line.
+fn looks_like_headers(text: &[u8]) -> bool {
+    let line_end = text.iter().position(|b| *b == b'\n').unwrap_or(text.len());
+    let line = &text[..line_end];
+    if line.starts_with(b"From ") {
+        return true;
+    }
+    let Some(colon) = line.iter().position(|b| *b == b':') else {
+        return false;
+    };
+    colon > 0
+        && line[..colon]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+}
+
+/// What one payload turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// A DMARC aggregate report.
+    Aggregate(Box<AggregateReport>),
+    /// An SMTP TLS report.
+    TlsRpt(Box<TlsReport>),
+    /// A failure report (ARF, RFC 6591): recognised and counted, not parsed further.
+    Failure,
+    /// Not usable, and why.
+    Refused(String),
+}
+
+/// One payload found in an input: where it was, and what it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extracted {
+    /// The attachment or archive entry name, when it had one.
+    pub name: Option<String>,
+    /// The declared content type, when it came from an email part (informative only).
+    pub content_type: Option<String>,
+    pub content: Content,
+}
+
+struct Walk<'a> {
+    limits: &'a Limits,
+    /// Decompressed bytes still allowed for this input.
+    budget: u64,
+    out: Vec<Extracted>,
+}
+
+/// Everything `bytes` holds. Never fails as a whole: each payload is a report or a refusal.
+pub fn extract(bytes: &[u8], limits: &Limits) -> Vec<Extracted> {
+    let mut walk = Walk {
+        limits,
+        budget: limits.max_decompressed_bytes,
+        out: Vec::new(),
+    };
+    walk.visit(bytes, None, None, 0);
+    walk.out
+}
+
+impl Walk<'_> {
+    fn refuse(&mut self, name: Option<String>, ctype: Option<String>, why: impl Into<String>) {
+        self.out.push(Extracted {
+            name,
+            content_type: ctype,
+            content: Content::Refused(why.into()),
+        });
+    }
+
+    fn visit(&mut self, bytes: &[u8], name: Option<String>, ctype: Option<String>, depth: usize) {
+        if depth > self.limits.max_container_depth {
+            return self.refuse(name, ctype, "containers nested too deeply");
+        }
+        match sniff(bytes) {
+            Sniffed::Gzip => match self.gunzip(bytes) {
+                Ok(inner) => self.visit(&inner, name, ctype, depth + 1),
+                Err(why) => self.refuse(name, ctype, why),
+            },
+            Sniffed::Zip => self.unzip(bytes, name, ctype, depth),
+            Sniffed::Xml => {
+                let content = match aggregate::parse(bytes, self.limits) {
+                    Ok(report) => Content::Aggregate(Box::new(report)),
+                    Err(e) => Content::Refused(e.to_string()),
+                };
+                self.out.push(Extracted {
+                    name,
+                    content_type: ctype,
+                    content,
+                });
+            }
+            Sniffed::Json => {
+                let content = match tlsrpt::parse(bytes) {
+                    Ok(report) => Content::TlsRpt(Box::new(report)),
+                    Err(e) => Content::Refused(e.to_string()),
+                };
+                self.out.push(Extracted {
+                    name,
+                    content_type: ctype,
+                    content,
+                });
+            }
+            Sniffed::Email => self.email(bytes, name, ctype, depth),
+            Sniffed::Unknown => {
+                let preview: String = String::from_utf8_lossy(&bytes[..bytes.len().min(24)])
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .collect();
+                self.refuse(
+                    name,
+                    ctype,
+                    format!("not a report: neither XML, JSON, an email nor an archive (starts \"{preview}\")"),
+                );
+            }
+        }
+    }
+
+    /// Reads at most the remaining budget; more is a bomb, not a report.
+    fn read_capped(&mut self, reader: impl std::io::Read, what: &str) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let read = reader
+            .take(self.budget.saturating_add(1))
+            .read_to_end(&mut out)
+            .map_err(|e| format!("damaged {what}: {e}"))?;
+        if read as u64 > self.budget {
+            return Err(format!(
+                "{what} expands beyond {} bytes (the decompression limit)",
+                self.limits.max_decompressed_bytes
+            ));
+        }
+        self.budget -= read as u64;
+        Ok(out)
+    }
+
+    fn gunzip(&mut self, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        self.read_capped(flate2::read::MultiGzDecoder::new(bytes), "gzip")
+    }
+
+    fn unzip(&mut self, bytes: &[u8], name: Option<String>, ctype: Option<String>, depth: usize) {
+        let mut archive = match zip::ZipArchive::new(std::io::Cursor::new(bytes)) {
+            Ok(a) => a,
+            Err(e) => return self.refuse(name, ctype, format!("damaged zip: {e}")),
+        };
+        if archive.len() > self.limits.max_zip_entries {
+            return self.refuse(
+                name,
+                ctype,
+                format!(
+                    "zip holds {} entries (at most {})",
+                    archive.len(),
+                    self.limits.max_zip_entries
+                ),
+            );
+        }
+        for i in 0..archive.len() {
+            let (entry_name, data) = match archive.by_index(i) {
+                Ok(entry) if entry.is_dir() => continue,
+                Ok(entry) => {
+                    let entry_name = entry.name().to_owned();
+                    (Some(entry_name), self.read_capped(entry, "zip entry"))
+                }
+                Err(e) => (name.clone(), Err(format!("damaged zip entry: {e}"))),
+            };
+            match data {
+                Ok(data) => self.visit(&data, entry_name, ctype.clone(), depth + 1),
+                Err(why) => self.refuse(entry_name, ctype.clone(), why),
+            }
+        }
+    }
+
+    fn email(&mut self, bytes: &[u8], name: Option<String>, ctype: Option<String>, depth: usize) {
+        let Some(message) = mail_parser::MessageParser::default().parse(bytes) else {
+            return self.refuse(name, ctype, "unreadable email");
+        };
+        let before = self.out.len();
+        let mut failure_report = false;
+        for part in &message.parts {
+            let part_type = part
+                .content_type()
+                .map(|c| {
+                    format!(
+                        "{}/{}",
+                        c.ctype().to_ascii_lowercase(),
+                        c.subtype().unwrap_or_default().to_ascii_lowercase()
+                    )
+                })
+                .unwrap_or_else(|| "text/plain".into());
+            if part_type == "message/feedback-report" {
+                failure_report = true;
+                continue;
+            }
+            if part_type.starts_with("multipart/") {
+                continue;
+            }
+            let part_name = part.attachment_name().map(str::to_owned);
+            let body_text =
+                matches!(part_type.as_str(), "text/plain" | "text/html") && part_name.is_none();
+            let contents: Vec<u8> = match &part.body {
+                mail_parser::PartType::Message(inner) => inner.raw_message().to_vec(),
+                _ => part.contents().to_vec(),
+            };
+            if body_text {
+                // A message's own text is a report only when it says so by its shape; an
+                // explanatory body is not a refusal.
+                if matches!(sniff(&contents), Sniffed::Xml | Sniffed::Json) {
+                    let mark = self.out.len();
+                    self.visit(&contents, part_name, Some(part_type), depth + 1);
+                    if self.out[mark..]
+                        .iter()
+                        .all(|e| matches!(e.content, Content::Refused(_)))
+                    {
+                        self.out.truncate(mark);
+                    }
+                }
+                continue;
+            }
+            self.visit(&contents, part_name, Some(part_type), depth + 1);
+        }
+        if failure_report {
+            self.out.truncate(before);
+            self.out.push(Extracted {
+                name,
+                content_type: Some("message/feedback-report".into()),
+                content: Content::Failure,
+            });
+            return;
+        }
+        if self.out.len() == before {
+            self.refuse(name, ctype, "the email carries no report");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn sniffs_by_first_bytes_only() {
+        assert_eq!(sniff(b"\x1f\x8b\x08"), Sniffed::Gzip);
+        assert_eq!(sniff(b"PK\x03\x04rest"), Sniffed::Zip);
+        assert_eq!(sniff(b"\xef\xbb\xbf  <?xml"), Sniffed::Xml);
+        assert_eq!(sniff(b"\n{\"a\":1}"), Sniffed::Json);
+        assert_eq!(sniff(b"Return-Path: <x@y>\r\n"), Sniffed::Email);
+        assert_eq!(sniff(b"unused"), Sniffed::Unknown);
+    }
+
+    #[test]
+    fn a_gzip_of_the_word_unused_is_refused_precisely() {
+        let out = extract(&gzip(b"unused"), &Limits::default());
+        assert_eq!(out.len(), 1);
+        let Content::Refused(why) = &out[0].content else {
+            panic!("{out:?}")
+        };
+        assert!(why.contains("not a report"), "{why}");
+    }
+
+    #[test]
+    fn bombs_stop_at_the_limit() {
+        let limits = Limits {
+            max_decompressed_bytes: 1024 * 1024,
+            ..Limits::default()
+        };
+        let bomb = gzip(&vec![b'<'; 4 * 1024 * 1024]);
+        assert!(bomb.len() < 64 * 1024);
+        let out = extract(&bomb, &limits);
+        let Content::Refused(why) = &out[0].content else {
+            panic!()
+        };
+        assert!(why.contains("decompression limit"), "{why}");
+        let nested = gzip(&gzip(&gzip(&gzip(&gzip(&gzip(&gzip(&gzip(&gzip(
+            &gzip(b"x"),
+        )))))))));
+        let out = extract(&nested, &Limits::default());
+        let Content::Refused(why) = &out[0].content else {
+            panic!()
+        };
+        assert!(why.contains("nested too deeply"), "{why}");
+    }
+
+    #[test]
+    fn truncated_gzip_is_refused_not_fatal() {
+        let whole = gzip(b"<feedback></feedback>");
+        let out = extract(&whole[..whole.len() / 2], &Limits::default());
+        let Content::Refused(why) = &out[0].content else {
+            panic!()
+        };
+        assert!(why.contains("damaged gzip"), "{why}");
+    }
+}

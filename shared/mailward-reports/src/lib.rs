@@ -1,0 +1,40 @@
+//! Mailward's report reader: turns whatever arrives at the report mailbox (an email, an XML or
+//! JSON file, gzip or zip archives, nested in any order) into DMARC aggregate reports
+//! ([`aggregate`]), SMTP TLS reports ([`tlsrpt`]), recognised failure reports, or a refusal with
+//! its reason. Pure: bytes in, reports out; storage, attribution and aggregation live in the
+//! services.
+//!
+//! Containers are recognised by their first bytes, never by file name or content type
+//! ([`container::sniff`]); decompression is capped over the whole input (zip and gzip bombs);
+//! one broken payload never hides the others.
+
+pub mod aggregate;
+pub mod container;
+pub mod tlsrpt;
+
+pub use container::{Content, Extracted, extract};
+
+/// Bounds on the work one input may cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes all decompression of one input may produce, together. Real aggregate reports of
+    /// hundreds of thousands of records run to tens of MB; the default leaves room for that.
+    pub max_decompressed_bytes: u64,
+    /// Deepest XML nesting accepted (a report needs 6).
+    pub max_xml_depth: usize,
+    /// Deepest nesting of containers (an archive in an archive in an email ...).
+    pub max_container_depth: usize,
+    /// Most entries read from one zip archive.
+    pub max_zip_entries: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_decompressed_bytes: 256 * 1024 * 1024,
+            max_xml_depth: 64,
+            max_container_depth: 8,
+            max_zip_entries: 64,
+        }
+    }
+}
