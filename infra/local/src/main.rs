@@ -197,6 +197,15 @@ enum Command {
         #[arg(long, default_value_t = 3600)]
         ttl: i64,
     },
+    /// Import report files and folders (.eml, .xml, .xml.gz, .gz, .zip, .json, .json.gz,
+    /// mbox): one JSON line per report on standard output (`file`, `kind`, `status`
+    /// imported|duplicate|unattributed|refused, `reason`, `reporter`, `report_id`,
+    /// `policy_domain`, `begin`, `end`, `records`, `messages`), then one summary line.
+    Import {
+        /// Files or folders (folders are walked recursively).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Answer a support ticket as Mailward support staff (the organization sees it as an
     /// unread reply).
     SupportReply {
@@ -267,6 +276,7 @@ async fn main() -> anyhow::Result<()> {
             mfa,
             ttl,
         }) => token(settings, &email, org, mfa, ttl).await,
+        Some(Command::Import { paths }) => import(settings, &paths).await,
         Some(Command::SupportReply {
             org,
             ticket,
@@ -274,6 +284,120 @@ async fn main() -> anyhow::Result<()> {
             close,
         }) => support_reply(settings, org, ticket, &body, close).await,
     }
+}
+
+/// Files under `paths`, folders walked recursively, in a stable order.
+fn files_under(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = paths.iter().rev().cloned().collect();
+    while let Some(path) = stack.pop() {
+        let meta =
+            std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?;
+        if meta.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(&path)?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .collect();
+            entries.sort();
+            stack.extend(entries.into_iter().rev());
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+/// The messages of an mbox file (split on `From ` lines), or the file itself.
+fn messages_of(bytes: &[u8]) -> Vec<&[u8]> {
+    if !bytes.starts_with(b"From ") {
+        return vec![bytes];
+    }
+    let mut starts = vec![0];
+    for (i, w) in bytes.windows(6).enumerate() {
+        if w == b"\nFrom " {
+            starts.push(i + 1);
+        }
+    }
+    starts.push(bytes.len());
+    starts
+        .windows(2)
+        .map(|w| {
+            let chunk = &bytes[w[0]..w[1]];
+            // Drop the mbox separator line itself.
+            match chunk.iter().position(|b| *b == b'\n') {
+                Some(nl) => &chunk[nl + 1..],
+                None => &chunk[chunk.len()..],
+            }
+        })
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// Largest file `mailward import` reads.
+const MAX_IMPORT_FILE: u64 = 512 * 1024 * 1024;
+
+async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
+    use mailward_services::reports::ingest::{self, Status};
+    use std::io::{IsTerminal as _, Write as _};
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let files = files_under(paths)?;
+    let limits = mailward_reports::Limits::default();
+    let progress = std::io::stderr().is_terminal();
+    let mut counts: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    let stdout = std::io::stdout();
+    for (n, file) in files.iter().enumerate() {
+        if progress {
+            eprint!("\r\x1b[K[{}/{}] {}", n + 1, files.len(), file.display());
+        }
+        let name = file.display().to_string();
+        let size = std::fs::metadata(file)?.len();
+        let outcomes = if size > MAX_IMPORT_FILE {
+            let mut refused = ingest::Outcome::refused_file(format!(
+                "the file is larger than {MAX_IMPORT_FILE} bytes"
+            ));
+            refused.file = Some(name.clone());
+            vec![refused]
+        } else {
+            let bytes = std::fs::read(file).with_context(|| format!("reading {name}"))?;
+            let mut all = Vec::new();
+            for message in messages_of(&bytes) {
+                all.extend(
+                    ingest::ingest(&assembled.state, message, &limits)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?,
+                );
+            }
+            all
+        };
+        let mut out = stdout.lock();
+        for mut outcome in outcomes {
+            outcome.file = Some(name.clone());
+            *counts
+                .entry(match outcome.status {
+                    Status::Imported => "imported",
+                    Status::Duplicate => "duplicate",
+                    Status::Unattributed => "unattributed",
+                    Status::Refused => "refused",
+                })
+                .or_default() += 1;
+            writeln!(out, "{}", serde_json::to_string(&outcome)?)?;
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    let summary = serde_json::json!({
+        "summary": {
+            "files": files.len(),
+            "imported": counts.get("imported").copied().unwrap_or(0),
+            "duplicate": counts.get("duplicate").copied().unwrap_or(0),
+            "unattributed": counts.get("unattributed").copied().unwrap_or(0),
+            "refused": counts.get("refused").copied().unwrap_or(0),
+        }
+    });
+    println!("{summary}");
+    Ok(())
 }
 
 async fn support_reply(

@@ -22,6 +22,7 @@ pub mod names;
 pub mod objects;
 pub mod purpose;
 pub mod queue;
+pub mod reports;
 pub mod secrets;
 pub mod snapshots;
 pub mod sources;

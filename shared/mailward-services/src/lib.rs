@@ -25,6 +25,7 @@ pub mod members;
 pub mod organizations;
 pub mod outbound;
 pub mod pagination;
+pub mod reports;
 pub mod secret_box;
 pub mod signup;
 pub mod sources;

@@ -23,6 +23,9 @@
 //! | invitation token lookup (TTL: its expiry) | `INVITETOKEN#<sha256 of token>` | `INVITATION` | |
 //! | activity log entry | `ORG#<org>` | `ACTIVITY#<unix ms>#<id>` | |
 //! | activity log reference (id → entry) | `ORG#<org>` | `ACTIVITYREF#<id>` | |
+//! | imported report | `ORG#<org>` | `REPORT#<domain>#<kind>#<identity key>` | |
+//! | report rows of a day (chunks of per-source rows) | `ORG#<org>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
+//! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
 //! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
 //! | support message | `ORG#<org>` | `TICKET#<ticket>#MSG#<unix ms>#<id>` | |
 //! | task | `ORG#<org>` | `TASK#<domain>#<id>` | |
@@ -311,4 +314,33 @@ pub fn ticket_messages_prefix(ticket: Uuid) -> String {
 /// Sort key of a support message.
 pub fn ticket_message_sk(ticket: Uuid, unix_ms: i128, id: Uuid) -> String {
     format!("TICKET#{ticket}#MSG#{unix_ms:015}#{id}")
+}
+
+/// Sort key of an imported report of a domain.
+pub fn report_sk(domain: Uuid, kind: &str, key: &str) -> String {
+    format!("REPORT#{domain}#{kind}#{key}")
+}
+
+/// Prefix of a domain's imported reports.
+pub fn reports_prefix(domain: Uuid) -> String {
+    format!("REPORT#{domain}#")
+}
+
+/// Sort key of one chunk of a report's rows for a domain on a day (`yyyy-mm-dd`).
+pub fn report_day_sk(domain: Uuid, day: &str, key: &str, chunk: usize) -> String {
+    format!("REPDAY#{domain}#{day}#{key}#{chunk:04}")
+}
+
+/// Sort-key bounds of a domain's rows from day `from` to day `to` (both `yyyy-mm-dd`,
+/// inclusive).
+pub fn report_days_between(domain: Uuid, from: &str, to: &str) -> (String, String) {
+    (
+        format!("REPDAY#{domain}#{from}#"),
+        format!("REPDAY#{domain}#{to}#~"),
+    )
+}
+
+/// Partition of reports no organization watches (counted per day, for the operator).
+pub fn unattributed_pk(day: &str) -> String {
+    format!("UNATTRIBUTED#{day}")
 }

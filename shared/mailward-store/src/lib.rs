@@ -19,6 +19,7 @@ pub mod optimistic;
 pub mod orgs;
 pub mod outbox;
 pub mod rate_limits;
+pub mod reports;
 pub mod signups;
 pub mod snapshots;
 pub mod sources;

@@ -11,6 +11,7 @@ mod domains;
 mod failures;
 mod openapi;
 mod organizations;
+mod reports;
 mod signup;
 mod support;
 mod sweep;

@@ -1,0 +1,182 @@
+//! Stored report facts (reports issue): a report's identity (what makes two deliveries the same
+//! report), the imported-report record, and the daily per-source rows that summaries read.
+//! Raw records are never stored: a report becomes rows per UTC day and source.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// What kind of report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportKind {
+    /// DMARC aggregate (RFC 7489 / 9990).
+    Dmarc,
+    /// SMTP TLS report (RFC 8460).
+    Tlsrpt,
+    /// Failure report (ARF); counted, not parsed.
+    Failure,
+}
+
+/// Reporters reuse report ids and collide with each other, so a report is the same report only
+/// when reporter, id, policy domain and date range all match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportIdentity {
+    pub kind: ReportKind,
+    /// The reporter (`org_name`, or `organization-name`).
+    pub reporter: String,
+    pub report_id: String,
+    pub policy_domain: String,
+    /// Unix seconds.
+    pub begin: i64,
+    pub end: i64,
+}
+
+impl ReportIdentity {
+    /// A stable key of the identity (hex SHA-256 of its fields).
+    pub fn key(&self) -> String {
+        let kind = match self.kind {
+            ReportKind::Dmarc => "dmarc",
+            ReportKind::Tlsrpt => "tlsrpt",
+            ReportKind::Failure => "failure",
+        };
+        crate::secrets::sha256_hex(
+            format!(
+                "{kind}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+                self.reporter.trim().to_lowercase(),
+                self.report_id.trim(),
+                self.policy_domain
+                    .trim()
+                    .trim_end_matches('.')
+                    .to_lowercase(),
+                self.begin,
+                self.end
+            )
+            .as_bytes(),
+        )
+    }
+}
+
+/// A report imported for one organization's domain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredReport {
+    /// [`ReportIdentity::key`].
+    pub key: String,
+    pub org_id: Uuid,
+    pub domain_id: Uuid,
+    pub kind: ReportKind,
+    pub reporter: String,
+    pub report_id: String,
+    pub policy_domain: String,
+    pub begin: i64,
+    pub end: i64,
+    pub records: u64,
+    pub messages: u64,
+    /// Object key of the raw message, when kept.
+    pub raw_key: Option<String>,
+    /// Oddities met while reading it.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub imported_at: OffsetDateTime,
+}
+
+/// One source's messages for a domain on one UTC day, from one report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceDay {
+    /// The sending IP (empty when the report gave none).
+    pub source_ip: String,
+    /// RFC5322.From domain.
+    pub header_from: String,
+    /// Envelope (MAIL FROM) domain, when reported.
+    pub envelope_from: Option<String>,
+    /// DKIM signing domains seen, with their selectors (`d` or `d/s`).
+    pub dkim_signers: Vec<String>,
+    pub volume: u64,
+    /// Messages that passed DMARC (DKIM or SPF aligned pass).
+    pub dmarc_pass: u64,
+    /// Messages whose aligned SPF passed.
+    pub spf_aligned_pass: u64,
+    /// Messages whose aligned DKIM passed.
+    pub dkim_aligned_pass: u64,
+    /// Receiver dispositions.
+    pub quarantined: u64,
+    pub rejected: u64,
+    /// Messages the receiver overrode as forwarded (forwarded, trusted_forwarder, mailing_list).
+    pub forwarded: u64,
+}
+
+/// Splits `count` messages over the UTC days from `begin` to `end` (unix seconds, inclusive
+/// end), as evenly as integers allow, earlier days taking the remainder. A range that is empty
+/// or backwards counts on the day of `begin`.
+pub fn spread_over_days(begin: i64, end: i64, count: u64) -> Vec<(time::Date, u64)> {
+    let day_of = |t: i64| {
+        OffsetDateTime::from_unix_timestamp(t)
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+            .date()
+    };
+    let first = day_of(begin);
+    // An end exactly at midnight closes the previous day (reporters use both conventions).
+    let last_instant = if end > begin { end - 1 } else { begin };
+    let last = day_of(last_instant).max(first);
+    let days: Vec<time::Date> = {
+        let mut d = first;
+        let mut out = vec![d];
+        // At most a year: a longer range is a reporter error, kept on its first year.
+        while d < last && out.len() < 366 {
+            d = d.next_day().unwrap_or(d);
+            out.push(d);
+        }
+        out
+    };
+    let n = days.len() as u64;
+    let (each, rest) = (count / n, count % n);
+    days.into_iter()
+        .enumerate()
+        .map(|(i, d)| (d, each + u64::from((i as u64) < rest)))
+        .filter(|(_, c)| *c > 0 || count == 0)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_ignores_case_and_spacing_but_not_dates() {
+        let a = ReportIdentity {
+            kind: ReportKind::Dmarc,
+            reporter: "Google.com".into(),
+            report_id: "123".into(),
+            policy_domain: "Example.com.".into(),
+            begin: 1,
+            end: 2,
+        };
+        let mut b = a.clone();
+        b.reporter = " google.com ".into();
+        b.policy_domain = "example.com".into();
+        assert_eq!(a.key(), b.key());
+        b.end = 3;
+        assert_ne!(a.key(), b.key(), "reporters reuse ids across ranges");
+    }
+
+    #[test]
+    fn multi_day_reports_spread_over_their_days() {
+        let day = 86_400;
+        let base = 1_700_006_400; // 2023-11-15T00:00:00Z
+        assert_eq!(spread_over_days(base, base + day - 1, 7).len(), 1);
+        assert_eq!(
+            spread_over_days(base, base + day, 7).len(),
+            1,
+            "midnight end closes the day"
+        );
+        let spread = spread_over_days(base, base + 3 * day - 1, 10);
+        assert_eq!(
+            spread.iter().map(|(_, c)| c).collect::<Vec<_>>(),
+            [&4, &3, &3]
+        );
+        assert_eq!(spread_over_days(base + 10, base, 5), vec![(spread[0].0, 5)]);
+        let one = spread_over_days(base, base + 3 * day - 1, 1);
+        assert_eq!(one.len(), 1, "days without messages are left out");
+    }
+}

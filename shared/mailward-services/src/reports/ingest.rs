@@ -1,0 +1,453 @@
+//! Ingestion: one delivery (an email, a file) in, each report in it imported for every
+//! organization watching its policy domain, exactly once. What cannot be imported says why.
+//!
+//! Per organization a report becomes rows per UTC day and source ([`SourceDay`]); the raw
+//! bytes are kept in object storage (never served by the API). Identity is reporter + report
+//! id + policy domain + date range; importing the same report again changes nothing.
+
+use crate::error::ServiceError;
+use crate::state::AppState;
+use mailward_domain::reports::{
+    ReportIdentity, ReportKind, SourceDay, StoredReport, spread_over_days,
+};
+use mailward_domain::store::WriteOp;
+use mailward_reports::aggregate::{AggregateReport, Aligned, Disposition, OverrideKind, Word};
+use mailward_reports::tlsrpt::TlsReport;
+use mailward_reports::{Content, Limits};
+use mailward_store::reports as stored;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// Writes per transaction when storing rows (well under the store's limit).
+const OPS_PER_COMMIT: usize = 25;
+/// Days an unattributed report's note is kept.
+const UNATTRIBUTED_DAYS: i64 = 400;
+
+/// What happened to one report of a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Imported for at least one organization.
+    Imported,
+    /// Every watching organization had it already.
+    Duplicate,
+    /// No organization watches its policy domain (kept as a count for the operator).
+    Unattributed,
+    /// Not importable; `reason` says why.
+    Refused,
+}
+
+/// One report's outcome (the JSON line `mailward import` prints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// The input file, when there is one (set by the caller).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// dmarc, tlsrpt or failure; absent for what was not a report at all.
+    pub kind: Option<ReportKind>,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub reporter: Option<String>,
+    pub report_id: Option<String>,
+    pub policy_domain: Option<String>,
+    /// UTC, RFC 3339.
+    pub begin: Option<String>,
+    pub end: Option<String>,
+    pub records: u64,
+    /// Sum of the records' counts (TLS-RPT: sessions).
+    pub messages: u64,
+    /// Organizations it was imported for.
+    pub organizations: usize,
+}
+
+impl Outcome {
+    /// A refusal of a whole input before it was read (too large, unreadable).
+    pub fn refused_file(reason: impl Into<String>) -> Self {
+        Self::refused(None, reason)
+    }
+
+    fn refused(kind: Option<ReportKind>, reason: impl Into<String>) -> Self {
+        Self {
+            file: None,
+            kind,
+            status: Status::Refused,
+            reason: Some(reason.into()),
+            reporter: None,
+            report_id: None,
+            policy_domain: None,
+            begin: None,
+            end: None,
+            records: 0,
+            messages: 0,
+            organizations: 0,
+        }
+    }
+}
+
+fn rfc3339(t: i64) -> Option<String> {
+    OffsetDateTime::from_unix_timestamp(t)
+        .ok()?
+        .format(&Rfc3339)
+        .ok()
+}
+
+/// The per-day, per-source rows of an aggregate report.
+pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>> {
+    let (begin, end) = (
+        report.header.begin.unwrap_or(0),
+        report.header.end.unwrap_or(0),
+    );
+    let mut by_day: BTreeMap<time::Date, BTreeMap<(String, String), SourceDay>> = BTreeMap::new();
+    for record in &report.records {
+        let forwarded = record.reasons.iter().any(|r| {
+            matches!(
+                r.kind,
+                Word::Known(
+                    OverrideKind::Forwarded
+                        | OverrideKind::TrustedForwarder
+                        | OverrideKind::MailingList
+                )
+            )
+        });
+        let source_ip = record
+            .source_ip
+            .map(|ip| ip.to_string())
+            .unwrap_or_default();
+        let header_from = record
+            .header_from
+            .clone()
+            .or_else(|| report.header.policy.domain.clone())
+            .unwrap_or_default();
+        let signers: Vec<String> = record
+            .dkim_results
+            .iter()
+            .filter_map(|d| {
+                let domain = d.domain.clone()?;
+                Some(match &d.selector {
+                    Some(s) => format!("{domain}/{s}"),
+                    None => domain,
+                })
+            })
+            .collect();
+        for (day, count) in spread_over_days(begin, end, record.count) {
+            let row = by_day
+                .entry(day)
+                .or_default()
+                .entry((source_ip.clone(), header_from.clone()))
+                .or_insert_with(|| SourceDay {
+                    source_ip: source_ip.clone(),
+                    header_from: header_from.clone(),
+                    ..SourceDay::default()
+                });
+            if row.envelope_from.is_none() {
+                row.envelope_from = record.envelope_from.clone();
+            }
+            for s in &signers {
+                if !row.dkim_signers.contains(s) {
+                    row.dkim_signers.push(s.clone());
+                }
+            }
+            row.volume += count;
+            let dkim = matches!(record.dkim, Some(Word::Known(Aligned::Pass)));
+            let spf = matches!(record.spf, Some(Word::Known(Aligned::Pass)));
+            if dkim || spf {
+                row.dmarc_pass += count;
+            }
+            if dkim {
+                row.dkim_aligned_pass += count;
+            }
+            if spf {
+                row.spf_aligned_pass += count;
+            }
+            match record.disposition {
+                Some(Word::Known(Disposition::Quarantine)) => row.quarantined += count,
+                Some(Word::Known(Disposition::Reject)) => row.rejected += count,
+                _ => {}
+            }
+            if forwarded {
+                row.forwarded += count;
+            }
+        }
+    }
+    by_day
+        .into_iter()
+        .map(|(day, rows)| (day, rows.into_values().collect()))
+        .collect()
+}
+
+/// Commits writes in transactions of a bounded size.
+async fn commit_all(app: &AppState, ops: Vec<WriteOp>) -> Result<(), ServiceError> {
+    let mut batch = Vec::with_capacity(OPS_PER_COMMIT);
+    for op in ops {
+        batch.push(op);
+        if batch.len() == OPS_PER_COMMIT {
+            app.store.transact(std::mem::take(&mut batch)).await?;
+        }
+    }
+    if !batch.is_empty() {
+        app.store.transact(batch).await?;
+    }
+    Ok(())
+}
+
+/// Imports one identified report for every organization watching its domain.
+async fn import(
+    app: &AppState,
+    identity: &ReportIdentity,
+    mut outcome: Outcome,
+    rows: &BTreeMap<time::Date, Vec<SourceDay>>,
+    warnings: &[String],
+    raw_key: Option<&str>,
+) -> Result<Outcome, ServiceError> {
+    let store = app.store.as_ref();
+    let key = identity.key();
+    let domain = identity
+        .policy_domain
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    let watchers = stored::watchers(store, &domain).await?;
+    if watchers.is_empty() {
+        let day = OffsetDateTime::from_unix_timestamp(identity.begin)
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+            .date();
+        let expires = (app.clock.now() + time::Duration::days(UNATTRIBUTED_DAYS)).unix_timestamp();
+        let note = serde_json::to_value(&outcome)?;
+        app.store
+            .transact(vec![stored::unattributed_op(day, &key, &note, expires)?])
+            .await?;
+        outcome.status = Status::Unattributed;
+        return Ok(outcome);
+    }
+    let mut imported = 0;
+    for (org, domain_id) in watchers {
+        if stored::exists(store, org, domain_id, identity.kind, &key).await? {
+            continue;
+        }
+        let report = StoredReport {
+            key: key.clone(),
+            org_id: org,
+            domain_id,
+            kind: identity.kind,
+            reporter: identity.reporter.clone(),
+            report_id: identity.report_id.clone(),
+            policy_domain: domain.clone(),
+            begin: identity.begin,
+            end: identity.end,
+            records: outcome.records,
+            messages: outcome.messages,
+            raw_key: raw_key.map(str::to_owned),
+            warnings: warnings.to_vec(),
+            imported_at: app.clock.now(),
+        };
+        let mut ops = Vec::new();
+        for (day, day_rows) in rows {
+            ops.extend(stored::day_ops(&report, *day, day_rows)?);
+        }
+        commit_all(app, ops).await?;
+        match app.store.transact(vec![stored::report_op(&report)?]).await {
+            Ok(()) => imported += 1,
+            // Another delivery of the same report finished first: it is a duplicate.
+            Err(e) if e.is_conflict() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    outcome.organizations = imported;
+    outcome.status = if imported > 0 {
+        Status::Imported
+    } else {
+        Status::Duplicate
+    };
+    Ok(outcome)
+}
+
+/// The identity and outcome of an aggregate report, or why it cannot be imported.
+fn aggregate_outcome(report: &AggregateReport) -> Result<(ReportIdentity, Outcome), String> {
+    let h = &report.header;
+    let (Some(begin), Some(end)) = (h.begin, h.end) else {
+        return Err("the report has no date range".into());
+    };
+    let reporter = h
+        .org_name
+        .clone()
+        .or_else(|| {
+            h.email
+                .as_ref()
+                .and_then(|e| e.rsplit_once('@').map(|(_, d)| d.to_owned()))
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let identity = ReportIdentity {
+        kind: ReportKind::Dmarc,
+        reporter: reporter.clone(),
+        report_id: h.report_id.clone().unwrap_or_default(),
+        policy_domain: h.policy.domain.clone().unwrap_or_default(),
+        begin,
+        end,
+    };
+    let outcome = Outcome {
+        file: None,
+        kind: Some(ReportKind::Dmarc),
+        status: Status::Imported,
+        reason: None,
+        reporter: Some(reporter),
+        report_id: h.report_id.clone(),
+        policy_domain: h.policy.domain.clone(),
+        begin: rfc3339(begin),
+        end: rfc3339(end),
+        records: report.records.len() as u64,
+        messages: report.messages(),
+        organizations: 0,
+    };
+    Ok((identity, outcome))
+}
+
+/// The identity and outcome of a TLS report, or why it cannot be imported.
+fn tls_outcome(report: &TlsReport) -> Result<(ReportIdentity, Outcome), String> {
+    let parse = |s: &str| OffsetDateTime::parse(s.trim(), &Rfc3339).map(|t| t.unix_timestamp());
+    let (Ok(begin), Ok(end)) = (
+        parse(&report.date_range.start),
+        parse(&report.date_range.end),
+    ) else {
+        return Err("the report's date-range is not RFC 3339".into());
+    };
+    let Some(domain) = report
+        .policies
+        .iter()
+        .find_map(|p| p.policy.policy_domain.clone())
+    else {
+        return Err("no policy names a policy-domain".into());
+    };
+    let reporter = report
+        .organization_name
+        .clone()
+        .unwrap_or_else(|| "unknown".into());
+    let identity = ReportIdentity {
+        kind: ReportKind::Tlsrpt,
+        reporter: reporter.clone(),
+        report_id: report.report_id.clone(),
+        policy_domain: domain.clone(),
+        begin,
+        end,
+    };
+    let outcome = Outcome {
+        file: None,
+        kind: Some(ReportKind::Tlsrpt),
+        status: Status::Imported,
+        reason: None,
+        reporter: Some(reporter),
+        report_id: Some(report.report_id.clone()),
+        policy_domain: Some(domain),
+        begin: rfc3339(begin),
+        end: rfc3339(end),
+        records: report.policies.len() as u64,
+        messages: report.successful() + report.failed(),
+        organizations: 0,
+    };
+    Ok((identity, outcome))
+}
+
+/// Keeps the raw delivery in object storage (content-addressed, so a repeat is one object).
+async fn keep_raw(app: &AppState, bytes: &[u8]) -> Option<String> {
+    let objects = app.objects.as_ref()?;
+    let day = stored::day_string(app.clock.now().date());
+    let key = format!(
+        "reports/raw/{day}/{}",
+        mailward_domain::secrets::sha256_hex(bytes)
+    );
+    match objects
+        .put(&key, bytes.to_vec(), "application/octet-stream")
+        .await
+    {
+        Ok(()) => Some(key),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not keep a raw report");
+            None
+        }
+    }
+}
+
+/// Ingests one delivery: every report in it, each with its outcome. Failures of one report
+/// never stop the others; only a store outage fails the call.
+pub async fn ingest(
+    app: &AppState,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Vec<Outcome>, ServiceError> {
+    let raw_key = keep_raw(app, bytes).await;
+    let mut outcomes = Vec::new();
+    for extracted in mailward_reports::extract(bytes, limits) {
+        let outcome = match extracted.content {
+            Content::Refused(why) => Outcome::refused(None, why),
+            Content::Failure => Outcome::refused(
+                Some(ReportKind::Failure),
+                "failure reports (ARF) are recognised and counted, not imported",
+            ),
+            Content::Aggregate(report) => match aggregate_outcome(&report) {
+                Ok((identity, outcome)) => {
+                    let rows = rows_of(&report);
+                    import(
+                        app,
+                        &identity,
+                        outcome,
+                        &rows,
+                        &report.header.warnings,
+                        raw_key.as_deref(),
+                    )
+                    .await?
+                }
+                Err(why) => Outcome::refused(Some(ReportKind::Dmarc), why),
+            },
+            Content::TlsRpt(report) => match tls_outcome(&report) {
+                Ok((identity, outcome)) => {
+                    import(
+                        app,
+                        &identity,
+                        outcome,
+                        &BTreeMap::new(),
+                        &[],
+                        raw_key.as_deref(),
+                    )
+                    .await?
+                }
+                Err(why) => Outcome::refused(Some(ReportKind::Tlsrpt), why),
+            },
+        };
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_group_by_day_and_source_and_spread_long_reports() {
+        let xml = br#"<feedback><report_metadata><org_name>R</org_name><report_id>1</report_id>
+          <date_range><begin>1700006400</begin><end>1700179199</end></date_range></report_metadata>
+          <policy_published><domain>example.com</domain><p>none</p></policy_published>
+          <record><row><source_ip>192.0.2.1</source_ip><count>5</count><policy_evaluated>
+            <disposition>none</disposition><dkim>pass</dkim><spf>fail</spf></policy_evaluated></row>
+            <identifiers><header_from>example.com</header_from></identifiers>
+            <auth_results><dkim><domain>example.com</domain><selector>s1</selector><result>pass</result></dkim></auth_results></record>
+          <record><row><source_ip>192.0.2.1</source_ip><count>1</count><policy_evaluated>
+            <disposition>reject</disposition><dkim>fail</dkim><spf>fail</spf>
+            <reason><type>forwarded</type></reason></policy_evaluated></row>
+            <identifiers><header_from>example.com</header_from></identifiers></record>
+        </feedback>"#;
+        let report = mailward_reports::aggregate::parse(xml, &Limits::default()).unwrap();
+        let rows = rows_of(&report);
+        assert_eq!(rows.len(), 2, "two UTC days");
+        let total: u64 = rows.values().flatten().map(|r| r.volume).sum();
+        assert_eq!(total, 6);
+        let first = &rows.values().next().unwrap()[0];
+        assert_eq!(
+            (first.volume, first.dmarc_pass, first.dkim_aligned_pass),
+            (4, 3, 3)
+        );
+        assert_eq!((first.rejected, first.forwarded), (1, 1));
+        assert_eq!(first.dkim_signers, ["example.com/s1"]);
+    }
+}

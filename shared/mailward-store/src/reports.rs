@@ -1,0 +1,157 @@
+//! Imported reports and their daily per-source rows, in the organization's partition. A report
+//! is written as its rows first (idempotent puts: the same report always produces the same
+//! items) and its report item last, so the report item marks a complete import and a crash
+//! half-way is repaired by importing again.
+
+use super::{decode, encode, keys};
+use mailward_domain::reports::{ReportKind, SourceDay, StoredReport};
+use mailward_domain::store::{
+    Condition, Item, ItemStore, Query, SortKey, StoreError, WriteOp, query_all,
+};
+use uuid::Uuid;
+
+/// Rows per stored chunk (keeps items far below DynamoDB's 400 KB).
+pub const ROWS_PER_CHUNK: usize = 500;
+
+fn kind_str(kind: ReportKind) -> &'static str {
+    match kind {
+        ReportKind::Dmarc => "dmarc",
+        ReportKind::Tlsrpt => "tlsrpt",
+        ReportKind::Failure => "failure",
+    }
+}
+
+/// Whether the organization already imported this report for the domain.
+pub async fn exists(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    kind: ReportKind,
+    key: &str,
+) -> Result<bool, StoreError> {
+    Ok(store
+        .get(
+            &keys::org_pk(org),
+            &keys::report_sk(domain, kind_str(kind), key),
+            true,
+        )
+        .await?
+        .is_some())
+}
+
+/// The writes of one day's rows of a report (unconditional: the same report writes the same
+/// items, so repeating them is harmless).
+pub fn day_ops(
+    report: &StoredReport,
+    day: time::Date,
+    rows: &[SourceDay],
+) -> Result<Vec<WriteOp>, StoreError> {
+    let day = day_string(day);
+    rows.chunks(ROWS_PER_CHUNK)
+        .enumerate()
+        .map(|(i, chunk)| {
+            Ok(WriteOp::Put {
+                item: Item::new(
+                    keys::org_pk(report.org_id),
+                    keys::report_day_sk(report.domain_id, &day, &report.key, i),
+                    encode(&chunk.to_vec())?,
+                ),
+                condition: Condition::None,
+            })
+        })
+        .collect()
+}
+
+/// The write that marks a report imported (fails when it already was).
+pub fn report_op(report: &StoredReport) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: Item::new(
+            keys::org_pk(report.org_id),
+            keys::report_sk(report.domain_id, kind_str(report.kind), &report.key),
+            encode(report)?,
+        ),
+        condition: Condition::NotExists,
+    })
+}
+
+/// `yyyy-mm-dd`.
+pub fn day_string(day: time::Date) -> String {
+    format!(
+        "{:04}-{:02}-{:02}",
+        day.year(),
+        u8::from(day.month()),
+        day.day()
+    )
+}
+
+/// A domain's imported reports.
+pub async fn list(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+) -> Result<Vec<StoredReport>, StoreError> {
+    query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::reports_prefix(domain)),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect()
+}
+
+/// A domain's rows from day `from` to `to` (inclusive), with their day.
+pub async fn rows_between(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    from: time::Date,
+    to: time::Date,
+) -> Result<Vec<(String, SourceDay)>, StoreError> {
+    let (lo, hi) = keys::report_days_between(domain, &day_string(from), &day_string(to));
+    let mut query = Query::partition(keys::org_pk(org));
+    query.sort = SortKey::Between(lo, hi);
+    let prefix_len = keys::report_days_between(domain, "", "").0.len() - 1;
+    let mut out = Vec::new();
+    for item in query_all(store, query).await? {
+        let day = item
+            .sk
+            .get(prefix_len..prefix_len + 10)
+            .unwrap_or_default()
+            .to_owned();
+        let rows: Vec<SourceDay> = decode(&item)?;
+        out.extend(rows.into_iter().map(|r| (day.clone(), r)));
+    }
+    Ok(out)
+}
+
+/// Notes a report no organization watches (kept 400 days for the operator's counts).
+pub fn unattributed_op(
+    day: time::Date,
+    key: &str,
+    summary: &serde_json::Value,
+    expires: i64,
+) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: Item::new(
+            keys::unattributed_pk(&day_string(day)),
+            key,
+            encode(summary)?,
+        )
+        .expiring_at(expires),
+        condition: Condition::None,
+    })
+}
+
+/// The organizations watching a domain name, with their domain ids (the global name index).
+pub async fn watchers(store: &dyn ItemStore, name: &str) -> Result<Vec<(Uuid, Uuid)>, StoreError> {
+    let items = query_all(store, Query::partition(keys::domain_name_pk(name))).await?;
+    Ok(items
+        .iter()
+        .filter_map(|item| {
+            let org = Uuid::parse_str(item.sk.strip_prefix("ORG#")?).ok()?;
+            let domain = Uuid::from_slice(&item.data).ok()?;
+            Some((org, domain))
+        })
+        .collect())
+}

@@ -1,0 +1,128 @@
+//! Report ingestion into the local stack: attribution to the organizations watching the policy
+//! domain, idempotency across deliveries and encodings, unattributed and refused inputs, rows
+//! per UTC day, and the raw delivery kept in object storage.
+
+use crate::admin::quiet_app;
+use crate::common::add_domain;
+use mailward_reports::Limits;
+use mailward_services::reports::ingest::{Status, ingest};
+
+fn fixture(path: &str) -> Vec<u8> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/mailward-reports/tests/fixtures/dmarc-aggregate");
+    std::fs::read(root.join(path)).unwrap()
+}
+
+#[tokio::test]
+async fn reports_import_once_per_watching_organization() {
+    let app = quiet_app().await;
+    let state = &app.stack.state;
+    let limits = Limits::default();
+    let s = app.sign_up("dmarc@test.example", "Test Net Owner").await;
+    let domain = add_domain(&app, &s.key, "test.net").await;
+
+    // Unwatched first: counted as unattributed, nothing imported.
+    let other = ingest(state, &fixture("dmarc-report-viewer/acme.xml"), &limits)
+        .await
+        .unwrap();
+    assert_eq!(other[0].status, Status::Unattributed, "{other:?}");
+
+    let first = ingest(state, &fixture("dmarc-report-converter/test.xml"), &limits)
+        .await
+        .unwrap();
+    assert_eq!(
+        (first[0].status, first[0].organizations),
+        (Status::Imported, 1),
+        "{first:?}"
+    );
+    assert_eq!((first[0].records, first[0].messages), (2, 7));
+    // The same report again, plain or packed, changes nothing.
+    for again in [
+        "dmarc-report-converter/test.xml",
+        "dmarc-report-converter/test.xml.gz.gz",
+        "dmarc-report-converter/test.xml.zip",
+    ] {
+        let out = ingest(state, &fixture(again), &limits).await.unwrap();
+        assert_eq!(out[0].status, Status::Duplicate, "{again}");
+    }
+    // Same id, other range: a different report (reporters reuse ids).
+    let reused = ingest(state, &fixture("dmarc-report-converter/test2.xml"), &limits)
+        .await
+        .unwrap();
+    assert_eq!(reused[0].status, Status::Imported);
+
+    let org: uuid::Uuid = s.org_id.parse().unwrap();
+    let domain_id: uuid::Uuid = domain["id"].as_str().unwrap().parse().unwrap();
+    let day = time::macros::date!(2018 - 04 - 20);
+    let rows =
+        mailward_store::reports::rows_between(state.store.as_ref(), org, domain_id, day, day)
+            .await
+            .unwrap();
+    let volume: u64 = rows.iter().map(|(_, r)| r.volume).sum();
+    let passing: u64 = rows.iter().map(|(_, r)| r.dmarc_pass).sum();
+    assert_eq!((volume, passing), (7, 5), "{rows:?}");
+    assert!(rows.iter().all(|(d, _)| d == "2018-04-20"));
+
+    // A second organization watching the same domain gets its own copy, once.
+    let t = app.sign_up("dmarc@second.example", "Second Watcher").await;
+    add_domain(&app, &t.key, "test.net").await;
+    let out = ingest(
+        state,
+        &fixture("dmarc-report-converter/test.xml.gz"),
+        &limits,
+    )
+    .await
+    .unwrap();
+    assert_eq!((out[0].status, out[0].organizations), (Status::Imported, 1));
+    let out = ingest(state, &fixture("dmarc-report-converter/test.xml"), &limits)
+        .await
+        .unwrap();
+    assert_eq!(out[0].status, Status::Duplicate);
+    let reports = mailward_store::reports::list(state.store.as_ref(), org, domain_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        reports.len(),
+        2,
+        "the first organization's reports are untouched"
+    );
+
+    // The raw delivery is kept, content-addressed, and never served.
+    let raw = reports[0].raw_key.clone().expect("raw kept");
+    assert!(raw.starts_with("reports/raw/"));
+    assert!(
+        state
+            .objects
+            .as_ref()
+            .unwrap()
+            .head(&raw)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // Garbage, bombs and failure reports are refused with a reason, never an error.
+    let refused = ingest(state, b"unused", &limits).await.unwrap();
+    assert_eq!(refused[0].status, Status::Refused);
+    assert!(
+        refused[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("not a report")
+    );
+    let tiny = Limits {
+        max_decompressed_bytes: 10,
+        ..Limits::default()
+    };
+    let bomb = ingest(state, &fixture("dmarc-report-converter/test.xml.gz"), &tiny)
+        .await
+        .unwrap();
+    assert!(
+        bomb[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("decompression limit")
+    );
+}
