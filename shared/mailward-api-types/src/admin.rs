@@ -44,9 +44,9 @@ pub struct GroupDomains {
     pub count: u64,
     /// Share of its domains whose observed DMARC policy is quarantine or reject, 0-100.
     pub enforcement_pct: f64,
-    /// Messages in aggregate reports over the last 14 days (0 until reports are ingested).
+    /// Messages in the group's aggregate reports over the last 14 days.
     pub last_14_days_volume: u64,
-    /// DMARC pass share over the last 14 days, 0-100 (0 until reports are ingested).
+    /// DMARC pass share of those messages, 0-100 (0 without messages).
     pub last_14_days_dmarc_pass_pct: f64,
     /// Mean score of its domains (0 when it has none).
     pub average_score: f64,
@@ -289,7 +289,8 @@ pub struct Usage {
     pub domains: Option<Vec<UsageDomain>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub organizations: Option<Vec<UsageOrganization>>,
-    /// Messages passing DMARC aligned in the billing period (0 until reports are ingested).
+    /// Messages that passed DMARC (aligned SPF or DKIM) in aggregate reports of the current
+    /// calendar month (UTC) so far, over every domain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aligned_messages: Option<u64>,
 }

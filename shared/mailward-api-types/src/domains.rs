@@ -177,7 +177,7 @@ pub struct Domain {
     pub dmarc_setup_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub dmarc_verified_at: Option<OffsetDateTime>,
-    /// First day an aggregate report arrived (yyyy-MM-dd), or null.
+    /// The first UTC day an aggregate report covered (yyyy-MM-dd), or null.
     pub monitoring_since: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -205,6 +205,7 @@ pub struct ServiceZones<'a> {
 /// The wire shape of a stored domain.
 pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
     let unknown = || "unknown".to_owned();
+    let figures = d.report_figures.clone().unwrap_or_default();
     Domain {
         id: d.id,
         url: d.url.clone(),
@@ -268,17 +269,17 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         bimi_cname_target: format!("{}.bimi.{}", d.url, zones.hosted_zone),
         bimi_txt_value: d.bimi_options.txt_value(),
         target_spf: d.target_spf.clone(),
-        last_14_days_volume: 0,
-        last_14_days_dmarc_pass_pct: 0.0,
-        last_14_days_spf_pass_pct: 0.0,
-        last_14_days_dkim_pass_pct: 0.0,
+        last_14_days_volume: figures.volume,
+        last_14_days_dmarc_pass_pct: figures.pct(figures.dmarc_pass),
+        last_14_days_spf_pass_pct: figures.pct(figures.spf_aligned_pass),
+        last_14_days_dkim_pass_pct: figures.pct(figures.dkim_aligned_pass),
         group_id: d.group_id,
         registrar: d.registrar.clone(),
         group: None,
         tasks: None,
         dmarc_setup_at: d.dmarc_setup_at,
         dmarc_verified_at: d.dmarc_verified_at,
-        monitoring_since: None,
+        monitoring_since: d.monitoring_since.clone(),
         created_at: d.created_at,
         updated_at: d.updated_at,
     }

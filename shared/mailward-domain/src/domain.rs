@@ -270,10 +270,38 @@ pub struct Domain {
     /// The last probe of the MX hosts' TLS certificates (about daily, where the probe runs).
     #[serde(default)]
     pub mx_tls_check: Option<crate::certificates::MxTlsCheck>,
+    /// Aggregate-report counts of the 14 days up to `as_of`, refreshed as reports arrive.
+    #[serde(default)]
+    pub report_figures: Option<ReportFigures>,
+    /// The first UTC day an aggregate report covered (`yyyy-mm-dd`).
+    #[serde(default)]
+    pub monitoring_since: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+/// Message counts of a domain's aggregate reports over a 14-day window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportFigures {
+    /// The window's last day (`yyyy-mm-dd`, yesterday when computed).
+    pub as_of: String,
+    pub volume: u64,
+    pub dmarc_pass: u64,
+    pub spf_aligned_pass: u64,
+    pub dkim_aligned_pass: u64,
+}
+
+impl ReportFigures {
+    /// `part` of the volume in percent, two decimals (0 without volume).
+    pub fn pct(&self, part: u64) -> f64 {
+        if self.volume == 0 {
+            0.0
+        } else {
+            (part as f64 * 10_000.0 / self.volume as f64).round() / 100.0
+        }
+    }
 }
 
 impl Domain {
@@ -311,6 +339,8 @@ impl Domain {
             agent_proposals_enabled: None,
             vmc_check: None,
             mx_tls_check: None,
+            report_figures: None,
+            monitoring_since: None,
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

@@ -71,11 +71,18 @@ fn figures(domains: &[&Domain]) -> GroupDomains {
         let total: u64 = domains.iter().map(|d| u64::from(d.score)).sum();
         (total as f64 * 100.0 / count as f64).round() / 100.0
     };
+    let mut window = mailward_domain::domain::ReportFigures::default();
+    for d in domains {
+        if let Some(f) = &d.report_figures {
+            window.volume += f.volume;
+            window.dmarc_pass += f.dmarc_pass;
+        }
+    }
     GroupDomains {
         count: count as u64,
         enforcement_pct: pct(enforced),
-        last_14_days_volume: 0,
-        last_14_days_dmarc_pass_pct: 0.0,
+        last_14_days_volume: window.volume,
+        last_14_days_dmarc_pass_pct: window.pct(window.dmarc_pass),
         average_score: average,
     }
 }

@@ -7,7 +7,8 @@
 //! count them as DOMAIN-ACTIVE-FREE; paid plans (`it_teams`, `msp`) as DOMAIN-ACTIVE-TRIAL
 //! during the first [`TRIAL_DAYS`] days, then in graduated volume tiers (the first 10 in
 //! 1TO10, the next 90 in 11TO100, the next 900 in 101TO1000, the rest in 1001PLUS).
-//! AGENT-ADDON counts the active domains on which agents may propose changes.
+//! AGENT-ADDON counts the active domains on which agents may propose changes. Aligned messages
+//! are those that passed DMARC in the month's aggregate reports.
 
 use crate::caller::Caller;
 use crate::error::ServiceError;
@@ -149,6 +150,25 @@ fn parse_expand(values: &[String]) -> Result<Expand, ServiceError> {
     Ok(e)
 }
 
+/// Messages that passed DMARC in the current UTC calendar month, over `domains`.
+async fn aligned_this_month(
+    app: &AppState,
+    org: uuid::Uuid,
+    domains: &[Domain],
+    now: OffsetDateTime,
+) -> Result<u64, ServiceError> {
+    let today = now.date();
+    let first = today.replace_day(1).unwrap_or(today);
+    let mut total = 0;
+    for d in domains {
+        let rows =
+            mailward_store::reports::rows_between(app.store.as_ref(), org, d.id, first, today)
+                .await?;
+        total += rows.iter().map(|(_, r)| r.dmarc_pass).sum::<u64>();
+    }
+    Ok(total)
+}
+
 /// The organization's usage now. Counts are organization-wide, so members limited to groups
 /// are refused.
 pub async fn usage(
@@ -203,8 +223,11 @@ pub async fn usage(
                 .collect()
         }),
         organizations,
-        // Aligned messages come from aggregate reports, which are not ingested yet: zero.
-        aligned_messages: expand.aligned_messages.then_some(0),
+        aligned_messages: if expand.aligned_messages {
+            Some(aligned_this_month(app, caller.org_id, &list, now).await?)
+        } else {
+            None
+        },
     })
 }
 

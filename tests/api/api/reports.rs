@@ -4,6 +4,7 @@
 
 use crate::admin::quiet_app;
 use crate::common::add_domain;
+use mailward_domain::Clock as _;
 use mailward_reports::Limits;
 use mailward_services::reports::ingest::{Status, ingest};
 
@@ -125,4 +126,83 @@ async fn reports_import_once_per_watching_organization() {
             .unwrap()
             .contains("decompression limit")
     );
+}
+
+/// A one-day report of `domain` for the day before the app's clock.
+fn yesterday_report(app: &mailward_api_tests::TestApp, domain: &str, id: &str) -> Vec<u8> {
+    let today = app
+        .clock
+        .now()
+        .date()
+        .midnight()
+        .assume_utc()
+        .unix_timestamp();
+    let (begin, end) = (today - 86_400, today - 1);
+    format!(
+        r#"<?xml version="1.0"?><feedback><report_metadata><org_name>Receiver</org_name>
+<report_id>{id}</report_id><date_range><begin>{begin}</begin><end>{end}</end></date_range></report_metadata>
+<policy_published><domain>{domain}</domain><p>none</p></policy_published>
+<record><row><source_ip>192.0.2.10</source_ip><count>30</count><policy_evaluated><disposition>none</disposition>
+<dkim>pass</dkim><spf>pass</spf></policy_evaluated></row><identifiers><header_from>{domain}</header_from></identifiers></record>
+<record><row><source_ip>198.51.100.7</source_ip><count>10</count><policy_evaluated><disposition>none</disposition>
+<dkim>fail</dkim><spf>pass</spf></policy_evaluated></row><identifiers><header_from>{domain}</header_from></identifiers></record>
+<record><row><source_ip>203.0.113.9</source_ip><count>10</count><policy_evaluated><disposition>none</disposition>
+<dkim>fail</dkim><spf>fail</spf></policy_evaluated></row><identifiers><header_from>{domain}</header_from></identifiers></record>
+</feedback>"#
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn reports_feed_the_domain_group_and_usage_figures() {
+    let app = quiet_app().await;
+    let state = &app.stack.state;
+    let s = app.sign_up("figures@fig.example", "Figures").await;
+    let group = crate::admin::group(&app, &s.key, "Brand").await;
+    let (status, domain) = crate::admin::call(
+        &app,
+        reqwest::Method::POST,
+        "/domains",
+        &s.key,
+        Some(serde_json::json!({"url": "fig.example", "group_id": group["id"]})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+    let before = crate::admin::get(&app, &path, &s.key).await;
+    assert_eq!(before["last_14_days_volume"], 0);
+    assert_eq!(before["monitoring_since"], serde_json::Value::Null);
+
+    let out = ingest(
+        state,
+        &yesterday_report(&app, "fig.example", "r1"),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out[0].status, Status::Imported, "{out:?}");
+    let after = crate::admin::get(&app, &path, &s.key).await;
+    assert_eq!(after["last_14_days_volume"], 50);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0);
+    assert_eq!(after["last_14_days_spf_pass_pct"], 80.0);
+    assert_eq!(after["last_14_days_dkim_pass_pct"], 60.0);
+    let yesterday = app.clock.now().date().previous_day().unwrap();
+    assert_eq!(
+        after["monitoring_since"],
+        mailward_store::reports::day_string(yesterday)
+    );
+
+    let groups = crate::admin::get(&app, "/groups?expand[]=domains", &s.key).await;
+    assert_eq!(groups["data"][0]["domains"]["last_14_days_volume"], 50);
+    assert_eq!(
+        groups["data"][0]["domains"]["last_14_days_dmarc_pass_pct"],
+        80.0
+    );
+    let usage = crate::admin::get(&app, "/usage?expand[]=aligned_messages", &s.key).await;
+    // Yesterday may fall in the previous month; then this month has none yet.
+    let same_month = yesterday.month() == app.clock.now().date().month();
+    assert_eq!(usage["aligned_messages"], if same_month { 40 } else { 0 });
+    let sorted =
+        crate::admin::get(&app, "/domains?sort=last_14_days_volume&order=desc", &s.key).await;
+    assert_eq!(sorted["data"][0]["url"], "fig.example");
 }

@@ -383,11 +383,10 @@ fn sort_domains(list: &mut [Domain], sort: &str, descending: bool) {
             "dmarc_policy" => directed(a.dmarc_policy.cmp(&b.dmarc_policy)),
             "score" => directed(a.score.cmp(&b.score)),
             "open_tasks_count" => directed(a.open_tasks_count.cmp(&b.open_tasks_count)),
-            // Report volumes are zero until reports exist.
-            "last_14_days_volume"
-            | "last_14_days_dmarc_pass_pct"
-            | "last_14_days_spf_pass_pct"
-            | "last_14_days_dkim_pass_pct" => Ordering::Equal,
+            "last_14_days_volume" => directed(figures(a).volume.cmp(&figures(b).volume)),
+            "last_14_days_dmarc_pass_pct" => directed(pct_cmp(a, b, |f| f.dmarc_pass)),
+            "last_14_days_spf_pass_pct" => directed(pct_cmp(a, b, |f| f.spf_aligned_pass)),
+            "last_14_days_dkim_pass_pct" => directed(pct_cmp(a, b, |f| f.dkim_aligned_pass)),
             "severity" => compare_severity(a, b, descending),
             // Configured domains (monitoring set up) come before the ones still in monitoring or
             // setup states, in both directions; severity orders each group.
@@ -404,6 +403,26 @@ fn sort_domains(list: &mut [Domain], sort: &str, descending: bool) {
             .then_with(|| a.url.cmp(&b.url))
             .then_with(|| a.id.cmp(&b.id))
     });
+}
+
+fn figures(d: &Domain) -> mailward_domain::domain::ReportFigures {
+    d.report_figures.clone().unwrap_or_default()
+}
+
+/// Orders two domains by a 14-day pass share (exact: cross-multiplied counts).
+fn pct_cmp(
+    a: &Domain,
+    b: &Domain,
+    part: impl Fn(&mailward_domain::domain::ReportFigures) -> u64,
+) -> Ordering {
+    let (fa, fb) = (figures(a), figures(b));
+    let left = u128::from(part(&fa)) * u128::from(fb.volume.max(1));
+    let right = u128::from(part(&fb)) * u128::from(fa.volume.max(1));
+    let (left, right) = (
+        if fa.volume == 0 { 0 } else { left },
+        if fb.volume == 0 { 0 } else { right },
+    );
+    left.cmp(&right)
 }
 
 /// One page of the organization's domains, filtered and sorted (in memory over the

@@ -193,6 +193,67 @@ async fn commit_all(app: &AppState, ops: Vec<WriteOp>) -> Result<(), ServiceErro
     Ok(())
 }
 
+/// Recomputes a domain's 14-day report figures (the window ending yesterday) and its first
+/// report day, retried against concurrent writers of the domain (the sweep).
+pub async fn refresh_figures(
+    app: &AppState,
+    org: uuid::Uuid,
+    domain_id: uuid::Uuid,
+    report_day: Option<time::Date>,
+) -> Result<(), ServiceError> {
+    let store = app.store.as_ref();
+    let yesterday = app
+        .clock
+        .now()
+        .date()
+        .previous_day()
+        .unwrap_or(app.clock.now().date());
+    let from = yesterday - time::Duration::days(13);
+    let rows = stored::rows_between(store, org, domain_id, from, yesterday).await?;
+    let mut figures = mailward_domain::domain::ReportFigures {
+        as_of: stored::day_string(yesterday),
+        ..Default::default()
+    };
+    for (_, r) in &rows {
+        figures.volume += r.volume;
+        figures.dmarc_pass += r.dmarc_pass;
+        figures.spf_aligned_pass += r.spf_aligned_pass;
+        figures.dkim_aligned_pass += r.dkim_aligned_pass;
+    }
+    for _ in 0..5 {
+        let Some(current) = mailward_store::domains::get(store, org, domain_id).await? else {
+            return Ok(());
+        };
+        let mut next = current.value.clone();
+        next.report_figures = Some(figures.clone());
+        if let Some(day) = report_day.map(stored::day_string)
+            && next
+                .monitoring_since
+                .as_ref()
+                .is_none_or(|since| day < *since)
+        {
+            next.monitoring_since = Some(day);
+        }
+        if next == current.value {
+            return Ok(());
+        }
+        match store
+            .transact(vec![mailward_store::domains::save_op(
+                &next,
+                current.version,
+            )?])
+            .await
+        {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_conflict() => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ServiceError::conflict(
+        "the domain kept changing while its report figures were saved",
+    ))
+}
+
 /// Imports one identified report for every organization watching its domain.
 async fn import(
     app: &AppState,
@@ -248,7 +309,11 @@ async fn import(
         }
         commit_all(app, ops).await?;
         match app.store.transact(vec![stored::report_op(&report)?]).await {
-            Ok(()) => imported += 1,
+            Ok(()) => {
+                imported += 1;
+                let first_day = rows.keys().next().copied();
+                refresh_figures(app, org, domain_id, first_day).await?;
+            }
             // Another delivery of the same report finished first: it is a duplicate.
             Err(e) if e.is_conflict() => {}
             Err(e) => return Err(e.into()),
