@@ -482,6 +482,16 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     for task in &task_writes.moved {
         crate::tasks::schedule_check(state, task).await;
     }
+    // The 14-day report window slides daily even when no report arrives.
+    let yesterday = now.date().previous_day().unwrap_or(now.date());
+    if claimed
+        .report_figures
+        .as_ref()
+        .is_some_and(|f| f.as_of < mailward_store::reports::day_string(yesterday))
+        && let Err(e) = crate::reports::ingest::refresh_figures(state, org, id, None).await
+    {
+        tracing::warn!(domain.id = %id, error = %e, "could not slide the report window");
+    }
     if moved.indeterminate_alert {
         tracing::warn!(domain.id = %id, domain.name = %claimed.url, "DNS answers for this domain have been inconclusive for several sweeps");
     }

@@ -206,3 +206,35 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
         crate::admin::get(&app, "/domains?sort=last_14_days_volume&order=desc", &s.key).await;
     assert_eq!(sorted["data"][0]["url"], "fig.example");
 }
+
+#[tokio::test]
+async fn the_report_window_slides_with_the_sweep() {
+    // A DNS fixture answers the sweep at once (the default resolver address never answers).
+    let (_dns, app) =
+        crate::common::app_on(vec![mailward_dns_fixture::Zone::new("slide.example")]).await;
+    let state = &app.stack.state;
+    let s = app.sign_up("slide@slide.example", "Slide").await;
+    let domain = add_domain(&app, &s.key, "slide.example").await;
+    let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+    ingest(
+        state,
+        &yesterday_report(&app, "slide.example", "s1"),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        crate::admin::get(&app, &path, &s.key).await["last_14_days_volume"],
+        50
+    );
+    // Fifteen days later the report has left the window; the sweep notices.
+    app.clock.advance(time::Duration::days(15));
+    mailward_services::sweep::sweep_now(state).await.unwrap();
+    let after = crate::admin::get(&app, &path, &s.key).await;
+    assert_eq!(after["last_14_days_volume"], 0, "{after}");
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 0.0);
+    assert!(
+        after["monitoring_since"].is_string(),
+        "the first report day stays"
+    );
+}
