@@ -2,6 +2,7 @@
 //! queue workers and periodic chores beside it, on the embedded adapters (SQLite file, durable
 //! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
 
+pub mod smtp;
 pub mod uploads;
 
 use anyhow::Context as _;
@@ -76,6 +77,10 @@ pub struct Settings {
     /// Queue an evaluation of every newly added domain at once (tests that script the sweep
     /// turn it off).
     pub evaluate_new_domains: bool,
+    /// Where the report mailbox's SMTP listener listens (none: no listener).
+    pub smtp_listen: Option<SocketAddr>,
+    /// Largest message the SMTP listener accepts, in bytes.
+    pub smtp_max_bytes: usize,
     /// Other adapters for the store and queue ports (the black-box tests run the whole service
     /// on DynamoDB and SQS this way); `None` keeps the embedded SQLite ones.
     pub ports: Option<Ports>,
@@ -127,10 +132,16 @@ impl Settings {
             mx_tls_probe: false,
             mx_tls_port: 25,
             evaluate_new_domains: true,
+            smtp_listen: None,
+            smtp_max_bytes: DEFAULT_SMTP_MAX_BYTES,
             ports: None,
         }
     }
 }
+
+/// The SMTP listener's default message cap (25 MiB: real aggregate reports arrive compressed
+/// and far smaller).
+pub const DEFAULT_SMTP_MAX_BYTES: usize = 25 * 1024 * 1024;
 
 /// Reads the secret key from `<data-dir>/secret.key`, creating it (64 random hex chars) once.
 pub fn load_or_create_secret(data_dir: &Path) -> anyhow::Result<Vec<u8>> {
@@ -310,6 +321,8 @@ pub struct LocalStack {
     pub addr: SocketAddr,
     /// Its state (tests use the ports directly, e.g. to run jobs).
     pub state: AppState,
+    /// Where the report mailbox listens, when it does.
+    pub smtp_addr: Option<SocketAddr>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -369,9 +382,30 @@ impl LocalStack {
             )));
         }
         tasks.push(tokio::spawn(reaper(db, state.clock.clone(), watcher)));
+        let smtp_addr = match settings.smtp_listen {
+            Some(at) => {
+                let smtp = tokio::net::TcpListener::bind(at)
+                    .await
+                    .with_context(|| format!("binding the SMTP listener to {at}"))?;
+                let bound = smtp.local_addr()?;
+                let mailbox = smtp::MailboxSettings {
+                    report_domain: state.config.report_domain.clone(),
+                    max_message_bytes: settings.smtp_max_bytes,
+                };
+                tasks.push(tokio::spawn(smtp::serve(
+                    smtp,
+                    state.clone(),
+                    mailbox,
+                    shutdown.subscribe(),
+                )));
+                Some(bound)
+            }
+            None => None,
+        };
         Ok(Self {
             addr,
             state,
+            smtp_addr,
             shutdown,
             tasks,
         })

@@ -152,6 +152,13 @@ struct Cli {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     mx_tls_probe: bool,
+    /// Run the report mailbox: an SMTP listener on this address (e.g. 127.0.0.1:2525) taking
+    /// mail for the report domain's addresses into report ingestion.
+    #[arg(long, env = "MAILWARD_SMTP_LISTEN", global = true)]
+    smtp_listen: Option<SocketAddr>,
+    /// Largest message the SMTP listener accepts, in bytes.
+    #[arg(long, env = "MAILWARD_SMTP_MAX_BYTES", global = true, default_value_t = mailward_local_stack::DEFAULT_SMTP_MAX_BYTES)]
+    smtp_max_bytes: usize,
     /// Public resolvers the sweep compares with authoritative answers, `name=ip[:port]`
     /// comma-separated (e.g. `google=8.8.8.8,cloudflare=1.1.1.1`); none by default.
     #[arg(long, env = "MAILWARD_PUBLIC_RESOLVERS", global = true)]
@@ -255,6 +262,8 @@ async fn main() -> anyhow::Result<()> {
     settings.pending_grace = Duration::from_secs(cli.pending_grace);
     settings.task_event_delay = Duration::from_secs(cli.task_event_delay);
     settings.mx_tls_probe = cli.mx_tls_probe;
+    settings.smtp_listen = cli.smtp_listen;
+    settings.smtp_max_bytes = cli.smtp_max_bytes;
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),
@@ -421,6 +430,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let data_dir = settings.data_dir.clone();
     let stack = LocalStack::start(settings).await?;
     println!("Mailward listening on http://{}", stack.addr);
+    if let Some(smtp) = stack.smtp_addr {
+        println!("Report mailbox (SMTP) listening on {smtp}");
+    }
     println!(
         "Data directory: {} (outgoing mail: {}/outbox/*.eml)",
         data_dir.display(),

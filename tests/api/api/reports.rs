@@ -238,3 +238,91 @@ async fn the_report_window_slides_with_the_sweep() {
         "the first report day stays"
     );
 }
+
+/// Speaks SMTP to `addr`: sends each command, returns every reply line's code.
+async fn smtp(addr: std::net::SocketAddr, conversation: &[&[u8]]) -> Vec<u16> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    let mut codes = Vec::new();
+    let next_code = async |lines: &mut tokio::io::Lines<_>| loop {
+        let line: String = lines.next_line().await.unwrap().unwrap_or_default();
+        // Multi-line replies continue with "250-"; the last one has a space.
+        if line.len() < 4 || line.as_bytes()[3] == b' ' {
+            return line
+                .get(..3)
+                .and_then(|c| c.parse::<u16>().ok())
+                .unwrap_or(0);
+        }
+    };
+    codes.push(next_code(&mut lines).await);
+    for chunk in conversation {
+        write.write_all(chunk).await.unwrap();
+        // A data body gets no reply until its final dot.
+        if chunk.ends_with(b"\r\n.\r\n") || !chunk.starts_with(b"From:") {
+            codes.push(next_code(&mut lines).await);
+        }
+    }
+    codes
+}
+
+#[tokio::test]
+async fn the_smtp_mailbox_takes_reports_for_the_report_domain_only() {
+    let app = mailward_api_tests::TestApp::start_with(|s| {
+        s.publish_outbox = false;
+        s.smtp_listen = Some("127.0.0.1:0".parse().unwrap());
+        s.smtp_max_bytes = 64 * 1024;
+    })
+    .await;
+    let addr = app.stack.smtp_addr.expect("listening");
+    let s = app.sign_up("mailbox@mbx.example", "Mailbox").await;
+    let domain = add_domain(&app, &s.key, "mbx.example").await;
+    let rua = domain["monitoring_email"].as_str().unwrap().to_owned();
+    let xml = String::from_utf8(yesterday_report(&app, "mbx.example", "smtp-1")).unwrap();
+    let message = format!(
+        "From: noreply@receiver.example\r\nTo: {rua}\r\nSubject: Report domain: mbx.example\r\nMIME-Version: 1.0\r\n\
+Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nThis is a DMARC report.\r\n\
+--b1\r\nContent-Type: text/xml\r\nContent-Disposition: attachment; filename=\"report.xml\"\r\n\r\n{}\r\n--b1--\r\n.\r\n",
+        xml.replace('\n', "\r\n")
+    );
+    let rcpt = format!("RCPT TO:<{rua}>\r\n");
+    let codes = smtp(
+        addr,
+        &[
+            b"EHLO receiver.example\r\n",
+            b"MAIL FROM:<noreply@receiver.example>\r\n",
+            b"RCPT TO:<someone@elsewhere.example>\r\n",
+            rcpt.as_bytes(),
+            b"DATA\r\n",
+            message.as_bytes(),
+            b"QUIT\r\n",
+        ],
+    )
+    .await;
+    assert_eq!(codes, [220, 250, 250, 550, 250, 354, 250, 221]);
+    let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+    assert_eq!(
+        crate::admin::get(&app, &path, &s.key).await["last_14_days_volume"],
+        50
+    );
+
+    // Over the size cap: refused with 552, nothing imported.
+    let big = format!(
+        "From: x@y.example\r\nSubject: big\r\n\r\n{}\r\n.\r\n",
+        format!("{}\r\n", "a".repeat(998)).repeat(72)
+    );
+    let codes = smtp(
+        addr,
+        &[
+            b"HELO r.example\r\n",
+            b"MAIL FROM:<x@y.example>\r\n",
+            rcpt.as_bytes(),
+            b"DATA\r\n",
+            big.as_bytes(),
+            b"QUIT\r\n",
+        ],
+    )
+    .await;
+    assert_eq!(codes, [220, 250, 250, 250, 354, 552, 221]);
+}

@@ -1,0 +1,210 @@
+//! The local stack's report mailbox: a small SMTP listener (mailin's state machine over a tokio
+//! loop) that accepts mail only for the report domain's addresses, caps message size and line
+//! length, and hands each message to report ingestion before answering, so a `250` means the
+//! message is stored (its raw copy kept, its reports imported) and a store failure answers
+//! `451` for the sender to retry. On AWS, SES receives instead (see the reports issue).
+
+use mailin::{Action, Handler, Response, SessionBuilder};
+use mailward_services::AppState;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// Longest command or data line accepted (RFC 5321 allows 1000 octets; some senders exceed it).
+const MAX_LINE: usize = 8 * 1024;
+/// Longest a client may stay idle between lines.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What the listener needs to know.
+#[derive(Clone)]
+pub struct MailboxSettings {
+    /// Recipients must be `<anything>@<report_domain>`.
+    pub report_domain: String,
+    /// Largest message accepted, in bytes.
+    pub max_message_bytes: usize,
+}
+
+#[derive(Default)]
+struct Inbox {
+    current: Vec<u8>,
+    too_large: bool,
+    /// The message just ended over the cap (answered 552 by the connection loop).
+    refused: bool,
+    finished: Option<Vec<u8>>,
+}
+
+struct ReportHandler {
+    settings: MailboxSettings,
+    inbox: Arc<Mutex<Inbox>>,
+}
+
+impl Handler for ReportHandler {
+    fn rcpt(&mut self, to: &str) -> Response {
+        let address = to.trim().trim_start_matches('<').trim_end_matches('>');
+        let domain = address
+            .rsplit_once('@')
+            .map(|(_, d)| d.to_ascii_lowercase());
+        if domain.as_deref() == Some(self.settings.report_domain.as_str()) {
+            mailin::response::OK
+        } else {
+            mailin::response::NO_MAILBOX
+        }
+    }
+
+    fn data_start(
+        &mut self,
+        _domain: &str,
+        _from: &str,
+        _is8bit: bool,
+        _to: &[String],
+    ) -> Response {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            *inbox = Inbox::default();
+        }
+        mailin::response::OK
+    }
+
+    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if let Ok(mut inbox) = self.inbox.lock()
+            && !inbox.too_large
+        {
+            if inbox.current.len() + buf.len() > self.settings.max_message_bytes {
+                inbox.too_large = true;
+                inbox.current = Vec::new();
+            } else {
+                inbox.current.extend_from_slice(buf);
+            }
+        }
+        Ok(())
+    }
+
+    fn data_end(&mut self) -> Response {
+        let Ok(mut inbox) = self.inbox.lock() else {
+            return mailin::response::INTERNAL_ERROR;
+        };
+        if inbox.too_large {
+            // mailin keeps its data state after an error reply, so the transaction ends
+            // normally here and the connection loop answers 552 in its place.
+            inbox.too_large = false;
+            inbox.refused = true;
+            return mailin::response::OK;
+        }
+        inbox.finished = Some(std::mem::take(&mut inbox.current));
+        mailin::response::OK
+    }
+}
+
+async fn write(
+    stream: &mut (impl tokio::io::AsyncWrite + Unpin),
+    response: &Response,
+) -> std::io::Result<()> {
+    stream.write_all(&response.buffer()?).await
+}
+
+/// Serves one connection to its end.
+async fn session(
+    stream: TcpStream,
+    peer: IpAddr,
+    state: AppState,
+    settings: MailboxSettings,
+) -> std::io::Result<()> {
+    let inbox = Arc::new(Mutex::new(Inbox::default()));
+    let handler = ReportHandler {
+        settings: settings.clone(),
+        inbox: inbox.clone(),
+    };
+    let mut session = SessionBuilder::new(settings.report_domain.clone()).build(peer, handler);
+    let (read, mut write_half) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    write(&mut write_half, &session.greeting()).await?;
+    let mut line = Vec::with_capacity(1024);
+    loop {
+        line.clear();
+        let n = match tokio::time::timeout(
+            IDLE,
+            (&mut reader)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut line),
+        )
+        .await
+        {
+            Ok(result) => result?,
+            Err(_) => {
+                write(
+                    &mut write_half,
+                    &Response::custom(421, "Idle too long, closing".into()),
+                )
+                .await?;
+                return Ok(());
+            }
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        if line.len() > MAX_LINE {
+            write(
+                &mut write_half,
+                &Response::custom(500, "Line too long".into()),
+            )
+            .await?;
+            return Ok(());
+        }
+        let mut response = session.process(&line);
+        let (finished, refused) = inbox
+            .lock()
+            .map(|mut i| (i.finished.take(), std::mem::take(&mut i.refused)))
+            .unwrap_or_default();
+        if refused {
+            response = mailin::response::NO_STORAGE;
+        }
+        if let Some(message) = finished {
+            let limits = mailward_reports::Limits::default();
+            match mailward_services::reports::ingest::ingest(&state, &message, &limits).await {
+                Ok(outcomes) => {
+                    for o in &outcomes {
+                        tracing::info!(status = ?o.status, report.id = ?o.report_id, domain = ?o.policy_domain, reason = ?o.reason, "report received by SMTP");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "a received report could not be stored; asking the sender to retry");
+                    response = mailin::response::INTERNAL_ERROR;
+                }
+            }
+        }
+        match response.action {
+            Action::NoReply => {}
+            Action::Close => {
+                write(&mut write_half, &response).await?;
+                return Ok(());
+            }
+            _ => write(&mut write_half, &response).await?,
+        }
+    }
+}
+
+/// Accepts connections until `stop` turns true.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    settings: MailboxSettings,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let (state, settings) = (state.clone(), settings.clone());
+                    tokio::spawn(async move {
+                        if let Err(e) = session(stream, peer.ip(), state, settings).await {
+                            tracing::debug!(error = %e, "SMTP session ended with an error");
+                        }
+                    });
+                }
+                Err(e) => tracing::warn!(error = %e, "SMTP accept failed"),
+            },
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
+}
