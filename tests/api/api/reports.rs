@@ -326,3 +326,46 @@ Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text
     .await;
     assert_eq!(codes, [220, 250, 250, 250, 354, 552, 221]);
 }
+
+#[tokio::test]
+async fn the_aws_mailbox_handler_ingests_inbound_objects_once() {
+    let app = quiet_app().await;
+    let state = &app.stack.state;
+    let s = app.sign_up("ses@ses.example", "SES").await;
+    let domain = add_domain(&app, &s.key, "ses.example").await;
+    let objects = state.objects.as_ref().unwrap();
+    let message = format!(
+        "From: r@receiver.example\r\nTo: x@reports.example\r\nSubject: report\r\nMIME-Version: 1.0\r\n\
+Content-Type: text/xml\r\n\r\n{}",
+        String::from_utf8(yesterday_report(&app, "ses.example", "ses-1")).unwrap()
+    );
+    objects
+        .put("inbound/0a1b2c-msg", message.into_bytes(), "message/rfc822")
+        .await
+        .unwrap();
+    let event = serde_json::json!({"Records": [{"eventSource": "aws:s3", "s3": {
+        "bucket": {"name": "objects"}, "object": {"key": "inbound/0a1b2c-msg", "size": 1}}}]});
+    let answer = worker_ingest::handle_s3_event(state, &event).await.unwrap();
+    assert_eq!(
+        answer["messages"][0]["reports"][0]["status"], "imported",
+        "{answer}"
+    );
+    assert!(
+        objects.head("inbound/0a1b2c-msg").await.unwrap().is_none(),
+        "the inbound copy is removed"
+    );
+    let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+    assert_eq!(
+        crate::admin::get(&app, &path, &s.key).await["last_14_days_volume"],
+        50
+    );
+    // The same event again (Lambda retries) finds nothing left to do.
+    let again = worker_ingest::handle_s3_event(state, &event).await.unwrap();
+    assert_eq!(again["messages"], serde_json::json!([]));
+    // Objects outside inbound/ are never read.
+    let stray = serde_json::json!({"Records": [{"s3": {"object": {"key": "support/x"}}}]});
+    assert_eq!(
+        worker_ingest::handle_s3_event(state, &stray).await.unwrap()["messages"],
+        serde_json::json!([])
+    );
+}
