@@ -265,18 +265,20 @@ pub fn all_routes() -> mailward_http::Routes {
         .merge(api_tools::routes())
         .merge(api_domains::routes())
         .merge(api_tasks::routes())
+        .merge(api_reports::routes())
 }
 
 /// The functions and their routes, as `template.yaml` deploys them: each function's name and
 /// its `(METHOD, path)` pairs.
 pub fn functions() -> Vec<(&'static str, Vec<(String, String)>)> {
-    let groups: [(&str, mailward_http::Routes); 6] = [
+    let groups: [(&str, mailward_http::Routes); 7] = [
         ("ApiPublicFunction", api_public::routes()),
         ("ApiAccountFunction", api_account::routes()),
         ("ApiWebhooksFunction", api_webhooks::routes()),
         ("ApiToolsFunction", api_tools::routes()),
         ("ApiDomainsFunction", api_domains::routes()),
         ("ApiTasksFunction", api_tasks::routes()),
+        ("ApiReportsFunction", api_reports::routes()),
     ];
     groups
         .into_iter()

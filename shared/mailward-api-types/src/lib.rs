@@ -12,6 +12,7 @@ pub mod common;
 pub mod domains;
 pub mod organizations;
 pub mod records;
+pub mod reports;
 pub mod signup;
 pub mod snapshots;
 pub mod sources;

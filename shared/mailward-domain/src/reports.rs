@@ -104,6 +104,9 @@ pub struct SourceDay {
     pub rejected: u64,
     /// Messages the receiver overrode as forwarded (forwarded, trusted_forwarder, mailing_list).
     pub forwarded: u64,
+    /// Messages the report gave no DMARC evaluation for (neither aligned result readable).
+    #[serde(default)]
+    pub undetermined: u64,
 }
 
 /// Splits `count` messages over the UTC days from `begin` to `end` (unix seconds, inclusive

@@ -95,6 +95,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/support/tickets/{id}/read"),
         ("get", "/support/unread-count"),
         ("post", "/support/presigned-url"),
+        ("get", "/domains/{id}/reports/summary"),
+        ("get", "/domains/{id}/reports/senders"),
     ];
     for (method, path) in expected {
         assert!(

@@ -369,3 +369,178 @@ Content-Type: text/xml\r\n\r\n{}",
         serde_json::json!([])
     );
 }
+
+/// A one-day report for yesterday with `records` of (ip, count, dkim pass, spf pass).
+fn report_of(
+    app: &mailward_api_tests::TestApp,
+    domain: &str,
+    id: &str,
+    records: &[(&str, u64, bool, bool)],
+) -> Vec<u8> {
+    let today = app
+        .clock
+        .now()
+        .date()
+        .midnight()
+        .assume_utc()
+        .unix_timestamp();
+    let verdict = |pass: bool| if pass { "pass" } else { "fail" };
+    let rows: String = records
+        .iter()
+        .map(|(ip, n, dkim, spf)| {
+            format!(
+                "<record><row><source_ip>{ip}</source_ip><count>{n}</count><policy_evaluated><disposition>none</disposition>\
+<dkim>{}</dkim><spf>{}</spf></policy_evaluated></row><identifiers><header_from>{domain}</header_from></identifiers></record>",
+                verdict(*dkim),
+                verdict(*spf)
+            )
+        })
+        .collect();
+    format!(
+        "<feedback><report_metadata><org_name>Receiver</org_name><report_id>{id}</report_id><date_range><begin>{}</begin>\
+<end>{}</end></date_range></report_metadata><policy_published><domain>{domain}</domain><p>none</p></policy_published>{rows}</feedback>",
+        today - 86_400,
+        today - 1
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn the_summary_and_senders_read_the_imported_reports() {
+    let app = quiet_app().await;
+    let state = &app.stack.state;
+    let s = app.sign_up("views@views.example", "Views").await;
+    let domain = add_domain(&app, &s.key, "views.example").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let summary_path = format!("/domains/{id}/reports/summary");
+    let empty = crate::admin::get(&app, &summary_path, &s.key).await;
+    assert_eq!(empty["volume"], 0);
+    assert_eq!(empty["next_action"]["code"], "wait_for_reports");
+    assert_eq!(empty["recommendation"]["status"], "hold");
+
+    ingest(
+        state,
+        &yesterday_report(&app, "views.example", "v1"),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
+    let summary = crate::admin::get(&app, &summary_path, &s.key).await;
+    let yesterday =
+        mailward_store::reports::day_string(app.clock.now().date().previous_day().unwrap());
+    assert_eq!(summary["date_to"], yesterday.as_str());
+    assert_eq!(
+        (
+            summary["volume"].as_u64(),
+            summary["dmarc_pass_pct"].as_f64()
+        ),
+        (Some(50), Some(80.0))
+    );
+    assert_eq!(
+        (
+            summary["spf_pass_pct"].as_f64(),
+            summary["dkim_pass_pct"].as_f64()
+        ),
+        (Some(80.0), Some(60.0))
+    );
+    assert_eq!(
+        summary["totals"],
+        serde_json::json!({"compliant": 40, "non_compliant": 0, "forwarded": 0, "unknown": 10, "undetermined": 0})
+    );
+    assert_eq!(summary["previous_period"]["volume"], 0);
+    assert_eq!(summary["delta"]["volume"], 50);
+    assert_eq!(summary["stored"]["last_14_days_volume"], 50);
+    assert_eq!(summary["policy_state"], "none");
+    assert_eq!(
+        summary["recommendation"]["status"], "hold",
+        "too little data"
+    );
+    assert_eq!(summary["probe_tasks_total"], 0);
+
+    // A bigger report where every known sender passes: advancing is recommended.
+    let report = report_of(
+        &app,
+        "views.example",
+        "v2",
+        &[
+            ("192.0.2.10", 300, true, true),
+            ("203.0.113.99", 3, false, false),
+        ],
+    );
+    ingest(state, &report, &Limits::default()).await.unwrap();
+    let summary =
+        crate::admin::get(&app, &format!("{summary_path}?period=last_14_days"), &s.key).await;
+    assert_eq!(
+        summary["recommendation"]["status"], "advance_recommended",
+        "{summary}"
+    );
+    assert_eq!(summary["recommendation"]["next_policy"], "quarantine");
+    assert_eq!(summary["next_action"]["code"], "advance_policy");
+    // A known sender failing holds it back.
+    let report = report_of(
+        &app,
+        "views.example",
+        "v3",
+        &[("192.0.2.10", 20, false, false)],
+    );
+    ingest(state, &report, &Limits::default()).await.unwrap();
+    let summary = crate::admin::get(&app, &summary_path, &s.key).await;
+    assert_eq!(summary["totals"]["non_compliant"], 20);
+    assert_eq!(summary["recommendation"]["status"], "hold");
+    assert_eq!(summary["next_action"]["code"], "fix_failing_senders");
+    let total: u64 = [
+        "compliant",
+        "non_compliant",
+        "forwarded",
+        "unknown",
+        "undetermined",
+    ]
+    .iter()
+    .map(|k| summary["totals"][k].as_u64().unwrap())
+    .sum();
+    assert_eq!(total, summary["volume"].as_u64().unwrap());
+
+    let senders = crate::admin::get(
+        &app,
+        &format!("/domains/{id}/reports/senders?limit=2"),
+        &s.key,
+    )
+    .await;
+    assert_eq!(senders["sender_count"], 4);
+    assert_eq!(senders["truncated"], true);
+    assert_eq!(senders["senders"].as_array().unwrap().len(), 2);
+    assert_eq!(senders["senders"][0]["source_ip"], "192.0.2.10");
+    assert_eq!(senders["senders"][0]["volume"], 350);
+    assert_eq!(
+        senders["senders"][0]["header_from"],
+        serde_json::json!(["views.example"])
+    );
+    assert_eq!(senders["senders"][0]["last_seen"], yesterday.as_str());
+    assert_eq!(senders["total_volume"], summary["volume"]);
+
+    for (query, param) in [
+        ("reports/summary?period=forever", "period"),
+        ("reports/senders?limit=21", "limit"),
+        ("reports/senders?limit=0", "limit"),
+    ] {
+        let (status, body) = crate::admin::call(
+            &app,
+            reqwest::Method::GET,
+            &format!("/domains/{id}/{query}"),
+            &s.key,
+            None,
+        )
+        .await;
+        assert_eq!(
+            (status.as_u16(), body["param"].as_str()),
+            (400, Some(param)),
+            "{query}"
+        );
+    }
+    let other = app
+        .sign_up("views@other-views.example", "Other Views")
+        .await;
+    let (status, _) =
+        crate::admin::call(&app, reqwest::Method::GET, &summary_path, &other.key, None).await;
+    assert_eq!(status, 404);
+}

@@ -170,6 +170,10 @@ pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>>
             if forwarded {
                 row.forwarded += count;
             }
+            let evaluated = |w: &Option<Word<Aligned>>| matches!(w, Some(Word::Known(_)));
+            if !evaluated(&record.dkim) && !evaluated(&record.spf) {
+                row.undetermined += count;
+            }
         }
     }
     by_day

@@ -1,3 +1,4 @@
-//! Reports (the reports issue): ingestion now; summaries, senders and the API to follow.
+//! Reports (the reports issue): ingestion, and the summary and sender views.
 
 pub mod ingest;
+pub mod views;

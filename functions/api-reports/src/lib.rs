@@ -1,0 +1,10 @@
+//! The `api-reports` function: what a domain's aggregate reports say (`/domains/{id}/reports/*`).
+
+pub mod summary;
+
+use mailward_http::Routes;
+
+/// This function's routes.
+pub fn routes() -> Routes {
+    summary::routes()
+}
