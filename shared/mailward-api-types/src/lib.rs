@@ -13,6 +13,7 @@ pub mod domains;
 pub mod organizations;
 pub mod records;
 pub mod reports;
+pub mod senders;
 pub mod signup;
 pub mod snapshots;
 pub mod sources;

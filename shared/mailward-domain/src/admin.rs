@@ -148,6 +148,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "The monitoring sweep moved a domain's monitoring status.",
     ),
     ("task.updated", "A person changed a task's status."),
+    (
+        "domain_source.updated",
+        "A person confirmed, discarded or reset a sender of a domain.",
+    ),
     ("task.opened", "The service opened a task."),
     (
         "task.reopened",

@@ -24,6 +24,7 @@ pub mod purpose;
 pub mod queue;
 pub mod reports;
 pub mod secrets;
+pub mod senders;
 pub mod snapshots;
 pub mod sources;
 pub mod store;

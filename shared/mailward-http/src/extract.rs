@@ -209,6 +209,17 @@ where
     }
 }
 
+/// One path segment parsed as a UUID; anything else is 400 naming `param` (for routes with
+/// two ids, where [`PathId`] does not fit).
+pub fn path_uuid(raw: &str, param: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| {
+        ApiError::invalid_param(
+            param.to_owned(),
+            format!("{param} in the path is not a valid UUID"),
+        )
+    })
+}
+
 /// The `{id}` path segment parsed as a UUID; anything else is 400 naming `id`.
 #[derive(Debug, Clone, Copy)]
 pub struct PathId(pub Uuid);

@@ -86,6 +86,12 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             crate::sweep::run_batch(state, batch).await?;
             Ok(Handled::Done)
         }
+        crate::reports::senders::IDENTIFY_SENDERS => {
+            let job: crate::reports::senders::IdentifySenders =
+                serde_json::from_value(envelope.data)?;
+            crate::reports::senders::identify_domain(state, job.org_id, job.domain_id).await?;
+            Ok(Handled::Done)
+        }
         crate::tasks::TASK_EVENT_CHECK => {
             let check: crate::tasks::EventCheck = serde_json::from_value(envelope.data)?;
             crate::tasks::run_check(state, check).await?;

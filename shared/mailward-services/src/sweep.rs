@@ -213,17 +213,32 @@ async fn check_certificates(
     }
 }
 
+/// What a pass gathered besides the audit and the verdict, for the task derivation.
+struct PassEvidence<'a> {
+    /// Whether conflict detection ran (conflict tasks are judged only then).
+    conflicts_examined: bool,
+    /// TTLs of the records that matter, as served.
+    ttls: &'a [mailward_tasks::problems::RecordTtl],
+    /// The domain's senders from aggregate reports.
+    senders: &'a [mailward_domain::senders::DomainSource],
+}
+
 /// The domain's tasks after this evaluation: the problems it shows (from the audit, the
-/// monitoring verdict, the conflicts and the DMARC TTL), reconciled with its stored tasks.
+/// monitoring verdict, the conflicts, the DMARC TTL and the report senders), reconciled with
+/// its stored tasks.
 async fn derive_tasks(
     state: &AppState,
     domain: &Domain,
     verdict: &mailward_monitoring::Verdict,
     audit: Option<&mailward_audit::AuditResult>,
-    conflicts_examined: bool,
-    ttls: &[mailward_tasks::problems::RecordTtl],
+    pass: PassEvidence<'_>,
     now: time::OffsetDateTime,
 ) -> anyhow::Result<crate::tasks::SweepTaskWrites> {
+    let PassEvidence {
+        conflicts_examined,
+        ttls,
+        senders,
+    } = pass;
     let existing =
         mailward_store::tasks::list_for_domain(state.store.as_ref(), domain.org_id, domain.id)
             .await?;
@@ -246,6 +261,11 @@ async fn derive_tasks(
             crate::evaluation::planned_records(&ctx)
         })
         .unwrap_or_default();
+    // Sender tasks are judged when the domain has senders and the audit read its SPF record.
+    let sender_findings = audit.filter(|_| !senders.is_empty()).map(|a| {
+        let live_spf = a.spf.as_ref().and_then(|s| s.record.clone());
+        crate::reports::senders::findings_of(domain, senders, Some(&live_spf), now.date())
+    });
     let evidence = mailward_tasks::Evidence {
         domain: &domain.url,
         parked: domain.is_parked,
@@ -261,7 +281,7 @@ async fn derive_tasks(
             .filter(|_| state.config.mx_tls_probe)
             .map(|c| c.findings.as_slice()),
         vmc: domain.vmc_check.as_ref().map(|c| &c.finding),
-        senders: None,
+        senders: sender_findings.as_deref(),
         now,
     };
     let findings = mailward_tasks::derive(&evidence);
@@ -325,7 +345,17 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         claimed.consecutive_indeterminate,
         lame_delegation_after(state.config.sweep_interval_secs),
     );
-    let (audit, dkim_memory) = audit_with_dkim_memory(state, &claimed, now).await;
+    let senders: Vec<mailward_domain::senders::DomainSource> =
+        mailward_store::senders::list(store, org, id)
+            .await?
+            .into_iter()
+            .map(|s| s.value)
+            .collect();
+    let reported: Vec<String> = senders
+        .iter()
+        .flat_map(|s| s.dkim_selectors.iter().cloned())
+        .collect();
+    let (audit, dkim_memory) = audit_with_dkim_memory(state, &claimed, &reported, now).await;
     let score = audit.as_ref().map_or(claimed.score, |a| a.summary.score);
     let previous = monitoring_state(&claimed);
     let moved = step(&previous, &verdict, score, now, &state.config.sweep_rules());
@@ -381,8 +411,11 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         &next,
         &verdict,
         audit.as_ref(),
-        state.direct_dns.is_some() && dns_conclusive,
-        &ttl_recorder.ttls(),
+        PassEvidence {
+            conflicts_examined: state.direct_dns.is_some() && dns_conclusive,
+            ttls: &ttl_recorder.ttls(),
+            senders: &senders,
+        },
         now,
     )
     .await?;
@@ -474,13 +507,15 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         tracing::warn!(domain.id = %id, ops = ops.len() + task_writes.ops.len(), "too many writes for one transaction; the domain's tasks are reconciled next pass");
     }
     match store.transact(ops).await {
-        Ok(()) => {}
-        // Updated by a person meanwhile: evaluated again on the next pass.
-        Err(e) if e.is_conflict() => return Ok(()),
+        Ok(()) => {
+            for task in &task_writes.moved {
+                crate::tasks::schedule_check(state, task).await;
+            }
+        }
+        // Updated meanwhile (a person, report identification): evaluated again on the next
+        // pass; the report window below still slides, it has its own retries.
+        Err(e) if e.is_conflict() => {}
         Err(e) => return Err(e.into()),
-    }
-    for task in &task_writes.moved {
-        crate::tasks::schedule_check(state, task).await;
     }
     // The 14-day report window slides daily even when no report arrives.
     let yesterday = now.date().previous_day().unwrap_or(now.date());
@@ -523,11 +558,26 @@ fn full_dkim_probe_due(domain: &Domain, now: time::OffsetDateTime, interval_secs
 async fn audit_with_dkim_memory(
     state: &AppState,
     domain: &Domain,
+    reported: &[String],
     now: time::OffsetDateTime,
 ) -> (Option<mailward_audit::AuditResult>, Option<DkimMemory>) {
-    let catalogue = mailward_domain::sources::catalogue().dkim_discovery_selectors();
+    // Selectors seen signing in aggregate reports are always probed, first among equals.
+    let with_reported = |mut selectors: Vec<String>| {
+        for s in reported {
+            if !selectors.contains(s) {
+                selectors.push(s.clone());
+            }
+        }
+        selectors
+    };
+    let catalogue = with_reported(mailward_domain::sources::catalogue().dkim_discovery_selectors());
     if !full_dkim_probe_due(domain, now, state.config.dkim_full_probe_interval_secs) {
-        let quick = run_audit(state, domain, domain.dkim_selectors_seen.clone()).await;
+        let quick = run_audit(
+            state,
+            domain,
+            with_reported(domain.dkim_selectors_seen.clone()),
+        )
+        .await;
         if let Some(audit) = &quick {
             let found = dkim_found(audit);
             if domain.dkim_selectors_seen.iter().all(|s| found.contains(s)) {

@@ -329,7 +329,68 @@ pub async fn update(
     if status_changed {
         schedule_check(app, &next).await;
     }
+    if next.task_type == TaskType::ConfirmSource {
+        apply_sender_choice(app, caller, &next, &input).await?;
+    }
     Ok(TaskView::from(&next))
+}
+
+/// Carries a confirm_source choice to the sender it is about (SPEC §3): confirming confirms
+/// it, ignoring both SPF and DKIM discards it, ignoring one stops counting it against that one.
+/// The sender tasks follow, so the sender's other confirm_source tickets close.
+async fn apply_sender_choice(
+    app: &AppState,
+    caller: &Caller,
+    task: &Task,
+    input: &UpdateTaskRequest,
+) -> Result<(), ServiceError> {
+    use mailward_domain::senders::ConfirmationStatus;
+    if confirm_source_fields(input).is_none() {
+        return Ok(());
+    }
+    let Some(sender) = crate::reports::senders::sender_of_task(task) else {
+        return Ok(());
+    };
+    let Some(domain) = domains::get(app.store.as_ref(), caller.org_id, task.domain_id).await?
+    else {
+        return Ok(());
+    };
+    let (ignore_spf, ignore_dkim, confirm) =
+        (input.ignore_spf, input.ignore_dkim, input.confirm_source);
+    let outcome =
+        crate::reports::senders::set_status(app, caller, &domain.value, sender, |s, now| {
+            let mut next = s.clone();
+            if let Some(v) = ignore_spf {
+                next.ignore_spf = v;
+            }
+            if let Some(v) = ignore_dkim {
+                next.ignore_dkim = v;
+            }
+            let status = if next.ignore_spf && next.ignore_dkim {
+                Some(ConfirmationStatus::Discarded)
+            } else if confirm == Some(true) {
+                Some(ConfirmationStatus::Confirmed)
+            } else {
+                None
+            };
+            if let Some(status) = status
+                && status != next.confirmation_status
+            {
+                next.confirmation_status = status;
+                next.confirmed_at = (status == ConfirmationStatus::Confirmed).then_some(now);
+            }
+            if next != *s {
+                next.updated_at = now;
+            }
+            next
+        })
+        .await;
+    match outcome {
+        Ok(_) => Ok(()),
+        // The sender's rows aged out and it was never stored: the task's own change stands.
+        Err(e) if e.kind() == crate::error::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Saves one task changed by a person, with the domain's counters, in one transaction.

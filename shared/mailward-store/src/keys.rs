@@ -26,6 +26,8 @@
 //! | imported report | `ORG#<org>` | `REPORT#<domain>#<kind>#<identity key>` | |
 //! | report rows of a day (chunks of per-source rows) | `ORG#<org>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
 //! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
+//! | domain sender (DomainSource) | `ORG#<org>` | `SENDER#<domain>#<id>` | |
+//! | reverse-DNS name of an IP (TTL 7 days) | `PTR#<ip>` | `PTR` | |
 //! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
 //! | support message | `ORG#<org>` | `TICKET#<ticket>#MSG#<unix ms>#<id>` | |
 //! | task | `ORG#<org>` | `TASK#<domain>#<id>` | |
@@ -344,3 +346,21 @@ pub fn report_days_between(domain: Uuid, from: &str, to: &str) -> (String, Strin
 pub fn unattributed_pk(day: &str) -> String {
     format!("UNATTRIBUTED#{day}")
 }
+
+/// Sort key of a domain's sender.
+pub fn sender_sk(domain: Uuid, id: Uuid) -> String {
+    format!("SENDER#{domain}#{id}")
+}
+
+/// Prefix of a domain's senders.
+pub fn senders_prefix(domain: Uuid) -> String {
+    format!("SENDER#{domain}#")
+}
+
+/// Partition of the cached reverse-DNS name of an IP address.
+pub fn ptr_pk(ip: &str) -> String {
+    format!("PTR#{ip}")
+}
+
+/// Sort key of the cached reverse-DNS name.
+pub const PTR_SK: &str = "PTR";

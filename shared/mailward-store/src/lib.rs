@@ -20,6 +20,7 @@ pub mod orgs;
 pub mod outbox;
 pub mod rate_limits;
 pub mod reports;
+pub mod senders;
 pub mod signups;
 pub mod snapshots;
 pub mod sources;

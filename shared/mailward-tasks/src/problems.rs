@@ -6,6 +6,7 @@ use crate::model::{TaskType, priority, sequence};
 use mailward_audit::{AuditResult, AuditStatus, Dimension, PolicyState};
 use mailward_domain::conflicts::StoredConflict;
 use mailward_domain::purpose::Purpose;
+use mailward_domain::senders::ConfirmationStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use uuid::Uuid;
@@ -37,28 +38,41 @@ pub struct RecordTtl {
 
 pub use mailward_domain::certificates::{MxCertificateFinding, VmcFinding};
 
-/// What aggregate reports say about one sender of the domain.
+/// What aggregate reports say about one sender of the domain (a stored DomainSource).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SenderFinding {
+    /// The DomainSource id (one sender task of a type per sender).
+    pub sender_id: Uuid,
     /// The catalogue source, when recognised.
     pub source_id: Option<Uuid>,
-    /// How people know the sender (catalogue name or reporting host).
+    /// How people know the sender (catalogue name, sending domain or address).
     pub name: String,
     /// The domain the sender uses in its envelope or signature.
     pub sending_domain: Option<String>,
-    /// Whether a person confirmed the sender as theirs.
-    pub confirmed: bool,
-    /// Messages in the window.
+    /// What a person decided about it.
+    pub status: ConfirmationStatus,
+    /// Messages in the recent window (the last 30 days).
     pub volume: u64,
-    /// Share of its mail passing SPF aligned, 0-100.
+    /// Share of its recent mail passing DMARC, 0-100.
+    pub dmarc_pass_pct: f64,
+    /// Share of its recent mail passing SPF aligned, 0-100.
     pub spf_pass_pct: f64,
-    /// Share of its mail passing DKIM aligned, 0-100.
+    /// Share of its recent mail passing DKIM aligned, 0-100.
     pub dkim_pass_pct: f64,
-    /// Whether its mail passes DMARC without SPF (so SPF failures can be ignored).
+    /// A person chose to stop counting it against SPF.
     pub ignore_spf: bool,
-    /// Whether its mail passes DMARC without DKIM.
+    /// A person chose to stop counting it against DKIM.
     pub ignore_dkim: bool,
+    /// Days since its last report day; `None` when never seen.
+    pub days_since_seen: Option<i64>,
+    /// The SPF mechanism that authorizes it, when the domain's live SPF record still holds it.
+    pub spf_value_published: Option<String>,
+    /// Selectors of the domain's own signatures it uses that Mailward does not monitor.
+    pub unmonitored_selectors: Vec<String>,
 }
+
+/// Days without mail after which a confirmed sender is worth a review.
+pub const UNUSED_SENDER_DAYS: i64 = 30;
 
 /// Everything one evaluation knows about a domain.
 #[derive(Debug, Clone, Copy)]
@@ -791,59 +805,231 @@ fn parked_problems(evidence: &Evidence<'_>, audit: &AuditResult, findings: &mut 
     }
 }
 
-/// Senders from aggregate reports (the second input): confirm unknown senders, fix confirmed
-/// senders that fail SPF or DKIM.
+/// Senders from aggregate reports (the second input): confirm new senders that look
+/// legitimate (recognised, or passing DMARC at least sometimes; a never-passing stranger is
+/// spoofing, not a sender to confirm), fix confirmed senders that fail SPF or DKIM, review
+/// confirmed senders gone quiet, clean up the records of discarded ones, and bring selectors
+/// Mailward does not monitor to a person's attention.
 fn sender_problems(senders: &[SenderFinding], findings: &mut Findings) {
     for t in [
         TaskType::ConfirmSource,
         TaskType::SourceFailingSpf,
         TaskType::SourceFailingDkim,
+        TaskType::ReviewUnusedSender,
+        TaskType::CleanupSenderRecords,
+        TaskType::DkimSelectorNotImported,
     ] {
         findings.judged.insert(t);
     }
     for sender in senders {
-        let id = sender
-            .source_id
-            .map_or_else(|| sender.name.clone(), |s| s.to_string());
         let base = |task_type: TaskType, priority: u8, sequence: u8, description: String| Problem {
-            key: format!("{}#{id}", task_type.as_str()),
+            key: format!("{}#{}", task_type.as_str(), sender.sender_id),
             sending_domain: sender.sending_domain.clone(),
             source_id: sender.source_id,
             ..single(task_type, priority, sequence, description)
         };
-        if !sender.confirmed {
-            findings.problems.push(base(
-                TaskType::ConfirmSource,
-                priority::MEDIUM,
-                sequence::ALIGNMENT,
-                format!(
-                    "{} sent {} messages as the domain: confirm it is yours so Mailward can align it, or discard it.",
-                    sender.name, sender.volume
-                ),
-            ));
-            continue;
+        match sender.status {
+            ConfirmationStatus::Discarded => {
+                if let Some(value) = &sender.spf_value_published {
+                    findings.problems.push(base(
+                        TaskType::CleanupSenderRecords,
+                        priority::MEDIUM,
+                        sequence::CLEANUP,
+                        format!(
+                            "{} is discarded as a sender, but the SPF record still authorizes it ({value}): remove that mechanism so it can no longer send as the domain.",
+                            sender.name
+                        ),
+                    ));
+                }
+            }
+            ConfirmationStatus::RequiresConfirmation => {
+                let plausible = sender.source_id.is_some() || sender.dmarc_pass_pct > 0.0;
+                if sender.volume > 0 && plausible {
+                    findings.problems.push(base(
+                        TaskType::ConfirmSource,
+                        priority::MEDIUM,
+                        sequence::ALIGNMENT,
+                        format!(
+                            "{} sent {} messages as the domain in the last 30 days: confirm it is yours so Mailward can align it, or discard it.",
+                            sender.name, sender.volume
+                        ),
+                    ));
+                }
+            }
+            ConfirmationStatus::Confirmed => {
+                if sender.volume == 0 {
+                    if sender
+                        .days_since_seen
+                        .is_some_and(|d| d >= UNUSED_SENDER_DAYS)
+                    {
+                        findings.problems.push(base(
+                            TaskType::ReviewUnusedSender,
+                            priority::LOW,
+                            sequence::CLEANUP,
+                            format!(
+                                "{} has sent no mail as the domain for {} days: if it no longer sends for you, discard it and remove its SPF and DKIM records.",
+                                sender.name,
+                                sender.days_since_seen.unwrap_or_default()
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                if sender.spf_pass_pct < 98.0 && !sender.ignore_spf {
+                    findings.problems.push(base(
+                        TaskType::SourceFailingSpf,
+                        priority::HIGH,
+                        sequence::ALIGNMENT,
+                        format!(
+                            "Only {:.0}% of the mail {} sends passes SPF aligned: add it to the SPF record as its documentation says.",
+                            sender.spf_pass_pct, sender.name
+                        ),
+                    ));
+                }
+                if sender.dkim_pass_pct < 98.0 && !sender.ignore_dkim {
+                    findings.problems.push(base(
+                        TaskType::SourceFailingDkim,
+                        priority::HIGH,
+                        sequence::ALIGNMENT,
+                        format!(
+                            "Only {:.0}% of the mail {} sends passes DKIM aligned: publish its DKIM key under the domain as its documentation says.",
+                            sender.dkim_pass_pct, sender.name
+                        ),
+                    ));
+                }
+                for selector in &sender.unmonitored_selectors {
+                    findings.problems.push(Problem {
+                        key: format!(
+                            "{}#{}#{selector}",
+                            TaskType::DkimSelectorNotImported.as_str(),
+                            sender.sender_id
+                        ),
+                        ..base(
+                            TaskType::DkimSelectorNotImported,
+                            priority::LOW,
+                            sequence::HARDENING,
+                            format!(
+                                "{} signs the domain's mail with DKIM selector {selector}, but no key answers at {selector}._domainkey: publish the key (or, if it was rotated out, update the sender) so Mailward can monitor it.",
+                                sender.name
+                            ),
+                        )
+                    });
+                }
+            }
         }
-        if sender.spf_pass_pct < 98.0 && !sender.ignore_spf {
-            findings.problems.push(base(
-                TaskType::SourceFailingSpf,
-                priority::HIGH,
-                sequence::ALIGNMENT,
-                format!(
-                    "Only {:.0}% of the mail {} sends passes SPF aligned: add it to the SPF record as its documentation says.",
-                    sender.spf_pass_pct, sender.name
-                ),
-            ));
+    }
+}
+
+/// The sender problems alone (the report pipeline reconciles sender tasks between sweeps; the
+/// other types are not judged, so their tasks are left alone).
+pub fn derive_sender_findings(senders: &[SenderFinding]) -> Findings {
+    let mut findings = Findings::default();
+    sender_problems(senders, &mut findings);
+    findings
+}
+
+#[cfg(test)]
+mod sender_tests {
+    use super::*;
+
+    fn sender(status: ConfirmationStatus) -> SenderFinding {
+        SenderFinding {
+            sender_id: Uuid::from_u128(1),
+            source_id: None,
+            name: "Mailer".into(),
+            sending_domain: Some("mailer.example".into()),
+            status,
+            volume: 100,
+            dmarc_pass_pct: 100.0,
+            spf_pass_pct: 100.0,
+            dkim_pass_pct: 100.0,
+            ignore_spf: false,
+            ignore_dkim: false,
+            days_since_seen: Some(1),
+            spf_value_published: None,
+            unmonitored_selectors: Vec::new(),
         }
-        if sender.dkim_pass_pct < 98.0 && !sender.ignore_dkim {
-            findings.problems.push(base(
-                TaskType::SourceFailingDkim,
-                priority::HIGH,
-                sequence::ALIGNMENT,
-                format!(
-                    "Only {:.0}% of the mail {} sends passes DKIM aligned: publish its DKIM key under the domain as its documentation says.",
-                    sender.dkim_pass_pct, sender.name
-                ),
-            ));
-        }
+    }
+
+    fn types(senders: &[SenderFinding]) -> Vec<&'static str> {
+        derive_sender_findings(senders)
+            .problems
+            .iter()
+            .map(|p| p.task_type.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn only_plausible_new_senders_are_offered_for_confirmation() {
+        let new = sender(ConfirmationStatus::RequiresConfirmation);
+        assert_eq!(types(std::slice::from_ref(&new)), ["confirm_source"]);
+        let spoofer = SenderFinding {
+            dmarc_pass_pct: 0.0,
+            ..new.clone()
+        };
+        assert!(types(&[spoofer.clone()]).is_empty());
+        let recognised_spoofed = SenderFinding {
+            source_id: Some(Uuid::from_u128(9)),
+            ..spoofer
+        };
+        assert_eq!(types(&[recognised_spoofed]), ["confirm_source"]);
+    }
+
+    #[test]
+    fn confirmed_senders_are_judged_on_alignment_use_and_selectors() {
+        let failing = SenderFinding {
+            spf_pass_pct: 50.0,
+            dkim_pass_pct: 10.0,
+            unmonitored_selectors: vec!["s9".into()],
+            ..sender(ConfirmationStatus::Confirmed)
+        };
+        assert_eq!(
+            types(&[failing.clone()]),
+            [
+                "source_failing_spf",
+                "source_failing_dkim",
+                "dkim_selector_not_imported"
+            ]
+        );
+        let ignored = SenderFinding {
+            ignore_spf: true,
+            ignore_dkim: true,
+            unmonitored_selectors: Vec::new(),
+            ..failing
+        };
+        assert!(types(&[ignored]).is_empty());
+        let quiet = SenderFinding {
+            volume: 0,
+            days_since_seen: Some(UNUSED_SENDER_DAYS),
+            ..sender(ConfirmationStatus::Confirmed)
+        };
+        assert_eq!(types(&[quiet.clone()]), ["review_unused_sender"]);
+        let recently_quiet = SenderFinding {
+            days_since_seen: Some(UNUSED_SENDER_DAYS - 1),
+            ..quiet
+        };
+        assert!(types(&[recently_quiet]).is_empty());
+    }
+
+    #[test]
+    fn discarded_senders_only_ask_for_their_records_to_go() {
+        let discarded = sender(ConfirmationStatus::Discarded);
+        assert!(types(std::slice::from_ref(&discarded)).is_empty());
+        let still_authorized = SenderFinding {
+            spf_value_published: Some("include:mailer.example".into()),
+            ..discarded
+        };
+        let findings = derive_sender_findings(&[still_authorized]);
+        assert_eq!(findings.problems.len(), 1);
+        assert_eq!(
+            findings.problems[0].task_type,
+            TaskType::CleanupSenderRecords
+        );
+        assert!(
+            findings.problems[0]
+                .description
+                .contains("include:mailer.example")
+        );
+        assert!(findings.judged.contains(&TaskType::ConfirmSource));
     }
 }

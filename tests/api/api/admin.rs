@@ -1302,6 +1302,11 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/tasks/{id}", Some(json!({"status": "dismissed"}))),
         (
             "POST",
+            "/domains/{id}/sources/{source_id}",
+            Some(json!({"confirmation_status": "confirmed"})),
+        ),
+        (
+            "POST",
             "/webhook-endpoints",
             Some(json!({"url": "https://hooks.example/x"})),
         ),
@@ -1363,14 +1368,16 @@ async fn viewers_and_read_only_keys_never_write() {
     for (method, path, body) in &bodies {
         let documented = doc["paths"][*path][method.to_ascii_lowercase()].is_object();
         assert!(documented, "{method} {path} is not in the OpenAPI document");
-        let path = path.replace(
-            "{id}",
-            &if path.starts_with("/organizations/") {
-                s.org_id.clone()
-            } else {
-                id.to_string()
-            },
-        );
+        let path = path
+            .replace(
+                "{id}",
+                &if path.starts_with("/organizations/") {
+                    s.org_id.clone()
+                } else {
+                    id.to_string()
+                },
+            )
+            .replace("{source_id}", &uuid::Uuid::new_v4().to_string());
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let (status, err) = call(&app, method.clone(), &path, &read_only, body.clone()).await;
         assert_eq!(

@@ -19,6 +19,17 @@ pub async fn app_on(zones: Vec<Zone>) -> (FixtureServer, TestApp) {
     (dns, app)
 }
 
+/// Unix seconds of midnight (UTC) of the app clock's day: reports are dated from it.
+pub fn today_start(app: &TestApp) -> i64 {
+    use mailward_domain::Clock as _;
+    app.clock
+        .now()
+        .date()
+        .midnight()
+        .assume_utc()
+        .unix_timestamp()
+}
+
 /// `POST /domains` with `url`; the created domain (201 asserted).
 pub async fn add_domain(app: &TestApp, key: &str, url: &str) -> Value {
     let res = app

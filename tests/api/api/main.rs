@@ -12,6 +12,7 @@ mod failures;
 mod openapi;
 mod organizations;
 mod reports;
+mod senders;
 mod signup;
 mod support;
 mod sweep;

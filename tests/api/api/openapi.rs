@@ -97,6 +97,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/support/presigned-url"),
         ("get", "/domains/{id}/reports/summary"),
         ("get", "/domains/{id}/reports/senders"),
+        ("get", "/domains/{id}/sources"),
+        ("post", "/domains/{id}/sources/{source_id}"),
     ];
     for (method, path) in expected {
         assert!(

@@ -130,13 +130,7 @@ async fn reports_import_once_per_watching_organization() {
 
 /// A one-day report of `domain` for the day before the app's clock.
 fn yesterday_report(app: &mailward_api_tests::TestApp, domain: &str, id: &str) -> Vec<u8> {
-    let today = app
-        .clock
-        .now()
-        .date()
-        .midnight()
-        .assume_utc()
-        .unix_timestamp();
+    let today = crate::common::today_start(app);
     let (begin, end) = (today - 86_400, today - 1);
     format!(
         r#"<?xml version="1.0"?><feedback><report_metadata><org_name>Receiver</org_name>
@@ -377,13 +371,7 @@ fn report_of(
     id: &str,
     records: &[(&str, u64, bool, bool)],
 ) -> Vec<u8> {
-    let today = app
-        .clock
-        .now()
-        .date()
-        .midnight()
-        .assume_utc()
-        .unix_timestamp();
+    let today = crate::common::today_start(app);
     let verdict = |pass: bool| if pass { "pass" } else { "fail" };
     let rows: String = records
         .iter()

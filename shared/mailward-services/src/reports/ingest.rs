@@ -317,6 +317,9 @@ async fn import(
                 imported += 1;
                 let first_day = rows.keys().next().copied();
                 refresh_figures(app, org, domain_id, first_day).await?;
+                if identity.kind == ReportKind::Dmarc {
+                    super::senders::enqueue_identify(app, org, domain_id).await;
+                }
             }
             // Another delivery of the same report finished first: it is a duplicate.
             Err(e) if e.is_conflict() => {}

@@ -1,0 +1,666 @@
+//! A domain's senders (SPEC §2.6 DomainSource): identified from the stored report rows after
+//! each import (a queued job, so reverse DNS never slows ingestion), listed and moved by people
+//! (§3), and turned into sender tasks through the task engine.
+//!
+//! Identification re-reads the domain's rows within the plan's retention and rebuilds every
+//! sender's figures from them, so running it twice (at-least-once delivery) changes nothing.
+//! Reverse DNS is forward-confirmed (the name must resolve back to the address) before it can
+//! name a sender: anyone can publish any PTR name for addresses they control.
+
+use crate::caller::Caller;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use futures::StreamExt as _;
+use mailward_api_types::senders::{DomainSourceView, UpdateDomainSourceRequest};
+use mailward_domain::dns::{RecordData, RecordType};
+use mailward_domain::domain::Domain;
+use mailward_domain::model::PricingType;
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::senders::{
+    ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, identify,
+    own_selectors,
+};
+use mailward_store::reports::{day_string, rows_between};
+use mailward_store::senders as stored;
+use mailward_store::{Versioned, domains};
+use mailward_tasks::TaskType;
+use mailward_tasks::problems::SenderFinding;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::IpAddr;
+use std::time::Duration as StdDuration;
+use time::{Date, Duration, OffsetDateTime};
+use uuid::Uuid;
+
+/// Job name: identify a domain's senders from its report rows.
+pub const IDENTIFY_SENDERS: &str = "identify_senders";
+/// Days of the recent window the sender tasks judge.
+pub const RECENT_DAYS: i64 = 30;
+/// Reverse-DNS lookups in flight per identification.
+const PTR_CONCURRENCY: usize = 16;
+/// Time limit of one reverse-DNS lookup (with its forward confirmation).
+const PTR_TIMEOUT: StdDuration = StdDuration::from_secs(2);
+/// Delay before identification runs, so a burst of reports for one domain is mostly read once.
+const IDENTIFY_DELAY_SECS: u64 = 5;
+
+/// Payload of [`IDENTIFY_SENDERS`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdentifySenders {
+    pub org_id: Uuid,
+    pub domain_id: Uuid,
+}
+
+/// Queues the identification of a domain's senders (after an import).
+pub async fn enqueue_identify(app: &AppState, org: Uuid, domain_id: Uuid) {
+    let data = match serde_json::to_value(IdentifySenders {
+        org_id: org,
+        domain_id,
+    }) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot encode an identification job");
+            return;
+        }
+    };
+    if let Err(e) = send_job(
+        app.queue.as_ref(),
+        QueueName::Jobs,
+        IDENTIFY_SENDERS,
+        data,
+        app.clock.unix(),
+        IDENTIFY_DELAY_SECS,
+    )
+    .await
+    {
+        // The next import (or the sweep's sender pass) catches up; the report itself is safe.
+        tracing::warn!(domain.id = %domain_id, error = %e, "could not queue sender identification");
+    }
+}
+
+async fn plan_of(app: &AppState, org: Uuid) -> Result<PricingType, ServiceError> {
+    Ok(mailward_store::orgs::get(app.store.as_ref(), org)
+        .await?
+        .map_or(PricingType::Free, |o| o.value.pricing_type))
+}
+
+fn reverse_name(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            format!("{}.{}.{}.{}.in-addr.arpa", o[3], o[2], o[1], o[0])
+        }
+        IpAddr::V6(v6) => {
+            let mut labels: Vec<String> = v6
+                .octets()
+                .iter()
+                .flat_map(|b| [b >> 4, b & 0x0f])
+                .map(|n| format!("{n:x}"))
+                .collect();
+            labels.reverse();
+            format!("{}.ip6.arpa", labels.join("."))
+        }
+    }
+}
+
+/// The forward-confirmed reverse-DNS name of `ip`, or `None`.
+async fn confirmed_ptr(app: &AppState, ip: IpAddr) -> Option<String> {
+    let answer = app
+        .resolver
+        .lookup(&reverse_name(ip), RecordType::Ptr)
+        .await
+        .ok()?;
+    let forward = if ip.is_ipv4() {
+        RecordType::A
+    } else {
+        RecordType::Aaaa
+    };
+    for record in answer.records.iter().take(3) {
+        let RecordData::Ptr(name) = record else {
+            continue;
+        };
+        let Ok(back) = app.resolver.lookup(name, forward).await else {
+            continue;
+        };
+        if back.records.iter().any(|r| r.ip() == Some(ip)) {
+            return Some(name.trim_end_matches('.').to_ascii_lowercase());
+        }
+    }
+    None
+}
+
+/// Reverse-DNS names of `ips`, from the shared cache or looked up (bounded, time-limited).
+async fn ptr_names(app: &AppState, ips: BTreeSet<String>) -> HashMap<String, String> {
+    let store = app.store.as_ref();
+    let now = app.clock.unix();
+    futures::stream::iter(ips)
+        .map(|ip| async move {
+            if let Ok(Some(cached)) = stored::cached_ptr(store, &ip).await {
+                return cached.name.map(|n| (ip, n));
+            }
+            let addr: IpAddr = ip.parse().ok()?;
+            match tokio::time::timeout(PTR_TIMEOUT, confirmed_ptr(app, addr)).await {
+                Ok(name) => {
+                    if let Err(e) = stored::cache_ptr(store, &ip, name.as_deref(), now).await {
+                        tracing::debug!(error = %e, "could not cache a reverse-DNS answer");
+                    }
+                    name.map(|n| (ip, n))
+                }
+                // A slow server: not cached, asked again next time.
+                Err(_) => None,
+            }
+        })
+        .buffer_unordered(PTR_CONCURRENCY)
+        .filter_map(|x| async move { x })
+        .collect()
+        .await
+}
+
+/// One sender's sums while the rows are read.
+#[derive(Default)]
+struct Acc {
+    source_id: Option<Uuid>,
+    sending_domain: Option<String>,
+    totals: SenderTotals,
+    recent: RecentFigures,
+    last_seen: Option<String>,
+    last_spf_aligned: Option<String>,
+    selectors: BTreeSet<String>,
+    ips: BTreeSet<String>,
+    forward_only: bool,
+    /// Failing messages (not forwarded), split into totals once the sender's standing is known.
+    failing: u64,
+}
+
+/// Rebuilds a domain's senders from its report rows and reconciles its sender tasks.
+pub async fn identify_domain(
+    app: &AppState,
+    org: Uuid,
+    domain_id: Uuid,
+) -> Result<(), ServiceError> {
+    let store = app.store.as_ref();
+    let Some(domain) = domains::get(store, org, domain_id).await? else {
+        return Ok(());
+    };
+    let today = app.clock.now().date();
+    let yesterday = today.previous_day().unwrap_or(today);
+    let from = today - Duration::days(super::views::retention_days(plan_of(app, org).await?));
+    let rows = rows_between(store, org, domain_id, from, today).await?;
+    let ips: BTreeSet<String> = rows
+        .iter()
+        .map(|(_, r)| r.source_ip.clone())
+        .filter(|ip| !ip.is_empty())
+        .collect();
+    let ptrs = ptr_names(app, ips).await;
+    let catalogue = mailward_store::sources::load(store).await?;
+    let recent_from = day_string(yesterday - Duration::days(RECENT_DAYS - 1));
+    let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
+    for (day, row) in &rows {
+        let who = identify(
+            row,
+            ptrs.get(&row.source_ip).map(String::as_str),
+            &domain.value.url,
+            &catalogue,
+        );
+        let acc = accs.entry(who.key).or_default();
+        acc.source_id = who.source_id;
+        acc.forward_only = who.forward_only;
+        if acc.sending_domain.is_none() {
+            acc.sending_domain = who.sending_domain;
+        }
+        let forwarded = if who.forward_only {
+            row.volume - row.dmarc_pass.min(row.volume)
+        } else {
+            row.forwarded.min(row.volume)
+        };
+        let compliant = row.dmarc_pass.min(row.volume - forwarded);
+        acc.totals.compliant += compliant;
+        acc.totals.forwarded += forwarded;
+        acc.failing += row.volume - forwarded - compliant;
+        if acc.last_seen.as_ref().is_none_or(|d| day > d) {
+            acc.last_seen = Some(day.clone());
+        }
+        if row.spf_aligned_pass > 0 && acc.last_spf_aligned.as_ref().is_none_or(|d| day > d) {
+            acc.last_spf_aligned = Some(day.clone());
+        }
+        acc.selectors.extend(
+            own_selectors(row, &domain.value.url)
+                .into_iter()
+                .map(str::to_ascii_lowercase),
+        );
+        if !row.source_ip.is_empty() {
+            acc.ips.insert(row.source_ip.clone());
+        }
+        if *day >= recent_from && *day <= day_string(yesterday) {
+            acc.recent.volume += row.volume;
+            acc.recent.dmarc_pass += row.dmarc_pass;
+            acc.recent.spf_aligned_pass += row.spf_aligned_pass;
+            acc.recent.dkim_aligned_pass += row.dkim_aligned_pass;
+        }
+    }
+    let existing: HashMap<Uuid, Versioned<DomainSource>> = stored::list(store, org, domain_id)
+        .await?
+        .into_iter()
+        .map(|s| (s.value.id, s))
+        .collect();
+    let now = app.clock.now();
+    let mut ops = Vec::new();
+    let mut all: Vec<DomainSource> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (key, acc) in accs {
+        let id = DomainSource::id_for(domain_id, &key);
+        seen.insert(id);
+        let source = acc.source_id.and_then(|sid| catalogue.by_id(sid));
+        let previous = existing.get(&id);
+        let mut next = previous.map_or_else(
+            || DomainSource {
+                id,
+                org_id: org,
+                domain_id,
+                key: key.clone(),
+                source_id: None,
+                spf_value: None,
+                source_name: None,
+                source_homepage: None,
+                sending_domain: None,
+                dkim_selectors: Vec::new(),
+                confirmation_status: ConfirmationStatus::RequiresConfirmation,
+                confirmed_at: None,
+                last_seen_at: None,
+                last_spf_aligned_at: None,
+                totals: SenderTotals::default(),
+                recent: RecentFigures::default(),
+                recent_to: None,
+                ips: Vec::new(),
+                ignore_spf: false,
+                ignore_dkim: false,
+                created_at: now,
+                updated_at: now,
+            },
+            |p| p.value.clone(),
+        );
+        let vouched =
+            acc.source_id.is_some() || next.confirmation_status == ConfirmationStatus::Confirmed;
+        let mut totals = acc.totals;
+        if vouched {
+            totals.non_compliant = acc.failing;
+        } else {
+            totals.unknown = acc.failing;
+        }
+        next.source_id = acc.source_id;
+        next.spf_value = source.and_then(|s| s.spf_discovery_values.first().cloned());
+        next.source_name = source
+            .map(|s| s.display_name.clone().unwrap_or_else(|| s.name.clone()))
+            .or_else(|| acc.sending_domain.clone())
+            .or_else(|| key.strip_prefix("ip:").map(str::to_owned));
+        next.source_homepage = source.and_then(|s| s.homepage.clone());
+        next.sending_domain = acc.sending_domain;
+        next.dkim_selectors = acc.selectors.into_iter().collect();
+        next.last_seen_at = acc.last_seen;
+        next.last_spf_aligned_at = acc.last_spf_aligned;
+        next.totals = totals;
+        next.recent = acc.recent;
+        next.recent_to = Some(day_string(yesterday));
+        next.ips = acc.ips.into_iter().take(MAX_IPS_KEPT).collect();
+        let unchanged = previous.is_some_and(|p| {
+            let mut same = next.clone();
+            same.updated_at = p.value.updated_at;
+            same == p.value
+        });
+        if unchanged {
+            all.push(next);
+            continue;
+        }
+        next.updated_at = now;
+        ops.push(stored::save_op(&next, previous.map(|p| p.version))?);
+        all.push(next);
+    }
+    // Senders whose rows aged out of retention stay (a person's decision is kept), quiet.
+    for (id, old) in existing {
+        if seen.contains(&id) {
+            continue;
+        }
+        let mut next = old.value.clone();
+        next.recent = RecentFigures::default();
+        next.recent_to = Some(day_string(yesterday));
+        if next != old.value {
+            next.updated_at = now;
+            ops.push(stored::save_op(&next, Some(old.version))?);
+        }
+        all.push(next);
+    }
+    for chunk in ops.chunks(25) {
+        match store.transact(chunk.to_vec()).await {
+            Ok(()) => {}
+            // A person moved a sender meanwhile: their write stands; the next run refreshes it.
+            Err(e) if e.is_conflict() => {
+                tracing::debug!(domain.id = %domain_id, "a sender changed during identification");
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let live_spf = live_spf(app, &domain.value.url).await;
+    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
+}
+
+/// The domain's live SPF record: `Some(None)` when it has none, `None` when the lookup failed.
+async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
+    let lookup = app.resolver.lookup(domain, RecordType::Txt);
+    match tokio::time::timeout(PTR_TIMEOUT, lookup).await {
+        Ok(Ok(answer)) => Some(
+            answer
+                .records
+                .iter()
+                .filter_map(RecordData::txt_value)
+                .find(|t| t.to_ascii_lowercase().starts_with("v=spf1")),
+        ),
+        Ok(Err(e)) if e.is_definitive() => Some(None),
+        _ => None,
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
+    }
+}
+
+/// Whether an SPF record holds `mechanism` (case-insensitive, any qualifier).
+fn spf_holds(record: &str, mechanism: &str) -> bool {
+    let wanted = mechanism.trim_start_matches(['+', '-', '~', '?']);
+    record.split_ascii_whitespace().any(|term| {
+        term.trim_start_matches(['+', '-', '~', '?'])
+            .eq_ignore_ascii_case(wanted)
+    })
+}
+
+/// The task engine's view of the domain's senders. `live_spf` is `None` when the SPF record
+/// could not be read (then the cleanup task is not judged).
+pub fn findings_of(
+    domain: &Domain,
+    sources: &[DomainSource],
+    live_spf: Option<&Option<String>>,
+    today: Date,
+) -> Vec<SenderFinding> {
+    let monitored: BTreeSet<String> = domain
+        .dkim_selectors_seen
+        .iter()
+        .map(|s| s.to_ascii_lowercase())
+        .collect();
+    let probed = domain.dkim_full_probe_at.is_some();
+    sources
+        .iter()
+        .map(|s| {
+            let days_since_seen = s.last_seen_at.as_deref().and_then(|d| {
+                let day = Date::parse(d, time::macros::format_description!("[year]-[month]-[day]"))
+                    .ok()?;
+                Some((today - day).whole_days())
+            });
+            let published = match (live_spf, &s.spf_value) {
+                (Some(Some(record)), Some(value)) if spf_holds(record, value) => {
+                    Some(value.clone())
+                }
+                _ => None,
+            };
+            SenderFinding {
+                sender_id: s.id,
+                source_id: s.source_id,
+                name: s
+                    .source_name
+                    .clone()
+                    .or_else(|| s.sending_domain.clone())
+                    .unwrap_or_else(|| s.key.clone()),
+                sending_domain: s.sending_domain.clone(),
+                status: s.confirmation_status,
+                volume: s.recent.volume,
+                dmarc_pass_pct: pct(s.recent.dmarc_pass, s.recent.volume),
+                spf_pass_pct: pct(s.recent.spf_aligned_pass, s.recent.volume),
+                dkim_pass_pct: pct(s.recent.dkim_aligned_pass, s.recent.volume),
+                ignore_spf: s.ignore_spf,
+                ignore_dkim: s.ignore_dkim,
+                days_since_seen,
+                spf_value_published: published,
+                unmonitored_selectors: if probed {
+                    s.dkim_selectors
+                        .iter()
+                        .filter(|sel| !monitored.contains(*sel))
+                        .cloned()
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+        .collect()
+}
+
+/// The engine's findings for the senders, judging only what the evidence allows.
+pub fn sender_findings(
+    domain: &Domain,
+    sources: &[DomainSource],
+    live_spf: Option<&Option<String>>,
+    today: Date,
+) -> mailward_tasks::Findings {
+    let senders = findings_of(domain, sources, live_spf, today);
+    let mut findings = mailward_tasks::problems::derive_sender_findings(&senders);
+    if live_spf.is_none() {
+        findings.judged.remove(&TaskType::CleanupSenderRecords);
+    }
+    if domain.dkim_full_probe_at.is_none() {
+        findings.judged.remove(&TaskType::DkimSelectorNotImported);
+    }
+    findings
+}
+
+/// Reconciles the domain's sender tasks (and only those) with its senders.
+async fn reconcile_tasks(
+    app: &AppState,
+    domain: &Domain,
+    sources: &[DomainSource],
+    live_spf: Option<&Option<String>>,
+) -> Result<(), ServiceError> {
+    let store = app.store.as_ref();
+    for _ in 0..5 {
+        let now = app.clock.now();
+        let Some(current) = domains::get(store, domain.org_id, domain.id).await? else {
+            return Ok(());
+        };
+        let findings = sender_findings(&current.value, sources, live_spf, now.date());
+        let existing =
+            mailward_store::tasks::list_for_domain(store, domain.org_id, domain.id).await?;
+        let writes =
+            crate::tasks::sweep_writes(app, &current.value, &existing, &findings, None, now)?;
+        let mut ops = writes.ops;
+        let counters = (
+            current.value.open_tasks_count,
+            current.value.highest_open_task_priority,
+        );
+        if ops.is_empty() && writes.counters == counters {
+            return Ok(());
+        }
+        let mut next = current.value.clone();
+        (next.open_tasks_count, next.highest_open_task_priority) = writes.counters;
+        // The domain item is always written so a concurrent sweep's reconciliation conflicts.
+        ops.push(domains::save_op(&next, current.version)?);
+        match store.transact(ops).await {
+            Ok(()) => {
+                for task in &writes.moved {
+                    crate::tasks::schedule_check(app, task).await;
+                }
+                return Ok(());
+            }
+            Err(e) if e.is_conflict() => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ServiceError::conflict(
+        "the domain kept changing while its sender tasks were reconciled",
+    ))
+}
+
+fn view(source: &DomainSource) -> DomainSourceView {
+    DomainSourceView::of(source, None, None)
+}
+
+/// A domain's senders: most recently seen first, then by volume.
+pub async fn list(
+    app: &AppState,
+    caller: &Caller,
+    domain_id: Uuid,
+) -> Result<Vec<DomainSourceView>, ServiceError> {
+    crate::domains::load(app, caller, domain_id).await?;
+    let mut sources: Vec<DomainSource> = stored::list(app.store.as_ref(), caller.org_id, domain_id)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect();
+    let volume = |s: &DomainSource| {
+        s.totals.compliant + s.totals.non_compliant + s.totals.forwarded + s.totals.unknown
+    };
+    sources.sort_by(|a, b| {
+        b.last_seen_at
+            .cmp(&a.last_seen_at)
+            .then(volume(b).cmp(&volume(a)))
+            .then(a.id.cmp(&b.id))
+    });
+    Ok(sources.iter().map(view).collect())
+}
+
+/// Applies a confirmation move to a stored sender (SPEC §3), with the time of a confirmation.
+fn moved(source: &DomainSource, status: ConfirmationStatus, now: OffsetDateTime) -> DomainSource {
+    let mut next = source.clone();
+    if next.confirmation_status != status {
+        next.confirmation_status = status;
+        next.confirmed_at = (status == ConfirmationStatus::Confirmed).then_some(now);
+        next.updated_at = now;
+    }
+    next
+}
+
+/// A person's move of a sender (`POST /domains/{domainId}/sources/{sourceId}`); the sender
+/// tasks follow at once.
+pub async fn update(
+    app: &AppState,
+    caller: &Caller,
+    domain_id: Uuid,
+    source_id: Uuid,
+    input: UpdateDomainSourceRequest,
+) -> Result<DomainSourceView, ServiceError> {
+    caller.require_write()?;
+    let raw = input.confirmation_status.as_deref().ok_or_else(|| {
+        ServiceError::invalid("confirmation_status", "confirmation_status is required")
+    })?;
+    let status = ConfirmationStatus::parse(raw).ok_or_else(|| {
+        ServiceError::invalid(
+            "confirmation_status",
+            "confirmation_status must be confirmed, discarded or requires_confirmation",
+        )
+    })?;
+    let domain = crate::domains::load(app, caller, domain_id).await?;
+    let next = set_status(app, caller, &domain.value, source_id, |s, now| {
+        moved(s, status, now)
+    })
+    .await?;
+    Ok(view(&next))
+}
+
+/// Changes one sender with `change`, logs it, and reconciles the domain's sender tasks.
+pub(crate) async fn set_status(
+    app: &AppState,
+    caller: &Caller,
+    domain: &Domain,
+    source_id: Uuid,
+    change: impl Fn(&DomainSource, OffsetDateTime) -> DomainSource,
+) -> Result<DomainSource, ServiceError> {
+    let store = app.store.as_ref();
+    let not_found = || ServiceError::not_found("source");
+    let mut saved = None;
+    for _ in 0..5 {
+        let current = stored::get(store, caller.org_id, domain.id, source_id)
+            .await?
+            .ok_or_else(not_found)?;
+        let next = change(&current.value, app.clock.now());
+        if next == current.value {
+            saved = Some(next);
+            break;
+        }
+        let mut ops = vec![stored::save_op(&next, Some(current.version))?];
+        ops.extend(crate::activity::ops(
+            app,
+            caller,
+            crate::activity::Change::new(
+                "domain_source.updated",
+                "domain_source",
+                Some(next.id),
+                format!(
+                    "{} on {}: {}",
+                    next.source_name.clone().unwrap_or_else(|| next.key.clone()),
+                    domain.url,
+                    next.confirmation_status.as_str()
+                ),
+            )
+            .previous(Some(serde_json::json!({
+                "confirmation_status": current.value.confirmation_status.as_str(),
+                "ignore_spf": current.value.ignore_spf,
+                "ignore_dkim": current.value.ignore_dkim,
+            }))),
+        )?);
+        match store.transact(ops).await {
+            Ok(()) => {
+                saved = Some(next);
+                break;
+            }
+            Err(e) if e.is_conflict() => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let saved =
+        saved.ok_or_else(|| ServiceError::conflict("the sender kept changing; try again"))?;
+    let all: Vec<DomainSource> = stored::list(store, caller.org_id, domain.id)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect();
+    let spf = live_spf(app, &domain.url).await;
+    reconcile_tasks(app, domain, &all, spf.as_ref()).await?;
+    Ok(saved)
+}
+
+/// The sender a sender task is about: its problem key ends with the DomainSource id.
+pub fn sender_of_task(task: &mailward_tasks::Task) -> Option<Uuid> {
+    let rest = task.problem_key.split_once('#')?.1;
+    rest.split('#').next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reverse_names_follow_rfc_1035_and_3596() {
+        assert_eq!(
+            reverse_name("192.0.2.10".parse().unwrap()),
+            "10.2.0.192.in-addr.arpa"
+        );
+        let v6 = reverse_name("2001:db8::1".parse().unwrap());
+        assert!(v6.starts_with("1.0.0.0.0.0.0.0."), "{v6}");
+        assert!(v6.ends_with(".8.b.d.0.1.0.0.2.ip6.arpa"), "{v6}");
+    }
+
+    #[test]
+    fn spf_holds_ignores_qualifiers_and_case() {
+        assert!(spf_holds(
+            "v=spf1 include:SendGrid.net ~all",
+            "include:sendgrid.net"
+        ));
+        assert!(spf_holds(
+            "v=spf1 +include:x.example -all",
+            "include:x.example"
+        ));
+        assert!(!spf_holds(
+            "v=spf1 include:x.example.org -all",
+            "include:x.example"
+        ));
+    }
+}
