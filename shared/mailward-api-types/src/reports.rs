@@ -168,3 +168,70 @@ pub struct SendersView {
     pub truncated: bool,
     pub senders: Vec<SenderEntry>,
 }
+
+/// `GET /domains/{id}/reports/enforcement-impact` parameters.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ImpactParams {
+    /// quarantine or reject; default: the next policy up from the published one (reject at
+    /// the top).
+    pub policy: Option<String>,
+}
+
+/// One sender's share of what enforcement would stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ImpactSender {
+    /// The DomainSource id (`GET /domains/{id}/sources`), null for an address not tied to one.
+    pub sender_id: Option<Uuid>,
+    /// Catalogue name, sending domain or address.
+    pub name: String,
+    pub sending_domain: Option<String>,
+    pub is_known: bool,
+    /// confirmed, discarded or requires_confirmation (requires_confirmation when unidentified).
+    pub confirmation_status: String,
+    /// True for mail someone wants delivered: a confirmed sender, a recognised one not
+    /// discarded, or one seen passing DMARC in the window.
+    pub legitimate: bool,
+    /// Messages in the window.
+    pub volume: u64,
+    /// Messages the policy would quarantine or reject (failing, not forwarded).
+    pub affected: u64,
+    /// Forwarded messages (reported separately: receivers' forwarding overrides decide them).
+    pub forwarded: u64,
+    /// Aligned pass shares, 0-100.
+    pub spf_aligned_pct: f64,
+    pub dkim_aligned_pct: f64,
+    /// Why its mail fails: spf_not_aligned, dkim_not_aligned (both when neither aligns).
+    pub reasons: Vec<String>,
+}
+
+/// `GET /domains/{id}/reports/enforcement-impact`: what moving the policy now would do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EnforcementImpact {
+    pub domain_id: Uuid,
+    pub domain: String,
+    /// The policy evaluated (quarantine or reject).
+    pub policy: String,
+    /// The policy published now (none, quarantine or reject).
+    pub current_policy: String,
+    /// The last 30 days (clamped to retention), ending yesterday.
+    pub date_from: String,
+    pub date_to: String,
+    pub volume: u64,
+    /// Messages from legitimate senders.
+    pub legitimate_volume: u64,
+    /// Legitimate messages the policy would quarantine or reject.
+    pub legitimate_affected: u64,
+    /// `legitimate_affected` as a share of `legitimate_volume`, 0-100.
+    pub legitimate_affected_pct: f64,
+    /// Failing messages from everyone else: what enforcement is for.
+    pub unknown_affected: u64,
+    /// Forwarded messages, kept out of both counts.
+    pub forwarded: u64,
+    /// True when no legitimate mail would be affected (and there is report data).
+    pub safe: bool,
+    /// Senders with affected mail, most affected first (at most 20).
+    pub senders: Vec<ImpactSender>,
+    /// Whether more senders had affected mail than listed.
+    pub truncated: bool,
+}

@@ -967,7 +967,7 @@ mod sender_tests {
             dmarc_pass_pct: 0.0,
             ..new.clone()
         };
-        assert!(types(&[spoofer.clone()]).is_empty());
+        assert!(types(std::slice::from_ref(&spoofer)).is_empty());
         let recognised_spoofed = SenderFinding {
             source_id: Some(Uuid::from_u128(9)),
             ..spoofer
@@ -984,7 +984,7 @@ mod sender_tests {
             ..sender(ConfirmationStatus::Confirmed)
         };
         assert_eq!(
-            types(&[failing.clone()]),
+            types(std::slice::from_ref(&failing)),
             [
                 "source_failing_spf",
                 "source_failing_dkim",
@@ -1003,7 +1003,7 @@ mod sender_tests {
             days_since_seen: Some(UNUSED_SENDER_DAYS),
             ..sender(ConfirmationStatus::Confirmed)
         };
-        assert_eq!(types(&[quiet.clone()]), ["review_unused_sender"]);
+        assert_eq!(types(std::slice::from_ref(&quiet)), ["review_unused_sender"]);
         let recently_quiet = SenderFinding {
             days_since_seen: Some(UNUSED_SENDER_DAYS - 1),
             ..quiet

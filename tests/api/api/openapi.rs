@@ -98,6 +98,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/domains/{id}/reports/summary"),
         ("get", "/domains/{id}/reports/senders"),
         ("get", "/domains/{id}/sources"),
+        ("get", "/domains/{id}/reports/enforcement-impact"),
         ("post", "/domains/{id}/sources/{source_id}"),
     ];
     for (method, path) in expected {

@@ -163,6 +163,45 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
         [("confirm_source".to_owned(), "open".to_owned())]
     );
 
+    // Enforcing now would stop only the strangers' mail.
+    let impact_path = format!("/domains/{id}/reports/enforcement-impact");
+    let impact = get_json(&app, Method::GET, &impact_path, &s.key).await;
+    assert_eq!(
+        impact["policy"], "quarantine",
+        "the next policy up by default"
+    );
+    assert_eq!(impact["current_policy"], "none");
+    assert_eq!(
+        (
+            impact["volume"].as_u64(),
+            impact["legitimate_volume"].as_u64(),
+            impact["legitimate_affected"].as_u64(),
+            impact["unknown_affected"].as_u64(),
+        ),
+        (Some(55), Some(40), Some(0), Some(15)),
+        "{impact}"
+    );
+    assert_eq!(impact["safe"], true);
+    let listed = impact["senders"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "only senders with affected mail: {impact}");
+    assert_eq!(listed[0]["affected"], 10);
+    assert_eq!(
+        listed[0]["reasons"],
+        json!(["spf_not_aligned", "dkim_not_aligned"])
+    );
+    let (status, err) = call(
+        &app,
+        Method::GET,
+        &format!("{impact_path}?policy=maybe"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, err["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("policy"))
+    );
+
     // Importing the same report again changes nothing.
     ingest(&app.stack.state, &report(&app, "r-1"), &Limits::default())
         .await
@@ -256,6 +295,46 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
         sendgrid["confirmation_status"], "discarded",
         "a person's decision stands"
     );
+
+    // A person vouching for the failing host makes enforcement unsafe, and the summary holds.
+    let host_id = by_name(
+        list.as_array().unwrap(),
+        "sending_domain",
+        "hosting.example",
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{id}/sources/{host_id}"),
+        &s.key,
+        Some(json!({"confirmation_status": "confirmed"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let impact = get_json(
+        &app,
+        Method::GET,
+        &format!("{impact_path}?policy=reject"),
+        &s.key,
+    )
+    .await;
+    assert_eq!(impact["policy"], "reject");
+    assert_eq!(impact["legitimate_affected"], 20, "{impact}");
+    assert_eq!(impact["safe"], false);
+    assert_eq!(impact["senders"][0]["sending_domain"], "hosting.example");
+    assert_eq!(impact["senders"][0]["legitimate"], true);
+    let summary = get_json(
+        &app,
+        Method::GET,
+        &format!("/domains/{id}/reports/summary?period=last_30_days"),
+        &s.key,
+    )
+    .await;
+    assert_eq!(summary["recommendation"]["status"], "hold", "{summary}");
+    assert_eq!(summary["next_action"]["code"], "fix_failing_senders");
 
     // Bad input names the field; other domains' senders are not found.
     for (body, param) in [

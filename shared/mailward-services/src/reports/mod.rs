@@ -1,6 +1,7 @@
 //! Reports (the reports issue): ingestion, sender identification, and the summary and
 //! sender views.
 
+pub mod impact;
 pub mod ingest;
 pub mod senders;
 pub mod views;

@@ -118,10 +118,14 @@ fn policy_name(p: Policy) -> &'static str {
     }
 }
 
-/// Whether to move the policy up, from the window's figures: with enough data and no known
-/// sender failing, what still fails comes from sources never seen passing, which is exactly
-/// the mail enforcement is meant to stop.
-pub fn recommend(domain: &Domain, window: &PeriodFigures, totals: &Totals) -> Recommendation {
+/// Whether to move the policy up: with enough data in the window and no legitimate mail that
+/// the next policy would stop over the last 30 days (the enforcement impact), what still fails
+/// comes from unidentified sources, which is exactly the mail enforcement is meant to stop.
+pub fn recommend(
+    domain: &Domain,
+    window: &PeriodFigures,
+    legitimate_affected: u64,
+) -> Recommendation {
     let next = match domain.dmarc_policy {
         Policy::Reject => {
             return Recommendation {
@@ -144,10 +148,9 @@ pub fn recommend(domain: &Domain, window: &PeriodFigures, totals: &Totals) -> Re
             window.volume
         ));
     }
-    if totals.non_compliant > 0 {
+    if legitimate_affected > 0 {
         return hold(format!(
-            "{} messages from known senders failed DMARC; fix those senders first",
-            totals.non_compliant
+            "p={next} would stop {legitimate_affected} messages of legitimate senders over the last 30 days; fix those senders first (see the enforcement impact)"
         ));
     }
     Recommendation {
@@ -163,19 +166,18 @@ pub fn recommend(domain: &Domain, window: &PeriodFigures, totals: &Totals) -> Re
 fn next_action(
     window: &PeriodFigures,
     recommendation: &Recommendation,
-    totals: &Totals,
+    legitimate_affected: u64,
 ) -> NextAction {
     let (code, message) = if window.volume == 0 {
         (
             "wait_for_reports",
             "No aggregate reports cover the window yet; check the DMARC record names the report address".to_owned(),
         )
-    } else if totals.non_compliant > 0 {
+    } else if legitimate_affected > 0 {
         (
             "fix_failing_senders",
             format!(
-                "Fix SPF or DKIM for the senders behind {} failing messages",
-                totals.non_compliant
+                "Fix SPF or DKIM for the legitimate senders behind {legitimate_affected} failing messages"
             ),
         )
     } else if recommendation.status == "advance_recommended" {
@@ -223,8 +225,14 @@ pub async fn summary(
     let current = figures(from, to, &rows);
     let previous = figures(prev_from, prev_to, &previous_rows);
     let totals = totals(&rows);
-    let recommendation = recommend(&domain, &current, &totals);
-    let action = next_action(&current, &recommendation, &totals);
+    // What the next policy up would stop (at reject: what reject stops now).
+    let next_policy = match domain.dmarc_policy {
+        Policy::None => "quarantine",
+        Policy::Quarantine | Policy::Reject => "reject",
+    };
+    let impact = super::impact::for_domain(app, caller.org_id, &domain, next_policy).await?;
+    let recommendation = recommend(&domain, &current, impact.legitimate_affected);
+    let action = next_action(&current, &recommendation, impact.legitimate_affected);
     let mut probes: Vec<mailward_tasks::Task> =
         mailward_store::tasks::list_for_domain(store, caller.org_id, id)
             .await?

@@ -1,0 +1,219 @@
+//! Enforcement impact (beyond the SPEC): from the last 30 days of report rows, which senders
+//! and what share of legitimate mail a stricter policy would quarantine or reject now, and why.
+//!
+//! A row's mail is affected when it failed DMARC and was not forwarded (receivers decide
+//! forwarded mail through their own overrides, so it is counted apart). Senders are the stored
+//! DomainSources, matched by source IP; an address no sender lists stands alone. The policy
+//! is assumed to apply to all failing mail (no `pct` sampling, as in RFC 9989), and the
+//! organizational-domain policy is applied to subdomains' mail too (an `sp` is not modelled).
+
+use crate::caller::Caller;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use mailward_api_types::reports::{EnforcementImpact, ImpactParams, ImpactSender};
+use mailward_domain::domain::{Domain, Policy};
+use mailward_domain::reports::SourceDay;
+use mailward_domain::senders::{ConfirmationStatus, DomainSource};
+use mailward_store::reports::{day_string, rows_between};
+use std::collections::{BTreeMap, HashMap};
+use time::Duration;
+use uuid::Uuid;
+
+/// Days the impact looks back.
+pub const IMPACT_DAYS: i64 = 30;
+/// Senders listed.
+const MAX_LISTED: usize = 20;
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
+    }
+}
+
+fn policy_word(p: Policy) -> &'static str {
+    match p {
+        Policy::None => "none",
+        Policy::Quarantine => "quarantine",
+        Policy::Reject => "reject",
+    }
+}
+
+#[derive(Default)]
+struct Sums {
+    volume: u64,
+    dmarc: u64,
+    spf: u64,
+    dkim: u64,
+    forwarded: u64,
+    affected: u64,
+}
+
+/// The impact of `policy` on the rows, with the domain's senders.
+pub fn assess(
+    domain: &Domain,
+    policy: &str,
+    (date_from, date_to): (String, String),
+    rows: &[(String, SourceDay)],
+    senders: &[DomainSource],
+) -> EnforcementImpact {
+    let by_ip: HashMap<&str, &DomainSource> = senders
+        .iter()
+        .flat_map(|s| s.ips.iter().map(move |ip| (ip.as_str(), s)))
+        .collect();
+    let mut sums: BTreeMap<(Option<Uuid>, String), Sums> = BTreeMap::new();
+    for (_, r) in rows {
+        let sender = by_ip.get(r.source_ip.as_str());
+        let key = (
+            sender.map(|s| s.id),
+            if sender.is_some() {
+                String::new()
+            } else {
+                r.source_ip.clone()
+            },
+        );
+        let s = sums.entry(key).or_default();
+        let forwarded = r.forwarded.min(r.volume);
+        let passing = r.dmarc_pass.min(r.volume - forwarded);
+        s.volume += r.volume;
+        s.dmarc += r.dmarc_pass;
+        s.spf += r.spf_aligned_pass;
+        s.dkim += r.dkim_aligned_pass;
+        s.forwarded += forwarded;
+        s.affected += r.volume - forwarded - passing;
+    }
+    let by_id: HashMap<Uuid, &DomainSource> = senders.iter().map(|s| (s.id, s)).collect();
+    let mut impact = EnforcementImpact {
+        domain_id: domain.id,
+        domain: domain.url.clone(),
+        policy: policy.to_owned(),
+        current_policy: policy_word(domain.dmarc_policy).to_owned(),
+        date_from,
+        date_to,
+        volume: 0,
+        legitimate_volume: 0,
+        legitimate_affected: 0,
+        legitimate_affected_pct: 0.0,
+        unknown_affected: 0,
+        forwarded: 0,
+        safe: false,
+        senders: Vec::new(),
+        truncated: false,
+    };
+    let mut listed = Vec::new();
+    for ((id, ip), s) in sums {
+        let sender = id.and_then(|id| by_id.get(&id).copied());
+        let status = sender.map_or(ConfirmationStatus::RequiresConfirmation, |x| {
+            x.confirmation_status
+        });
+        let legitimate = status == ConfirmationStatus::Confirmed
+            || (status != ConfirmationStatus::Discarded
+                && (sender.is_some_and(DomainSource::is_known) || s.dmarc > 0));
+        impact.volume += s.volume;
+        impact.forwarded += s.forwarded;
+        if legitimate {
+            impact.legitimate_volume += s.volume;
+            impact.legitimate_affected += s.affected;
+        } else {
+            impact.unknown_affected += s.affected;
+        }
+        if s.affected == 0 {
+            continue;
+        }
+        let mut reasons = Vec::new();
+        if s.spf < s.volume {
+            reasons.push("spf_not_aligned".to_owned());
+        }
+        if s.dkim < s.volume {
+            reasons.push("dkim_not_aligned".to_owned());
+        }
+        listed.push(ImpactSender {
+            sender_id: id,
+            name: sender
+                .and_then(|x| x.source_name.clone().or_else(|| x.sending_domain.clone()))
+                .unwrap_or_else(|| ip.clone()),
+            sending_domain: sender.and_then(|x| x.sending_domain.clone()),
+            is_known: sender.is_some_and(DomainSource::is_known),
+            confirmation_status: status.as_str().to_owned(),
+            legitimate,
+            volume: s.volume,
+            affected: s.affected,
+            forwarded: s.forwarded,
+            spf_aligned_pct: pct(s.spf, s.volume),
+            dkim_aligned_pct: pct(s.dkim, s.volume),
+            reasons,
+        });
+    }
+    listed.sort_by(|a, b| {
+        b.legitimate
+            .cmp(&a.legitimate)
+            .then(b.affected.cmp(&a.affected))
+            .then(a.name.cmp(&b.name))
+    });
+    impact.truncated = listed.len() > MAX_LISTED;
+    listed.truncate(MAX_LISTED);
+    impact.senders = listed;
+    impact.legitimate_affected_pct = pct(impact.legitimate_affected, impact.legitimate_volume);
+    impact.safe = impact.volume > 0 && impact.legitimate_affected == 0;
+    impact
+}
+
+fn policy_of(raw: Option<&str>, domain: &Domain) -> Result<&'static str, ServiceError> {
+    match raw {
+        Some("quarantine") => Ok("quarantine"),
+        Some("reject") => Ok("reject"),
+        Some(_) => Err(ServiceError::invalid(
+            "policy",
+            "policy must be quarantine or reject",
+        )),
+        None => Ok(match domain.dmarc_policy {
+            Policy::None => "quarantine",
+            Policy::Quarantine | Policy::Reject => "reject",
+        }),
+    }
+}
+
+/// The impact over the last 30 days (clamped to retention) for an already loaded domain.
+pub async fn for_domain(
+    app: &AppState,
+    org: Uuid,
+    domain: &Domain,
+    policy: &str,
+) -> Result<EnforcementImpact, ServiceError> {
+    let store = app.store.as_ref();
+    let plan = mailward_store::orgs::get(store, org)
+        .await?
+        .map_or(mailward_domain::model::PricingType::Free, |o| {
+            o.value.pricing_type
+        });
+    let today = app.clock.now().date();
+    let to = today.previous_day().unwrap_or(today);
+    let earliest = today - Duration::days(super::views::retention_days(plan));
+    let from = (to - Duration::days(IMPACT_DAYS - 1)).max(earliest);
+    let rows = rows_between(store, org, domain.id, from, to).await?;
+    let senders: Vec<DomainSource> = mailward_store::senders::list(store, org, domain.id)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect();
+    Ok(assess(
+        domain,
+        policy,
+        (day_string(from), day_string(to)),
+        &rows,
+        &senders,
+    ))
+}
+
+/// `GET /domains/{id}/reports/enforcement-impact`.
+pub async fn enforcement_impact(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    params: &ImpactParams,
+) -> Result<EnforcementImpact, ServiceError> {
+    let domain = crate::domains::load(app, caller, id).await?.value;
+    let policy = policy_of(params.policy.as_deref(), &domain)?;
+    for_domain(app, caller.org_id, &domain, policy).await
+}
