@@ -12,6 +12,7 @@ pub mod common;
 pub mod domains;
 pub mod organizations;
 pub mod records;
+pub mod report_data;
 pub mod reports;
 pub mod senders;
 pub mod signup;

@@ -109,6 +109,46 @@ pub struct SourceDay {
     pub undetermined: u64,
 }
 
+/// A domain's messages on one UTC day, summed over every report and source: what the
+/// organization-wide report data and the time series read instead of the per-source rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DayTotal {
+    pub volume: u64,
+    pub dmarc_pass: u64,
+    pub spf_aligned_pass: u64,
+    pub dkim_aligned_pass: u64,
+    pub forwarded: u64,
+    pub undetermined: u64,
+    pub quarantined: u64,
+    pub rejected: u64,
+}
+
+impl DayTotal {
+    /// Adds one row.
+    pub fn add(&mut self, row: &SourceDay) {
+        self.volume += row.volume;
+        self.dmarc_pass += row.dmarc_pass;
+        self.spf_aligned_pass += row.spf_aligned_pass;
+        self.dkim_aligned_pass += row.dkim_aligned_pass;
+        self.forwarded += row.forwarded;
+        self.undetermined += row.undetermined;
+        self.quarantined += row.quarantined;
+        self.rejected += row.rejected;
+    }
+
+    /// Adds another total.
+    pub fn merge(&mut self, other: &DayTotal) {
+        self.volume += other.volume;
+        self.dmarc_pass += other.dmarc_pass;
+        self.spf_aligned_pass += other.spf_aligned_pass;
+        self.dkim_aligned_pass += other.dkim_aligned_pass;
+        self.forwarded += other.forwarded;
+        self.undetermined += other.undetermined;
+        self.quarantined += other.quarantined;
+        self.rejected += other.rejected;
+    }
+}
+
 /// Splits `count` messages over the UTC days from `begin` to `end` (unix seconds, inclusive
 /// end), as evenly as integers allow, earlier days taking the remainder. A range that is empty
 /// or backwards counts on the day of `begin`.

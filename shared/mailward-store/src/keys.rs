@@ -26,6 +26,7 @@
 //! | imported report | `ORG#<org>` | `REPORT#<domain>#<kind>#<identity key>` | |
 //! | report rows of a day (chunks of per-source rows) | `ORG#<org>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
 //! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
+//! | a domain's total of one report day | `ORG#<org>` | `REPTOTAL#<domain>#<yyyy-mm-dd>` | |
 //! | domain sender (DomainSource) | `ORG#<org>` | `SENDER#<domain>#<id>` | |
 //! | reverse-DNS name of an IP (TTL 7 days) | `PTR#<ip>` | `PTR` | |
 //! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
@@ -364,3 +365,8 @@ pub fn ptr_pk(ip: &str) -> String {
 
 /// Sort key of the cached reverse-DNS name.
 pub const PTR_SK: &str = "PTR";
+
+/// Sort key of a domain's total of one report day.
+pub fn report_total_sk(domain: Uuid, day: &str) -> String {
+    format!("REPTOTAL#{domain}#{day}")
+}

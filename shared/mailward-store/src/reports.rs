@@ -4,7 +4,7 @@
 //! half-way is repaired by importing again.
 
 use super::{decode, encode, keys};
-use mailward_domain::reports::{ReportKind, SourceDay, StoredReport};
+use mailward_domain::reports::{DayTotal, ReportKind, SourceDay, StoredReport};
 use mailward_domain::store::{
     Condition, Item, ItemStore, Query, SortKey, StoreError, WriteOp, query_all,
 };
@@ -154,4 +154,45 @@ pub async fn watchers(store: &dyn ItemStore, name: &str) -> Result<Vec<(Uuid, Uu
             Some((org, domain))
         })
         .collect())
+}
+
+/// The write of a domain's total of one day (unconditional: it is recomputed from the rows).
+pub fn day_total_op(
+    org: Uuid,
+    domain: Uuid,
+    day: &str,
+    total: &DayTotal,
+) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: Item::new(
+            keys::org_pk(org),
+            keys::report_total_sk(domain, day),
+            encode(total)?,
+        ),
+        condition: Condition::None,
+    })
+}
+
+/// A domain's day totals from `from` to `to` (inclusive), by day (`yyyy-mm-dd`).
+pub async fn day_totals_between(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    from: time::Date,
+    to: time::Date,
+) -> Result<Vec<(String, DayTotal)>, StoreError> {
+    let prefix = keys::report_total_sk(domain, "");
+    let mut query = Query::partition(keys::org_pk(org));
+    query.sort = SortKey::Between(
+        format!("{prefix}{}", day_string(from)),
+        format!("{prefix}{}", day_string(to)),
+    );
+    query_all(store, query)
+        .await?
+        .iter()
+        .map(|item| {
+            let day = item.sk.get(prefix.len()..).unwrap_or_default().to_owned();
+            Ok((day, decode(item)?))
+        })
+        .collect()
 }

@@ -1003,7 +1003,10 @@ mod sender_tests {
             days_since_seen: Some(UNUSED_SENDER_DAYS),
             ..sender(ConfirmationStatus::Confirmed)
         };
-        assert_eq!(types(std::slice::from_ref(&quiet)), ["review_unused_sender"]);
+        assert_eq!(
+            types(std::slice::from_ref(&quiet)),
+            ["review_unused_sender"]
+        );
         let recently_quiet = SenderFinding {
             days_since_seen: Some(UNUSED_SENDER_DAYS - 1),
             ..quiet

@@ -11,6 +11,7 @@ mod domains;
 mod failures;
 mod openapi;
 mod organizations;
+mod report_data;
 mod reports;
 mod senders;
 mod signup;

@@ -99,6 +99,10 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/domains/{id}/reports/senders"),
         ("get", "/domains/{id}/sources"),
         ("get", "/domains/{id}/reports/enforcement-impact"),
+        ("get", "/report-data/summary"),
+        ("get", "/report-data/domains"),
+        ("get", "/report-data/domains/{id}/senders"),
+        ("get", "/report-data/domains/{id}/timeseries"),
         ("post", "/domains/{id}/sources/{source_id}"),
     ];
     for (method, path) in expected {

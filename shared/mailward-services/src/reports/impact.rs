@@ -15,7 +15,7 @@ use mailward_domain::domain::{Domain, Policy};
 use mailward_domain::reports::SourceDay;
 use mailward_domain::senders::{ConfirmationStatus, DomainSource};
 use mailward_store::reports::{day_string, rows_between};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use time::Duration;
 use uuid::Uuid;
 
@@ -23,32 +23,6 @@ use uuid::Uuid;
 pub const IMPACT_DAYS: i64 = 30;
 /// Senders listed.
 const MAX_LISTED: usize = 20;
-
-fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
-    }
-}
-
-fn policy_word(p: Policy) -> &'static str {
-    match p {
-        Policy::None => "none",
-        Policy::Quarantine => "quarantine",
-        Policy::Reject => "reject",
-    }
-}
-
-#[derive(Default)]
-struct Sums {
-    volume: u64,
-    dmarc: u64,
-    spf: u64,
-    dkim: u64,
-    forwarded: u64,
-    affected: u64,
-}
 
 /// The impact of `policy` on the rows, with the domain's senders.
 pub fn assess(
@@ -58,37 +32,13 @@ pub fn assess(
     rows: &[(String, SourceDay)],
     senders: &[DomainSource],
 ) -> EnforcementImpact {
-    let by_ip: HashMap<&str, &DomainSource> = senders
-        .iter()
-        .flat_map(|s| s.ips.iter().map(move |ip| (ip.as_str(), s)))
-        .collect();
-    let mut sums: BTreeMap<(Option<Uuid>, String), Sums> = BTreeMap::new();
-    for (_, r) in rows {
-        let sender = by_ip.get(r.source_ip.as_str());
-        let key = (
-            sender.map(|s| s.id),
-            if sender.is_some() {
-                String::new()
-            } else {
-                r.source_ip.clone()
-            },
-        );
-        let s = sums.entry(key).or_default();
-        let forwarded = r.forwarded.min(r.volume);
-        let passing = r.dmarc_pass.min(r.volume - forwarded);
-        s.volume += r.volume;
-        s.dmarc += r.dmarc_pass;
-        s.spf += r.spf_aligned_pass;
-        s.dkim += r.dkim_aligned_pass;
-        s.forwarded += forwarded;
-        s.affected += r.volume - forwarded - passing;
-    }
+    let sums = super::by_sender::group(rows, senders);
     let by_id: HashMap<Uuid, &DomainSource> = senders.iter().map(|s| (s.id, s)).collect();
     let mut impact = EnforcementImpact {
         domain_id: domain.id,
         domain: domain.url.clone(),
         policy: policy.to_owned(),
-        current_policy: policy_word(domain.dmarc_policy).to_owned(),
+        current_policy: super::views::policy_name(domain.dmarc_policy).to_owned(),
         date_from,
         date_to,
         volume: 0,
@@ -140,8 +90,8 @@ pub fn assess(
             volume: s.volume,
             affected: s.affected,
             forwarded: s.forwarded,
-            spf_aligned_pct: pct(s.spf, s.volume),
-            dkim_aligned_pct: pct(s.dkim, s.volume),
+            spf_aligned_pct: super::views::pct(s.spf, s.volume),
+            dkim_aligned_pct: super::views::pct(s.dkim, s.volume),
             reasons,
         });
     }
@@ -154,7 +104,8 @@ pub fn assess(
     impact.truncated = listed.len() > MAX_LISTED;
     listed.truncate(MAX_LISTED);
     impact.senders = listed;
-    impact.legitimate_affected_pct = pct(impact.legitimate_affected, impact.legitimate_volume);
+    impact.legitimate_affected_pct =
+        super::views::pct(impact.legitimate_affected, impact.legitimate_volume);
     impact.safe = impact.volume > 0 && impact.legitimate_affected == 0;
     impact
 }

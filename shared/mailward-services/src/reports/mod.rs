@@ -1,6 +1,8 @@
 //! Reports (the reports issue): ingestion, sender identification, and the summary and
 //! sender views.
 
+pub mod by_sender;
+pub mod data;
 pub mod impact;
 pub mod ingest;
 pub mod senders;

@@ -16,6 +16,7 @@ use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::domain::Domain;
 use mailward_domain::model::PricingType;
 use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::reports::DayTotal;
 use mailward_domain::senders::{
     ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, identify,
     own_selectors,
@@ -243,6 +244,12 @@ pub async fn identify_domain(
         .map(|s| (s.value.id, s))
         .collect();
     let now = app.clock.now();
+    for chunk in day_total_ops(app, org, domain_id, (from, today), &rows)
+        .await?
+        .chunks(25)
+    {
+        store.transact(chunk.to_vec()).await?;
+    }
     let mut ops = Vec::new();
     let mut all: Vec<DomainSource> = Vec::new();
     let mut seen = BTreeSet::new();
@@ -342,6 +349,34 @@ pub async fn identify_domain(
     reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
 }
 
+/// Writes of the domain's day totals that differ from what the rows sum to.
+async fn day_total_ops(
+    app: &AppState,
+    org: Uuid,
+    domain_id: Uuid,
+    (from, to): (Date, Date),
+    rows: &[(String, mailward_domain::reports::SourceDay)],
+) -> Result<Vec<mailward_domain::store::WriteOp>, ServiceError> {
+    let mut totals: BTreeMap<&str, DayTotal> = BTreeMap::new();
+    for (day, row) in rows {
+        totals.entry(day.as_str()).or_default().add(row);
+    }
+    let stored: HashMap<String, DayTotal> =
+        mailward_store::reports::day_totals_between(app.store.as_ref(), org, domain_id, from, to)
+            .await?
+            .into_iter()
+            .collect();
+    totals
+        .into_iter()
+        .filter(|(day, total)| stored.get(*day) != Some(total))
+        .map(|(day, total)| {
+            Ok(mailward_store::reports::day_total_op(
+                org, domain_id, day, &total,
+            )?)
+        })
+        .collect()
+}
+
 /// The domain's live SPF record: `Some(None)` when it has none, `None` when the lookup failed.
 async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
     let lookup = app.resolver.lookup(domain, RecordType::Txt);
@@ -358,13 +393,7 @@ async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
     }
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
-    }
-}
+use super::views::pct;
 
 /// Whether an SPF record holds `mechanism` (case-insensitive, any qualifier).
 fn spf_holds(record: &str, mechanism: &str) -> bool {

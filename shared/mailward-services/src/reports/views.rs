@@ -33,6 +33,7 @@ pub fn retention_days(plan: PricingType) -> i64 {
     }
 }
 
+/// The days of a summary `period`.
 fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
     match raw.unwrap_or("last_7_days") {
         "last_7_days" => Ok(7),
@@ -45,7 +46,8 @@ fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
     }
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
+/// `part` of `whole` in percent, two decimals (0 without a whole).
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
     } else {
@@ -110,7 +112,8 @@ pub fn totals(rows: &[(String, SourceDay)]) -> Totals {
     t
 }
 
-fn policy_name(p: Policy) -> &'static str {
+/// The wire word of a policy.
+pub(crate) fn policy_name(p: Policy) -> &'static str {
     match p {
         Policy::None => "none",
         Policy::Quarantine => "quarantine",

@@ -1,0 +1,283 @@
+//! Report data (SPEC §4.5): the organization's DMARC figures over a period, per domain, per
+//! sender of a domain, and per day. The organization-wide views read the per-day domain totals
+//! (one item per domain and day, kept by sender identification), never the per-source rows;
+//! a single domain's senders read its rows. Every view covers only the domains the caller
+//! sees (group limits).
+
+use super::views::{pct, policy_name, retention_days};
+use crate::caller::Caller;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use mailward_api_types::report_data::{
+    DomainReportData, DomainVolume, ReportDataDomains, ReportDataParams, ReportDataSenders,
+    ReportDataSummary, ReportDataTimeseries, SenderReportData, VolumeFigures, VolumePoint,
+};
+use mailward_domain::domain::{Domain, ScoreBand};
+use mailward_domain::model::PricingType;
+use mailward_domain::reports::DayTotal;
+use mailward_domain::senders::{ConfirmationStatus, DomainSource};
+use mailward_store::reports::{day_string, day_totals_between, rows_between};
+use std::collections::BTreeMap;
+use time::{Date, Duration};
+use uuid::Uuid;
+
+/// Most domains the summary names.
+const TOP_DOMAINS: usize = 10;
+
+/// A resolved period: its name and first and last day.
+struct Window {
+    name: &'static str,
+    from: Date,
+    to: Date,
+}
+
+async fn window(
+    app: &AppState,
+    caller: &Caller,
+    params: &ReportDataParams,
+) -> Result<Window, ServiceError> {
+    let (name, days) = match params.period.as_deref().unwrap_or("last_7_days") {
+        "last_1_day" => ("last_1_day", 1),
+        "last_7_days" => ("last_7_days", 7),
+        "last_30_days" => ("last_30_days", 30),
+        "last_365_days" => ("last_365_days", 365),
+        _ => {
+            return Err(ServiceError::invalid(
+                "period",
+                "period must be last_1_day, last_7_days, last_30_days or last_365_days",
+            ));
+        }
+    };
+    let plan = mailward_store::orgs::get(app.store.as_ref(), caller.org_id)
+        .await?
+        .map_or(PricingType::Free, |o| o.value.pricing_type);
+    let today = app.clock.now().date();
+    let to = today.previous_day().unwrap_or(today);
+    let earliest = today - Duration::days(retention_days(plan));
+    Ok(Window {
+        name,
+        from: (to - Duration::days(days - 1)).max(earliest),
+        to,
+    })
+}
+
+fn figures(t: &DayTotal) -> VolumeFigures {
+    let forwarded = t.forwarded.min(t.volume);
+    let compliant = t.dmarc_pass.min(t.volume - forwarded);
+    VolumeFigures {
+        volume: t.volume,
+        compliant,
+        failing: t.volume - forwarded - compliant,
+        forwarded,
+        quarantined: t.quarantined,
+        rejected: t.rejected,
+        dmarc_pass_pct: pct(t.dmarc_pass, t.volume),
+        spf_pass_pct: pct(t.spf_aligned_pass, t.volume),
+        dkim_pass_pct: pct(t.dkim_aligned_pass, t.volume),
+    }
+}
+
+/// Each visible domain with its total over the window.
+async fn domain_totals(
+    app: &AppState,
+    caller: &Caller,
+    w: &Window,
+) -> Result<Vec<(Domain, DayTotal)>, ServiceError> {
+    let domains = crate::domains::visible(app, caller).await?;
+    let mut out = Vec::with_capacity(domains.len());
+    for domain in domains {
+        let mut total = DayTotal::default();
+        for (_, day) in
+            day_totals_between(app.store.as_ref(), caller.org_id, domain.id, w.from, w.to).await?
+        {
+            total.merge(&day);
+        }
+        out.push((domain, total));
+    }
+    Ok(out)
+}
+
+/// `GET /report-data/summary`.
+pub async fn summary(
+    app: &AppState,
+    caller: &Caller,
+    params: &ReportDataParams,
+) -> Result<ReportDataSummary, ServiceError> {
+    let w = window(app, caller, params).await?;
+    let mut per_domain = domain_totals(app, caller, &w).await?;
+    let mut all = DayTotal::default();
+    let (mut senders, mut known, mut waiting) = (0, 0, 0);
+    let from = day_string(w.from);
+    for (domain, total) in &per_domain {
+        all.merge(total);
+        for s in mailward_store::senders::list(app.store.as_ref(), caller.org_id, domain.id).await?
+        {
+            if s.value.last_seen_at.as_ref().is_some_and(|d| *d >= from) {
+                senders += 1;
+                known += u64::from(s.value.is_known());
+                waiting += u64::from(
+                    s.value.confirmation_status == ConfirmationStatus::RequiresConfirmation,
+                );
+            }
+        }
+    }
+    let domains_total = per_domain.len() as u64;
+    per_domain.retain(|(_, t)| t.volume > 0);
+    per_domain.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then(a.0.url.cmp(&b.0.url)));
+    Ok(ReportDataSummary {
+        period: w.name.into(),
+        date_from: day_string(w.from),
+        date_to: day_string(w.to),
+        domains_total,
+        domains_reporting: per_domain.len() as u64,
+        figures: figures(&all),
+        senders,
+        known_senders: known,
+        senders_requiring_confirmation: waiting,
+        top_domains: per_domain
+            .iter()
+            .take(TOP_DOMAINS)
+            .map(|(d, t)| DomainVolume {
+                domain_id: d.id,
+                domain: d.url.clone(),
+                volume: t.volume,
+                dmarc_pass_pct: pct(t.dmarc_pass, t.volume),
+            })
+            .collect(),
+    })
+}
+
+/// `GET /report-data/domains`.
+pub async fn domains(
+    app: &AppState,
+    caller: &Caller,
+    params: &ReportDataParams,
+) -> Result<ReportDataDomains, ServiceError> {
+    let w = window(app, caller, params).await?;
+    let mut per_domain = domain_totals(app, caller, &w).await?;
+    per_domain.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then(a.0.url.cmp(&b.0.url)));
+    let mut lines = Vec::with_capacity(per_domain.len());
+    for (d, t) in per_domain {
+        lines.push(DomainReportData {
+            domain_id: d.id,
+            domain: d.url.clone(),
+            score: d.score,
+            score_band: serde_json::to_value(ScoreBand::of(d.score))?
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            policy: policy_name(d.dmarc_policy).into(),
+            figures: figures(&t),
+        });
+    }
+    Ok(ReportDataDomains {
+        period: w.name.into(),
+        date_from: day_string(w.from),
+        date_to: day_string(w.to),
+        domains: lines,
+    })
+}
+
+/// `GET /report-data/domains/{id}/senders`.
+pub async fn senders(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    params: &ReportDataParams,
+) -> Result<ReportDataSenders, ServiceError> {
+    let domain = crate::domains::load(app, caller, id).await?.value;
+    let w = window(app, caller, params).await?;
+    let store = app.store.as_ref();
+    let rows = rows_between(store, caller.org_id, id, w.from, w.to).await?;
+    let stored: Vec<DomainSource> = mailward_store::senders::list(store, caller.org_id, id)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect();
+    let by_id: BTreeMap<Uuid, &DomainSource> = stored.iter().map(|s| (s.id, s)).collect();
+    let total: u64 = rows.iter().map(|(_, r)| r.volume).sum();
+    let mut lines: Vec<SenderReportData> = super::by_sender::group(&rows, &stored)
+        .into_iter()
+        .map(|((sender_id, ip), s)| {
+            let sender = sender_id.and_then(|i| by_id.get(&i).copied());
+            SenderReportData {
+                sender_id,
+                name: sender
+                    .and_then(|x| x.source_name.clone().or_else(|| x.sending_domain.clone()))
+                    .unwrap_or(ip),
+                sending_domain: sender.and_then(|x| x.sending_domain.clone()),
+                is_known: sender.is_some_and(DomainSource::is_known),
+                confirmation_status: sender
+                    .map_or(ConfirmationStatus::RequiresConfirmation, |x| {
+                        x.confirmation_status
+                    })
+                    .as_str()
+                    .into(),
+                volume: s.volume,
+                share_pct: pct(s.volume, total),
+                dmarc_pass_pct: pct(s.dmarc, s.volume),
+                spf_pass_pct: pct(s.spf, s.volume),
+                dkim_pass_pct: pct(s.dkim, s.volume),
+                forwarded: s.forwarded,
+                failing: s.affected,
+                source_ips: s
+                    .ips
+                    .into_iter()
+                    .take(mailward_domain::senders::MAX_IPS_KEPT)
+                    .collect(),
+            }
+        })
+        .collect();
+    lines.sort_by(|a, b| b.volume.cmp(&a.volume).then(a.name.cmp(&b.name)));
+    Ok(ReportDataSenders {
+        domain_id: domain.id,
+        domain: domain.url,
+        period: w.name.into(),
+        date_from: day_string(w.from),
+        date_to: day_string(w.to),
+        total_volume: total,
+        senders: lines,
+    })
+}
+
+/// `GET /report-data/domains/{id}/timeseries`.
+pub async fn timeseries(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    params: &ReportDataParams,
+) -> Result<ReportDataTimeseries, ServiceError> {
+    let domain = crate::domains::load(app, caller, id).await?.value;
+    let w = window(app, caller, params).await?;
+    let stored: BTreeMap<String, DayTotal> =
+        day_totals_between(app.store.as_ref(), caller.org_id, id, w.from, w.to)
+            .await?
+            .into_iter()
+            .collect();
+    let mut points = Vec::new();
+    let mut day = w.from;
+    while day <= w.to {
+        let key = day_string(day);
+        let t = stored.get(&key).copied().unwrap_or_default();
+        let f = figures(&t);
+        points.push(VolumePoint {
+            date: key,
+            volume: t.volume,
+            compliant: f.compliant,
+            failing: f.failing,
+            forwarded: f.forwarded,
+            spf_aligned_pass: t.spf_aligned_pass,
+            dkim_aligned_pass: t.dkim_aligned_pass,
+        });
+        let Some(next) = day.next_day() else { break };
+        day = next;
+    }
+    Ok(ReportDataTimeseries {
+        domain_id: domain.id,
+        domain: domain.url,
+        period: w.name.into(),
+        date_from: day_string(w.from),
+        date_to: day_string(w.to),
+        points,
+    })
+}

@@ -1,0 +1,205 @@
+//! Report data (SPEC §4.5): the organization's figures over a period, per domain, per sender
+//! and per day, within the caller's group limits.
+
+use crate::admin::{call, call_as, group, member, quiet_app};
+use mailward_api_tests::TestApp;
+use mailward_reports::Limits;
+use mailward_services::reports::ingest::ingest;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A report of `domain` for the UTC day `days_ago` days before the app clock's day.
+fn report(
+    app: &TestApp,
+    domain: &str,
+    id: &str,
+    days_ago: i64,
+    rows: &[(&str, u64, bool)],
+) -> Vec<u8> {
+    let begin = crate::common::today_start(app) - days_ago * 86_400;
+    let records: String = rows
+        .iter()
+        .map(|(ip, n, pass)| {
+            let v = if *pass { "pass" } else { "fail" };
+            format!(
+                "<record><row><source_ip>{ip}</source_ip><count>{n}</count><policy_evaluated>\
+<disposition>none</disposition><dkim>{v}</dkim><spf>{v}</spf></policy_evaluated></row>\
+<identifiers><header_from>{domain}</header_from></identifiers></record>"
+            )
+        })
+        .collect();
+    format!(
+        "<feedback><report_metadata><org_name>Receiver</org_name><report_id>{id}</report_id>\
+<date_range><begin>{begin}</begin><end>{}</end></date_range></report_metadata>\
+<policy_published><domain>{domain}</domain><p>none</p></policy_published>{records}</feedback>",
+        begin + 86_399
+    )
+    .into_bytes()
+}
+
+async fn get(app: &TestApp, path: &str, key: &str) -> Value {
+    crate::admin::get(app, path, key).await
+}
+
+#[tokio::test]
+async fn report_data_sums_the_visible_domains_by_period_sender_and_day() {
+    let app = quiet_app().await;
+    let s = app.sign_up("data@data.example", "Data").await;
+    let brand = group(&app, &s.key, "Brand").await;
+    let (status, a) = call(
+        &app,
+        Method::POST,
+        "/domains",
+        &s.key,
+        Some(json!({"url": "a.data.example", "group_id": brand["id"]})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let b = crate::common::add_domain(&app, &s.key, "b.data.example").await;
+    let (a_id, b_id) = (a["id"].as_str().unwrap(), b["id"].as_str().unwrap());
+    let state = &app.stack.state;
+    for bytes in [
+        report(
+            &app,
+            "a.data.example",
+            "a1",
+            1,
+            &[("192.0.2.1", 90, true), ("192.0.2.2", 10, false)],
+        ),
+        report(&app, "a.data.example", "a3", 3, &[("192.0.2.1", 50, true)]),
+        report(
+            &app,
+            "b.data.example",
+            "b1",
+            1,
+            &[("198.51.100.1", 20, true)],
+        ),
+        // Outside every period but the year.
+        report(
+            &app,
+            "b.data.example",
+            "b40",
+            40,
+            &[("198.51.100.1", 7, true)],
+        ),
+    ] {
+        ingest(state, &bytes, &Limits::default()).await.unwrap();
+    }
+    // The day totals are kept by the identification job that follows each import.
+    app.clock.advance(time::Duration::seconds(10));
+    let mut summary = Value::Null;
+    for _ in 0..200 {
+        summary = get(&app, "/report-data/summary", &s.key).await;
+        if summary["volume"] == 170 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(summary["period"], "last_7_days");
+    assert_eq!(summary["volume"], 170, "{summary}");
+    assert_eq!(
+        (summary["compliant"].as_u64(), summary["failing"].as_u64()),
+        (Some(160), Some(10))
+    );
+    assert_eq!(summary["domains_total"], 2);
+    assert_eq!(summary["domains_reporting"], 2);
+    assert_eq!(summary["top_domains"][0]["domain"], "a.data.example");
+    assert_eq!(summary["top_domains"][0]["volume"], 150);
+    assert_eq!(summary["senders"], 3, "{summary}");
+    let yesterday = get(&app, "/report-data/summary?period=last_1_day", &s.key).await;
+    assert_eq!(yesterday["volume"], 120);
+    assert_eq!(yesterday["date_from"], yesterday["date_to"]);
+    // The free plan keeps 30 days: the year is clamped, so the 40-day-old report is not in it.
+    let year = get(&app, "/report-data/summary?period=last_365_days", &s.key).await;
+    assert_eq!(year["volume"], 170, "{year}");
+
+    let domains = get(&app, "/report-data/domains?period=last_30_days", &s.key).await;
+    let lines = domains["domains"].as_array().unwrap();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["domain"], "a.data.example");
+    assert_eq!(lines[0]["dmarc_pass_pct"], 93.33);
+    assert!(
+        ["critical", "bad", "good", "great"].contains(&lines[0]["score_band"].as_str().unwrap())
+    );
+    assert_eq!(lines[1]["policy"], "none");
+
+    let senders = get(
+        &app,
+        &format!("/report-data/domains/{a_id}/senders"),
+        &s.key,
+    )
+    .await;
+    assert_eq!(senders["total_volume"], 150);
+    assert_eq!(senders["senders"][0]["source_ips"], json!(["192.0.2.1"]));
+    assert_eq!(senders["senders"][0]["volume"], 140);
+    assert_eq!(senders["senders"][0]["share_pct"], 93.33);
+    assert_eq!(senders["senders"][1]["failing"], 10);
+
+    let series = get(
+        &app,
+        &format!("/report-data/domains/{a_id}/timeseries"),
+        &s.key,
+    )
+    .await;
+    let points = series["points"].as_array().unwrap();
+    assert_eq!(points.len(), 7);
+    let volumes: Vec<u64> = points
+        .iter()
+        .map(|p| p["volume"].as_u64().unwrap())
+        .collect();
+    assert_eq!(volumes, [0, 0, 0, 0, 50, 0, 100]);
+    assert_eq!(points[6]["date"], series["date_to"]);
+    assert_eq!(points[6]["failing"], 10);
+
+    // A member limited to the group sees its domain only.
+    let limited = member(
+        &app,
+        &s,
+        "lim@data.example",
+        &["viewer"],
+        &[brand["id"].as_str().unwrap()],
+    )
+    .await;
+    let (status, theirs) = call_as(&app, Method::GET, "/report-data/summary", &limited, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(theirs["domains_total"], 1);
+    assert_eq!(theirs["volume"], 150);
+    let (status, _) = call_as(
+        &app,
+        Method::GET,
+        &format!("/report-data/domains/{b_id}/timeseries"),
+        &limited,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Bad input names the field; other organizations see nothing of it.
+    for path in [
+        "/report-data/summary?period=last_2_days".to_owned(),
+        format!("/report-data/domains/{a_id}/senders?period=yesterday"),
+    ] {
+        let (status, err) = call(&app, Method::GET, &path, &s.key, None).await;
+        assert_eq!(
+            (status, err["param"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("period")),
+            "{path}"
+        );
+    }
+    let other = app.sign_up("x@other-data.example", "Other").await;
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/report-data/domains/{a_id}/senders"),
+        &other.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let empty = get(&app, "/report-data/summary", &other.key).await;
+    assert_eq!(
+        (empty["volume"].as_u64(), empty["domains_total"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
