@@ -1,10 +1,11 @@
 //! The `api-reports` function: what a domain's aggregate reports say
-//! (`/domains/{id}/reports/*`), who sends as the domain (`/domains/{id}/sources*`), and the organization's report data
-//! (`/report-data/*`).
+//! (`/domains/{id}/reports/*`), who sends as the domain (`/domains/{id}/sources*`), the organization's report data
+//! (`/report-data/*`) and SMTP TLS reports (`/domains/{id}/tls-reports*`).
 
 pub mod data;
 pub mod sources;
 pub mod summary;
+pub mod tls;
 
 use mailward_http::Routes;
 
@@ -13,4 +14,5 @@ pub fn routes() -> Routes {
     summary::routes()
         .merge(sources::routes())
         .merge(data::routes())
+        .merge(tls::routes())
 }

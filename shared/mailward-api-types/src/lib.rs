@@ -20,6 +20,7 @@ pub mod snapshots;
 pub mod sources;
 pub mod support;
 pub mod tasks;
+pub mod tls_reports;
 pub mod tools;
 pub mod webhooks;
 

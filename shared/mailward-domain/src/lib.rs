@@ -28,6 +28,7 @@ pub mod senders;
 pub mod snapshots;
 pub mod sources;
 pub mod store;
+pub mod tls_reports;
 pub mod webhooks;
 
 pub use clock::{Clock, ManualClock, SystemClock};

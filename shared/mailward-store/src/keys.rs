@@ -27,6 +27,7 @@
 //! | report rows of a day (chunks of per-source rows) | `ORG#<org>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
 //! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
 //! | a domain's total of one report day | `ORG#<org>` | `REPTOTAL#<domain>#<yyyy-mm-dd>` | |
+//! | TLS report of a domain (RFC 8460, with its failure details) | `ORG#<org>` | `TLSREPORT#<domain>#<id>` | |
 //! | domain sender (DomainSource) | `ORG#<org>` | `SENDER#<domain>#<id>` | |
 //! | reverse-DNS name of an IP (TTL 7 days) | `PTR#<ip>` | `PTR` | |
 //! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
@@ -369,4 +370,14 @@ pub const PTR_SK: &str = "PTR";
 /// Sort key of a domain's total of one report day.
 pub fn report_total_sk(domain: Uuid, day: &str) -> String {
     format!("REPTOTAL#{domain}#{day}")
+}
+
+/// Sort key of a domain's TLS report.
+pub fn tls_report_sk(domain: Uuid, id: Uuid) -> String {
+    format!("TLSREPORT#{domain}#{id}")
+}
+
+/// Prefix of a domain's TLS reports.
+pub fn tls_reports_prefix(domain: Uuid) -> String {
+    format!("TLSREPORT#{domain}#")
 }

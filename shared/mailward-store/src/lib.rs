@@ -26,6 +26,7 @@ pub mod snapshots;
 pub mod sources;
 pub mod support;
 pub mod tasks;
+pub mod tls_reports;
 pub mod webhooks;
 
 use mailward_domain::store::{Item, StoreError};

@@ -18,5 +18,6 @@ mod signup;
 mod support;
 mod sweep;
 mod tasks;
+mod tls_reports;
 mod tools;
 mod webhooks;

@@ -4,7 +4,7 @@
 //! a single domain's senders read its rows. Every view covers only the domains the caller
 //! sees (group limits).
 
-use super::views::{pct, policy_name, retention_days};
+use super::views::{pct, policy_name};
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -13,12 +13,11 @@ use mailward_api_types::report_data::{
     ReportDataSummary, ReportDataTimeseries, SenderReportData, VolumeFigures, VolumePoint,
 };
 use mailward_domain::domain::{Domain, ScoreBand};
-use mailward_domain::model::PricingType;
 use mailward_domain::reports::DayTotal;
 use mailward_domain::senders::{ConfirmationStatus, DomainSource};
 use mailward_store::reports::{day_string, day_totals_between, rows_between};
 use std::collections::BTreeMap;
-use time::{Date, Duration};
+use time::Date;
 use uuid::Uuid;
 
 /// Most domains the summary names.
@@ -48,17 +47,8 @@ async fn window(
             ));
         }
     };
-    let plan = mailward_store::orgs::get(app.store.as_ref(), caller.org_id)
-        .await?
-        .map_or(PricingType::Free, |o| o.value.pricing_type);
-    let today = app.clock.now().date();
-    let to = today.previous_day().unwrap_or(today);
-    let earliest = today - Duration::days(retention_days(plan));
-    Ok(Window {
-        name,
-        from: (to - Duration::days(days - 1)).max(earliest),
-        to,
-    })
+    let (from, to) = super::views::org_window(app, caller.org_id, days).await?;
+    Ok(Window { name, from, to })
 }
 
 fn figures(t: &DayTotal) -> VolumeFigures {

@@ -16,7 +16,6 @@ use mailward_domain::reports::SourceDay;
 use mailward_domain::senders::{ConfirmationStatus, DomainSource};
 use mailward_store::reports::{day_string, rows_between};
 use std::collections::HashMap;
-use time::Duration;
 use uuid::Uuid;
 
 /// Days the impact looks back.
@@ -133,15 +132,7 @@ pub async fn for_domain(
     policy: &str,
 ) -> Result<EnforcementImpact, ServiceError> {
     let store = app.store.as_ref();
-    let plan = mailward_store::orgs::get(store, org)
-        .await?
-        .map_or(mailward_domain::model::PricingType::Free, |o| {
-            o.value.pricing_type
-        });
-    let today = app.clock.now().date();
-    let to = today.previous_day().unwrap_or(today);
-    let earliest = today - Duration::days(super::views::retention_days(plan));
-    let from = (to - Duration::days(IMPACT_DAYS - 1)).max(earliest);
+    let (from, to) = super::views::org_window(app, org, IMPACT_DAYS).await?;
     let rows = rows_between(store, org, domain.id, from, to).await?;
     let senders: Vec<DomainSource> = mailward_store::senders::list(store, org, domain.id)
         .await?

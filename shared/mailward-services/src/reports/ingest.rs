@@ -11,6 +11,7 @@ use mailward_domain::reports::{
     ReportIdentity, ReportKind, SourceDay, StoredReport, spread_over_days,
 };
 use mailward_domain::store::WriteOp;
+use mailward_domain::tls_reports::{StoredTlsReport, TlsFailure, TlsPolicyResult, cap_details};
 use mailward_reports::aggregate::{AggregateReport, Aligned, Disposition, OverrideKind, Word};
 use mailward_reports::tlsrpt::TlsReport;
 use mailward_reports::{Content, Limits};
@@ -266,6 +267,7 @@ async fn import(
     rows: &BTreeMap<time::Date, Vec<SourceDay>>,
     warnings: &[String],
     raw_key: Option<&str>,
+    tls: Option<&TlsReport>,
 ) -> Result<Outcome, ServiceError> {
     let store = app.store.as_ref();
     let key = identity.key();
@@ -311,6 +313,11 @@ async fn import(
         for (day, day_rows) in rows {
             ops.extend(stored::day_ops(&report, *day, day_rows)?);
         }
+        if let Some(tls) = tls {
+            ops.push(mailward_store::tls_reports::put_op(&stored_tls(
+                &report, tls,
+            ))?);
+        }
         commit_all(app, ops).await?;
         match app.store.transact(vec![stored::report_op(&report)?]).await {
             Ok(()) => {
@@ -333,6 +340,56 @@ async fn import(
         Status::Duplicate
     };
     Ok(outcome)
+}
+
+/// The stored form of a TLS report for one organization's domain.
+fn stored_tls(report: &StoredReport, tls: &TlsReport) -> StoredTlsReport {
+    let policies = tls
+        .policies
+        .iter()
+        .map(|p| {
+            let details = p
+                .failure_details
+                .iter()
+                .map(|d| TlsFailure {
+                    result_type: d.result_type.clone(),
+                    sending_mta_ip: d.sending_mta_ip.clone(),
+                    receiving_mx_hostname: d.receiving_mx_hostname.clone(),
+                    receiving_mx_helo: d.receiving_mx_helo.clone(),
+                    receiving_ip: d.receiving_ip.clone(),
+                    failed_session_count: d.failed_session_count,
+                    additional_information: d.additional_information.clone(),
+                    failure_reason_code: d.failure_reason_code.clone(),
+                })
+                .collect();
+            let (failure_details, failure_details_truncated) = cap_details(details);
+            TlsPolicyResult {
+                policy_type: p.policy.policy_type.clone(),
+                policy_string: p.policy.policy_string.clone(),
+                policy_domain: p.policy.policy_domain.clone(),
+                mx_host: p.policy.mx_host.clone(),
+                total_successful: p.summary.successful,
+                total_failure: p.summary.failed,
+                failure_details,
+                failure_details_truncated,
+            }
+        })
+        .collect();
+    StoredTlsReport {
+        id: StoredTlsReport::id_for(report.domain_id, &report.key),
+        org_id: report.org_id,
+        domain_id: report.domain_id,
+        key: report.key.clone(),
+        organization_name: report.reporter.clone(),
+        report_id: report.report_id.clone(),
+        contact_info: tls.contact_info.clone(),
+        begin: report.begin,
+        end: report.end,
+        total_successful: tls.successful(),
+        total_failure: tls.failed(),
+        policies,
+        imported_at: report.imported_at,
+    }
 }
 
 /// The identity and outcome of an aggregate report, or why it cannot be imported.
@@ -466,6 +523,7 @@ pub async fn ingest(
                         &rows,
                         &report.header.warnings,
                         raw_key.as_deref(),
+                        None,
                     )
                     .await?
                 }
@@ -480,6 +538,7 @@ pub async fn ingest(
                         &BTreeMap::new(),
                         &[],
                         raw_key.as_deref(),
+                        Some(&report),
                     )
                     .await?
                 }

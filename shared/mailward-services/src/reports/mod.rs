@@ -6,4 +6,5 @@ pub mod data;
 pub mod impact;
 pub mod ingest;
 pub mod senders;
+pub mod tls;
 pub mod views;

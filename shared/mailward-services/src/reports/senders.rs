@@ -14,7 +14,6 @@ use futures::StreamExt as _;
 use mailward_api_types::senders::{DomainSourceView, UpdateDomainSourceRequest};
 use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::domain::Domain;
-use mailward_domain::model::PricingType;
 use mailward_domain::queue::{QueueName, send_job};
 use mailward_domain::reports::DayTotal;
 use mailward_domain::senders::{
@@ -76,12 +75,6 @@ pub async fn enqueue_identify(app: &AppState, org: Uuid, domain_id: Uuid) {
         // The next import (or the sweep's sender pass) catches up; the report itself is safe.
         tracing::warn!(domain.id = %domain_id, error = %e, "could not queue sender identification");
     }
-}
-
-async fn plan_of(app: &AppState, org: Uuid) -> Result<PricingType, ServiceError> {
-    Ok(mailward_store::orgs::get(app.store.as_ref(), org)
-        .await?
-        .map_or(PricingType::Free, |o| o.value.pricing_type))
 }
 
 fn reverse_name(ip: IpAddr) -> String {
@@ -184,7 +177,8 @@ pub async fn identify_domain(
     };
     let today = app.clock.now().date();
     let yesterday = today.previous_day().unwrap_or(today);
-    let from = today - Duration::days(super::views::retention_days(plan_of(app, org).await?));
+    // Everything the plan keeps (a window longer than any retention is clamped to it).
+    let (from, _) = super::views::org_window(app, org, 100 * 365).await?;
     let rows = rows_between(store, org, domain_id, from, today).await?;
     let ips: BTreeSet<String> = rows
         .iter()

@@ -68,6 +68,18 @@ fn window(app: &AppState, plan: PricingType, days: i64) -> (Date, Date) {
     (from, to)
 }
 
+/// The window of `days` days ending yesterday, clamped to the organization's retention.
+pub(crate) async fn org_window(
+    app: &AppState,
+    org: uuid::Uuid,
+    days: i64,
+) -> Result<(Date, Date), ServiceError> {
+    let plan = mailward_store::orgs::get(app.store.as_ref(), org)
+        .await?
+        .map_or(PricingType::Free, |o| o.value.pricing_type);
+    Ok(window(app, plan, days))
+}
+
 fn figures(from: Date, to: Date, rows: &[(String, SourceDay)]) -> PeriodFigures {
     let (mut volume, mut dmarc, mut spf, mut dkim) = (0, 0, 0, 0);
     for (_, r) in rows {
@@ -203,12 +215,6 @@ fn next_action(
     }
 }
 
-async fn plan_of(app: &AppState, caller: &Caller) -> Result<PricingType, ServiceError> {
-    Ok(mailward_store::orgs::get(app.store.as_ref(), caller.org_id)
-        .await?
-        .map_or(PricingType::Free, |o| o.value.pricing_type))
-}
-
 /// The DMARC summary of a domain over `period`.
 pub async fn summary(
     app: &AppState,
@@ -218,8 +224,7 @@ pub async fn summary(
 ) -> Result<ReportSummary, ServiceError> {
     let days = period_days(params.period.as_deref())?;
     let domain = crate::domains::load(app, caller, id).await?.value;
-    let plan = plan_of(app, caller).await?;
-    let (from, to) = window(app, plan, days);
+    let (from, to) = org_window(app, caller.org_id, days).await?;
     let span = (to - from).whole_days() + 1;
     let (prev_to, prev_from) = (from - Duration::days(1), from - Duration::days(span));
     let store = app.store.as_ref();
@@ -319,8 +324,7 @@ pub async fn senders(
         ));
     }
     crate::domains::load(app, caller, id).await?;
-    let plan = plan_of(app, caller).await?;
-    let (from, to) = window(app, plan, days);
+    let (from, to) = org_window(app, caller.org_id, days).await?;
     let rows = rows_between(app.store.as_ref(), caller.org_id, id, from, to).await?;
     let mut by_ip: BTreeMap<String, SenderSums> = BTreeMap::new();
     let mut total = 0;
