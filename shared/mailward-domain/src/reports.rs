@@ -90,8 +90,12 @@ pub struct SourceDay {
     pub header_from: String,
     /// Envelope (MAIL FROM) domain, when reported.
     pub envelope_from: Option<String>,
-    /// DKIM signing domains seen, with their selectors (`d` or `d/s`).
+    /// DKIM signing domains seen, with their selectors (`d` or `d/s`), passing ones first.
     pub dkim_signers: Vec<String>,
+    /// Those of `dkim_signers` whose signature verified: only these may name a sender (anyone
+    /// can write any `d=` into a signature that does not verify).
+    #[serde(default)]
+    pub dkim_passing: Vec<String>,
     pub volume: u64,
     /// Messages that passed DMARC (DKIM or SPF aligned pass).
     pub dmarc_pass: u64,

@@ -208,7 +208,8 @@ fn by_selector<'c>(catalogue: &'c Catalogue, selector: &str) -> Option<&'c Sourc
 }
 
 /// Identifies the sender of `row`, mail of `policy_domain`, whose source IP has the
-/// reverse-DNS name `ptr` (when one was found).
+/// reverse-DNS name `ptr` (when one was found). Only verified DKIM signatures count as
+/// evidence.
 pub fn identify(
     row: &SourceDay,
     ptr: Option<&str>,
@@ -217,7 +218,7 @@ pub fn identify(
 ) -> SenderIdentity {
     let own = |name: &str| under(name, policy_domain) || under(policy_domain, name);
     let foreign_signers: Vec<&str> = row
-        .dkim_signers
+        .dkim_passing
         .iter()
         .map(|s| domain_of_signer(s).0)
         .filter(|d| !own(d))
@@ -233,7 +234,7 @@ pub fn identify(
             ptr.and_then(|p| by_domain(catalogue, p, true).map(|s| (s, Some(registrable_part(p)))))
         })
         .or_else(|| {
-            row.dkim_signers
+            row.dkim_passing
                 .iter()
                 .map(|s| domain_of_signer(s))
                 .filter(|(d, _)| own(d))
@@ -289,6 +290,7 @@ mod tests {
             header_from: "example.com".into(),
             envelope_from: envelope.map(str::to_owned),
             dkim_signers: signers.iter().map(|s| (*s).to_owned()).collect(),
+            dkim_passing: signers.iter().map(|s| (*s).to_owned()).collect(),
             volume: 1,
             ..SourceDay::default()
         }
@@ -341,6 +343,15 @@ mod tests {
         assert_eq!(who.source_id, None);
         let who = identify(&r, None, "example.com", c);
         assert_eq!(who.key, "ip:203.0.113.9");
+    }
+
+    #[test]
+    fn a_signature_that_did_not_verify_names_nobody() {
+        let c = crate::sources::catalogue();
+        let mut r = row("192.0.2.1", None, &["sendgrid.net/s1"]);
+        r.dkim_passing.clear();
+        let who = identify(&r, None, "example.com", c);
+        assert_eq!((who.source_id, who.key.as_str()), (None, "ip:192.0.2.1"));
     }
 
     #[test]

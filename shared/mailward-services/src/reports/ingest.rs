@@ -12,7 +12,9 @@ use mailward_domain::reports::{
 };
 use mailward_domain::store::WriteOp;
 use mailward_domain::tls_reports::{StoredTlsReport, TlsFailure, TlsPolicyResult, cap_details};
-use mailward_reports::aggregate::{AggregateReport, Aligned, Disposition, OverrideKind, Word};
+use mailward_reports::aggregate::{
+    AggregateReport, Aligned, Disposition, DkimResult, OverrideKind, Word,
+};
 use mailward_reports::tlsrpt::TlsReport;
 use mailward_reports::{Content, Limits};
 use mailward_store::reports as stored;
@@ -122,16 +124,24 @@ pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>>
             .clone()
             .or_else(|| report.header.policy.domain.clone())
             .unwrap_or_default();
-        let signers: Vec<String> = record
-            .dkim_results
-            .iter()
-            .filter_map(|d| {
-                let domain = d.domain.clone()?;
-                Some(match &d.selector {
-                    Some(s) => format!("{domain}/{s}"),
-                    None => domain,
-                })
+        // Passing signatures first: they say who really sent the mail.
+        let mut results: Vec<_> = record.dkim_results.iter().collect();
+        let passed = |d: &&mailward_reports::aggregate::DkimAuth| {
+            matches!(d.result, Some(Word::Known(DkimResult::Pass)))
+        };
+        results.sort_by_key(|d| !passed(d));
+        let signer = |d: &mailward_reports::aggregate::DkimAuth| {
+            let domain = d.domain.clone()?;
+            Some(match &d.selector {
+                Some(s) => format!("{domain}/{s}"),
+                None => domain,
             })
+        };
+        let signers: Vec<String> = results.iter().filter_map(|d| signer(d)).collect();
+        let passing: Vec<String> = results
+            .iter()
+            .filter(|d| passed(d))
+            .filter_map(|d| signer(d))
             .collect();
         for (day, count) in spread_over_days(begin, end, record.count) {
             let row = by_day
@@ -149,6 +159,11 @@ pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>>
             for s in &signers {
                 if !row.dkim_signers.contains(s) {
                     row.dkim_signers.push(s.clone());
+                }
+            }
+            for s in &passing {
+                if !row.dkim_passing.contains(s) {
+                    row.dkim_passing.push(s.clone());
                 }
             }
             row.volume += count;
