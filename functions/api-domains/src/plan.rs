@@ -45,7 +45,10 @@ and everything else is read from live DNS. The answer gives the current and prop
 band, each dimension's verdict, the SPF tree and lookup count, the open tasks the change would \
 resolve and the tasks it would open, the records guidance's warnings, and what each proposed \
 record's own parser says of it (`records`: an invalid record is reported there, and the audit \
-scores it as receivers would treat it). The audit, task derivation and scoring are the \
+scores it as receivers would treat it), and, when the proposed DMARC record enforces \
+(p=quarantine or p=reject), `enforcement_impact`: what that policy would quarantine or reject \
+of the last 30 days' reported mail (as `GET /domains/{id}/reports/enforcement-impact`; null \
+otherwise). The audit, task derivation and scoring are the \
 monitoring sweep's own, so publishing the proposed values gives the score the next pass \
 computes. At least one record is required (400 naming `dmarc` otherwise); a value of more than \
 4080 bytes or with control characters answers 400 naming it; at most 10 DKIM keys. 422 \

@@ -289,4 +289,8 @@ pub struct PreviewResponse {
     pub warnings: Vec<mailward_plan::Warning>,
     /// What each proposed record's parser says.
     pub records: Vec<ProposedRecordFinding>,
+    /// When the proposed DMARC record enforces (p=quarantine or p=reject): what that policy
+    /// would quarantine or reject of the last 30 days' mail, as
+    /// `GET /domains/{id}/reports/enforcement-impact` gives it; null otherwise.
+    pub enforcement_impact: Option<crate::reports::EnforcementImpact>,
 }

@@ -71,6 +71,37 @@ pub struct PlanInput<'a> {
     pub policy: Policy,
     /// Every task of the domain.
     pub tasks: &'a [Task],
+    /// What the next policy up would stop of the last 30 days' reported mail, when reports
+    /// exist (the enforcement impact).
+    pub impact: Option<ImpactOutlook>,
+}
+
+/// The enforcement impact as the plan's enforcement stage reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImpactOutlook {
+    /// The policy assessed (the next one up).
+    pub policy: Policy,
+    /// Messages of legitimate senders it would quarantine or reject.
+    pub legitimate_affected: u64,
+    /// Failing messages of everyone else (what enforcement is for).
+    pub unknown_affected: u64,
+}
+
+impl ImpactOutlook {
+    /// One sentence for the step moving to `policy`.
+    fn sentence(&self) -> String {
+        if self.legitimate_affected > 0 {
+            format!(
+                " Over the last 30 days it would stop {} messages of legitimate senders: fix their SPF or DKIM first.",
+                self.legitimate_affected
+            )
+        } else {
+            format!(
+                " Over the last 30 days it would stop no legitimate mail ({} messages of unidentified sources).",
+                self.unknown_affected
+            )
+        }
+    }
 }
 
 /// The stages and the upcoming steps.
@@ -324,9 +355,17 @@ pub fn build(input: &PlanInput<'_>) -> Plan {
             key: "dmarc-quarantine".into(),
             task_type: Some(TaskType::UpdateDmarcRecord),
             title: "Move DMARC to quarantine".into(),
-            description: "Publish p=quarantine once the reports show every legitimate sender passing.".into(),
+            description: format!(
+                "Publish p=quarantine once the reports show every legitimate sender passing.{}",
+                input
+                    .impact
+                    .filter(|i| i.policy == Policy::Quarantine)
+                    .map(|i| i.sentence())
+                    .unwrap_or_default()
+            ),
             priority: priority::MEDIUM,
-            score_gain: dmarc_points("policy_none").saturating_sub(dmarc_points("policy_quarantine")),
+            score_gain: dmarc_points("policy_none")
+                .saturating_sub(dmarc_points("policy_quarantine")),
             status: "upcoming".into(),
             task_ids: Vec::new(),
         });
@@ -336,7 +375,14 @@ pub fn build(input: &PlanInput<'_>) -> Plan {
             key: "dmarc-reject-full".into(),
             task_type: Some(TaskType::UpdateDmarcRecord),
             title: "Move DMARC to reject".into(),
-            description: "Publish p=reject for all mail, so forged mail is refused.".into(),
+            description: format!(
+                "Publish p=reject for all mail, so forged mail is refused.{}",
+                input
+                    .impact
+                    .filter(|i| i.policy == Policy::Reject)
+                    .map(|i| i.sentence())
+                    .unwrap_or_default()
+            ),
             priority: priority::MEDIUM,
             score_gain: dmarc_points("policy_quarantine"),
             status: "upcoming".into(),

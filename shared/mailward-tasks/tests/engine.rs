@@ -338,6 +338,7 @@ fn the_plan_moves_through_its_stages() {
             monitoring_set_up,
             policy,
             tasks,
+            impact: None,
         }
     }
     let f = findings(

@@ -335,6 +335,47 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
     .await;
     assert_eq!(summary["recommendation"]["status"], "hold", "{summary}");
     assert_eq!(summary["next_action"]["code"], "fix_failing_senders");
+    // So do the plan's enforcement step and the change preview of an enforcing record.
+    let plan = get_json(&app, Method::GET, &format!("/domains/{id}/plan"), &s.key).await;
+    let step = plan["stages"][2]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|st| st["key"] == "dmarc-quarantine")
+        .unwrap_or_else(|| panic!("{plan}"))
+        .clone();
+    assert!(
+        step["description"]
+            .as_str()
+            .unwrap()
+            .contains("would stop 20 messages of legitimate senders"),
+        "{step}"
+    );
+    let preview_path = format!("/domains/{id}/preview");
+    let (status, preview) = call(
+        &app,
+        Method::POST,
+        &preview_path,
+        &s.key,
+        Some(json!({"dmarc": "v=DMARC1; p=reject"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    assert_eq!(preview["enforcement_impact"]["policy"], "reject");
+    assert_eq!(preview["enforcement_impact"]["legitimate_affected"], 20);
+    let (_, preview) = call(
+        &app,
+        Method::POST,
+        &preview_path,
+        &s.key,
+        Some(json!({"dmarc": "v=DMARC1; p=none"})),
+    )
+    .await;
+    assert_eq!(
+        preview["enforcement_impact"],
+        Value::Null,
+        "p=none enforces nothing"
+    );
 
     // Bad input names the field; other domains' senders are not found.
     for (body, param) in [

@@ -7,10 +7,10 @@ use crate::error::ServiceError;
 use crate::state::AppState;
 use mailward_api_types::tasks::{DomainPlan, ScanFindings};
 use mailward_audit::AuditResult;
-use mailward_domain::domain::{Domain, MonitoringStatus};
+use mailward_domain::domain::{Domain, MonitoringStatus, Policy};
 use mailward_store::{onboarding, orgs, tasks as stored};
 use mailward_tasks::Task;
-use mailward_tasks::plan::{PlanInput, build, scan_findings, upcoming_steps};
+use mailward_tasks::plan::{ImpactOutlook, PlanInput, build, scan_findings, upcoming_steps};
 use uuid::Uuid;
 
 /// The plan of one domain.
@@ -26,6 +26,28 @@ pub async fn plan(app: &AppState, caller: &Caller, id: Uuid) -> Result<DomainPla
         .await?
         .is_none_or(|o| o.value.agent_proposals_enabled);
     let proposals = domain.agent_proposals_enabled.unwrap_or(org_default);
+    // The enforcement stage reads what the next policy up would stop, once reports exist.
+    let next = match domain.dmarc_policy {
+        Policy::None => Some(Policy::Quarantine),
+        Policy::Quarantine => Some(Policy::Reject),
+        Policy::Reject => None,
+    };
+    let impact = match next {
+        Some(policy) => {
+            let word = if policy == Policy::Quarantine {
+                "quarantine"
+            } else {
+                "reject"
+            };
+            let i = crate::reports::impact::for_domain(app, caller.org_id, &domain, word).await?;
+            (i.volume > 0).then_some(ImpactOutlook {
+                policy,
+                legitimate_affected: i.legitimate_affected,
+                unknown_affected: i.unknown_affected,
+            })
+        }
+        None => None,
+    };
     let built = build(&PlanInput {
         domain: &domain.url,
         parked: domain.is_parked,
@@ -33,6 +55,7 @@ pub async fn plan(app: &AppState, caller: &Caller, id: Uuid) -> Result<DomainPla
         monitoring_set_up: domain.monitoring_status == MonitoringStatus::Setup,
         policy: domain.dmarc_policy,
         tasks: &tasks,
+        impact,
     });
     let upcoming = upcoming_steps(&built, domain.is_parked, proposals);
     let scan = onboarding::load::<OnboardingScan>(store, caller.org_id, id).await?;

@@ -463,6 +463,22 @@ pub async fn preview(
     let expected = mailward_plan::expected_records(&ctx);
     let compared = mailward_plan::compare(&resolver, &expected).await;
     let warnings = mailward_plan::warnings(&ctx, &compared);
+    // A proposed enforcing policy: what it would stop of the reported mail.
+    let enforcing = input
+        .dmarc
+        .as_deref()
+        .and_then(|v| mailward_dmarc::parse::parse_record(v).p)
+        .and_then(|p| match p {
+            mailward_dmarc::parse::Policy::Quarantine => Some("quarantine"),
+            mailward_dmarc::parse::Policy::Reject => Some("reject"),
+            mailward_dmarc::parse::Policy::None => None,
+        });
+    let enforcement_impact = match enforcing {
+        Some(policy) => {
+            Some(crate::reports::impact::for_domain(app, caller.org_id, &domain, policy).await?)
+        }
+        None => None,
+    };
     let s = &audit.summary;
     Ok(PreviewResponse {
         current: PreviewScore {
@@ -487,5 +503,6 @@ pub async fn preview(
         tasks_opening,
         warnings,
         records,
+        enforcement_impact,
     })
 }
