@@ -1,6 +1,8 @@
-//! The `api-public` function: `/health-check`, `/signup`, `/signup/verify` and `/swagger.json`,
+//! The `api-public` function: `/health-check`, `/signup`, `/signup/verify`, `/swagger.json` and
+//! the reference page `/docs`,
 //! plus the JSON 404 for unknown paths (it owns API Gateway's `$default` route).
 
+pub mod docs;
 pub mod health;
 pub mod openapi;
 pub mod signup;
@@ -12,4 +14,5 @@ pub fn routes() -> Routes {
     health::routes()
         .merge(signup::routes())
         .merge(openapi::routes())
+        .merge(docs::routes())
 }

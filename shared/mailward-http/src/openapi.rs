@@ -22,30 +22,63 @@ use utoipa_axum::router::OpenApiRouter;
         title = "Mailward API",
         version = "2025-04-30",
         description = "Mailward gets an organization's domains into a protected email-authentication \
-state and keeps them there.\n\n\
-**Authentication.** API keys: HTTP Basic with the key as user name and an empty password, plus the \
-`Mailward-Version` header (`2025-04-30` or `unstable`; `Service-Version` is accepted as an alias) on \
-every request: a missing version answers 400 `api_version_missing`, an unknown one 400 \
-`api_version_invalid`. Dashboard sessions: `Authorization: Bearer <JWT>` (HS256, claims `sub` \
-account, `org`, `role` admin|editor|viewer, `amr`, `iss`=mailward, `aud`=mailward-api); the version \
-header is optional and defaults to 2025-04-30. Requests that arrived over plain HTTP \
-(`X-Forwarded-Proto: http`) answer 403 `https_required`.\n\n\
-**Errors.** `{code, message, param?, details?}`. 401 carries `WWW-Authenticate: Basic realm=\"Mailward\", \
-Bearer realm=\"Mailward\"` (Bearer alone for browser fetches) and `details.documentation`; an unknown \
-route answers 404 `not_found` with `details.documentation` and `details.openapi`; `Accept: text/plain` \
-or `text/html` gets the plain status line for 401 and 404. Malformed JSON answers 400 `invalid_json`; \
-a wrong type, missing or unknown field 400 `parameter_invalid_or_missing` with `param` naming the \
-field path; a malformed id in a path 400 naming `id`; a non-JSON body 415; a body over 1 MiB 413; a \
-concurrent update 409 `conflict`; 5xx bodies carry `details.request_id` (also in `X-Request-Id`).\n\n\
-**Rate limits.** Fixed windows shared by every instance. Every response carries `RateLimit-Limit`, \
+state and keeps them there: it watches DMARC, SPF, DKIM, BIMI, MTA-STS, TLS-RPT and MX in live DNS \
+and in aggregate reports, scores every domain, says which records to publish and verifies them, \
+opens remediation tasks and delivers signed webhooks.\n\n\
+# Quick start\n\n\
+1. Sign up: `POST /signup` with `{\"email\": \"you@example.com\", \"organization_name\": \"Example\"}` \
+answers a `signup_id`; a six-digit code is emailed (locally: `.mailward/outbox/*.eml`).\n\
+2. Verify: `POST /signup/verify` with `{\"signup_id\": \"…\", \"code\": \"123456\"}` answers the \
+organization and an API key (`api_key.key`, shown once).\n\
+3. Add a domain: `POST /domains` with `{\"url\": \"example.com\"}` (Basic auth with the key, header \
+`Mailward-Version: 2025-04-30`).\n\
+4. Publish its records: `GET /domains/{id}/dns-records` lists each record with its host, value and \
+the action to take.\n\
+5. Verify them: `POST /domains/{id}/verify` once published; the sweep keeps checking afterwards.\n\
+6. Get told: `POST /webhook-endpoints` with an https `url` answers the signing secret once; events \
+such as `domain.monitoring.activated` and `task.opened` follow.\n\n\
+```sh\n\
+curl -u \"$MAILWARD_KEY:\" -H 'Mailward-Version: 2025-04-30' https://api.example/domains\n\
+```\n\n\
+# Authentication\n\n\
+API keys: HTTP Basic with the key as user name and an empty password. Dashboard sessions: \
+`Authorization: Bearer <JWT>` (HS256, claims `sub` account, `org`, `role` admin|editor|viewer, \
+`amr`, `iss`=mailward, `aud`=mailward-api). The organization always comes from the credential. \
+Requests that arrived over plain HTTP (`X-Forwarded-Proto: http`) answer 403 `https_required`. \
+Viewers and read-only keys never write (403 `forbidden`).\n\n\
+# Versioning\n\n\
+API-key requests carry `Mailward-Version` (`2025-04-30` or `unstable`; `Service-Version` is \
+accepted as an alias): a missing version answers 400 `api_version_missing`, an unknown one 400 \
+`api_version_invalid`. For sessions the header is optional and defaults to 2025-04-30. Webhook \
+endpoints keep the version they were created with.\n\n\
+# Errors\n\n\
+Bodies are `{code, message, param?, details?}`. 401 carries `WWW-Authenticate: Basic \
+realm=\"Mailward\", Bearer realm=\"Mailward\"` (Bearer alone for browser fetches) and \
+`details.documentation`; an unknown route answers 404 `not_found` with `details.documentation` and \
+`details.openapi`; `Accept: text/plain` or `text/html` gets the plain status line for 401 and 404. \
+Malformed JSON answers 400 `invalid_json`; a wrong type, missing or unknown field 400 \
+`parameter_invalid_or_missing` with `param` naming the field path; a malformed id in a path 400 \
+naming it; a non-JSON body 415; a body over 1 MiB 413; a concurrent update 409 `conflict`; 5xx \
+bodies carry `details.request_id` (also in `X-Request-Id`).\n\n\
+# Rate limits\n\n\
+Fixed windows shared by every instance. Every response carries `RateLimit-Limit`, \
 `RateLimit-Remaining` and `RateLimit-Reset` for the bucket closest to exhaustion. Buckets: `global` \
 (every request; per API key, session subject or client IP; default 1200/60 s), `api_key` (per key; \
 600/60 s), `dns` and `api_key_dns` (DNS-resolving endpoints; 120/60 s and 60/60 s), `signup` (per IP; \
 10/3600 s). Limits are configuration (`MAILWARD_RATE_<SCOPE>=<limit>/<seconds>`): do not hard-code \
 them. 429 bodies: `{error: rate_limit_exceeded, scope, message, limit, window_seconds, \
 retry_after_seconds}` with `Retry-After`.\n\n\
-**Pagination.** `page` (1-based, default 1) and `per_page` (1-100, default 25); lists return \
-`page_info` `{total_count, page, per_page, has_more}`."
+# Pagination\n\n\
+`page` (1-based, default 1) and `per_page` (1-100, default 25); lists return `page_info` \
+`{total_count, page, per_page, has_more}`.\n\n\
+# Webhook signatures\n\n\
+Each delivery is a `POST` of `{id, type, api_version, created, data: {object, \
+previous_attributes?}}` with `Mailward-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \
+\"<t>.<raw body>\" keyed by the endpoint's secret>`, `Mailward-Event-Id` and \
+`Mailward-Delivery-Attempt`. Verify against the raw bytes (re-serialised JSON breaks the \
+signature), compare in constant time, refuse timestamps more than five minutes away, answer 2xx \
+within 10 seconds and deduplicate on `id`: delivery is at least once and unordered. Rotating the \
+secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once."
     ),
     modifiers(&SecuritySchemes),
     components(schemas(ErrorBody, RateLimitBody)),

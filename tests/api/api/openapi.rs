@@ -108,6 +108,9 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/report-data/domains/{id}/senders"),
         ("get", "/report-data/domains/{id}/timeseries"),
         ("post", "/domains/{id}/sources/{source_id}"),
+        ("get", "/docs"),
+        ("get", "/docs/redoc.standalone.js"),
+        ("get", "/docs/authentication"),
     ];
     for (method, path) in expected {
         assert!(
@@ -174,5 +177,61 @@ fn routes_are_only_registered_through_the_documented_macro() {
                 );
             }
         }
+    }
+}
+
+/// Follows `url` (an absolute link of the local stack) with redirects; status, type and body.
+async fn follow(url: &str) -> (reqwest::StatusCode, String, String) {
+    let client = reqwest::Client::new();
+    let res = client.get(url).send().await.unwrap();
+    let status = res.status();
+    let kind = res
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, kind, res.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_documentation_links_in_error_bodies_lead_to_the_reference_page() {
+    let app = TestApp::start().await;
+    let anonymous = async |path: &str| -> Value {
+        let res = app.request(Method::GET, path).send().await.unwrap();
+        res.json().await.unwrap()
+    };
+    let unauthorized = anonymous("/domains").await;
+    let not_found = anonymous("/no/such/route").await;
+    for link in [
+        unauthorized["details"]["documentation"].as_str().unwrap(),
+        not_found["details"]["documentation"].as_str().unwrap(),
+    ] {
+        let (status, kind, page) = follow(link).await;
+        assert_eq!(status, 200, "{link}");
+        assert!(kind.starts_with("text/html"), "{link}: {kind}");
+        assert!(page.contains("Redoc.init(\"swagger.json\""), "{link}");
+        assert!(page.contains("docs/redoc.standalone.js"));
+        assert!(
+            !page.contains("https://"),
+            "no CDN: everything is served locally"
+        );
+    }
+    let (status, kind, script) = follow(&app.url("/docs/redoc.standalone.js")).await;
+    assert_eq!(status, 200);
+    assert!(kind.starts_with("text/javascript"));
+    assert!(script.len() > 500_000, "the Redoc bundle itself");
+    // The document the page renders has the sections written for people.
+    let doc = anonymous("/swagger.json").await;
+    let description = doc["info"]["description"].as_str().unwrap();
+    for section in [
+        "# Quick start",
+        "# Authentication",
+        "# Versioning",
+        "# Errors",
+        "# Rate limits",
+        "# Pagination",
+        "# Webhook signatures",
+    ] {
+        assert!(description.contains(section), "{section} missing");
     }
 }

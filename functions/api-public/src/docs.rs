@@ -1,0 +1,84 @@
+//! `GET /docs`: the API reference a developer lands on (the links in 401 and 404 bodies lead
+//! here), rendered in the browser by Redoc from the served OpenAPI document. The Redoc bundle is
+//! served by this function too (`/docs/redoc.standalone.js`), so the page works offline and on
+//! the local stack; nothing loads from a CDN.
+
+use axum::http::header;
+use axum::response::{IntoResponse, Redirect};
+use mailward_http::Routes;
+
+/// The Redoc standalone bundle (npm `redoc`, MIT; see `assets/redoc/SOURCES.md`).
+const REDOC_JS: &[u8] = include_bytes!("../assets/redoc/redoc.standalone.js");
+
+/// The page: Redoc reading `/swagger.json`. Relative URLs, so it works behind any base path.
+const PAGE: &str = r##"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Mailward API reference</title>
+<link rel="icon" href="data:,">
+<style>body { margin: 0; padding: 0; }</style>
+</head>
+<body>
+<div id="redoc-container"></div>
+<script src="docs/redoc.standalone.js"></script>
+<script>
+Redoc.init("swagger.json", {
+  hideDownloadButton: false,
+  expandResponses: "200,201",
+  requiredPropsFirst: true,
+  sortPropsAlphabetically: false,
+  pathInMiddlePanel: true,
+  theme: { typography: { fontFamily: "system-ui, -apple-system, Segoe UI, sans-serif" } }
+}, document.getElementById("redoc-container"));
+</script>
+</body>
+</html>
+"##;
+
+/// The API reference page.
+#[utoipa::path(get, path = "/docs", tag = "meta",
+    description = "The API reference for people: this document rendered by Redoc (served by the \
+service itself, no CDN), with the sections on authentication, versioning, errors, rate limits, \
+pagination, webhook signatures and a quick start. No credentials needed.",
+    responses((status = 200, description = "An HTML page", content_type = "text/html")))]
+pub async fn docs_page() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=300"),
+        ],
+        PAGE,
+    )
+}
+
+/// The Redoc bundle the page loads.
+#[utoipa::path(get, path = "/docs/redoc.standalone.js", tag = "meta",
+    description = "The Redoc bundle the reference page runs (npm `redoc` 2.5.4, MIT).",
+    responses((status = 200, description = "JavaScript", content_type = "text/javascript")))]
+pub async fn docs_script() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        REDOC_JS,
+    )
+}
+
+/// `details.documentation` of a 401 points at the authentication section.
+#[utoipa::path(get, path = "/docs/authentication", tag = "meta",
+    description = "Redirects (302) to the authentication section of `/docs`.",
+    responses((status = 302, description = "To /docs#section/Authentication")))]
+pub async fn docs_authentication() -> impl IntoResponse {
+    Redirect::to("../docs#section/Authentication")
+}
+
+/// Routes of this module.
+pub fn routes() -> Routes {
+    Routes::new()
+        .routes(utoipa_axum::routes!(docs_page))
+        .routes(utoipa_axum::routes!(docs_script))
+        .routes(utoipa_axum::routes!(docs_authentication))
+}
