@@ -3,6 +3,7 @@
 //! (`/report-data/*`) and SMTP TLS reports (`/domains/{id}/tls-reports*`).
 
 pub mod data;
+pub mod export;
 pub mod sources;
 pub mod summary;
 pub mod tls;
@@ -15,4 +16,5 @@ pub fn routes() -> Routes {
         .merge(sources::routes())
         .merge(data::routes())
         .merge(tls::routes())
+        .merge(export::routes())
 }

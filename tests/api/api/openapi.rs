@@ -100,6 +100,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/domains/{id}/sources"),
         ("get", "/domains/{id}/reports/enforcement-impact"),
         ("get", "/report-data/summary"),
+        ("get", "/report-data/export"),
+        ("get", "/domains/{id}/reports/export"),
         ("get", "/domains/{id}/tls-reports"),
         ("get", "/domains/{id}/tls-reports/chart"),
         ("get", "/domains/{id}/tls-reports/summary"),

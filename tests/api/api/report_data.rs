@@ -152,6 +152,71 @@ async fn report_data_sums_the_visible_domains_by_period_sender_and_day() {
     assert_eq!(points[6]["date"], series["date_to"]);
     assert_eq!(points[6]["failing"], 10);
 
+    // The same data out, as CSV and JSON.
+    let res = app
+        .with_key(
+            Method::GET,
+            "/report-data/export?period=last_7_days",
+            &s.key,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
+    assert!(
+        res.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment; filename=\"mailward-organization-daily-")
+    );
+    let csv = res.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "date,domain,volume,compliant,failing,forwarded,dmarc_pass,spf_aligned_pass,dkim_aligned_pass,quarantined,rejected"
+    );
+    assert_eq!(lines.len(), 4, "a.data: two days, b.data: one day: {csv}");
+    assert!(lines[1].contains(",a.data.example,50,50,0,0,"), "{csv}");
+    assert!(lines[2].contains(",a.data.example,100,90,10,0,"), "{csv}");
+    assert!(lines[3].contains(",b.data.example,20,20,0,"), "{csv}");
+    let json: Value = app
+        .with_key(
+            Method::GET,
+            &format!("/domains/{a_id}/reports/export?format=json&data=sources"),
+            &s.key,
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{json}");
+    assert_eq!(rows[0]["source_ip"], "192.0.2.1");
+    assert_eq!(rows[0]["volume"], 50);
+    assert_eq!(rows[2]["source_ip"], "192.0.2.2");
+    assert_eq!(rows[2]["domain"], "a.data.example");
+    for (query, param) in [
+        ("format=xml", "format"),
+        ("data=raw", "data"),
+        ("period=ever", "period"),
+    ] {
+        let (status, err) = call(
+            &app,
+            Method::GET,
+            &format!("/report-data/export?{query}"),
+            &s.key,
+            None,
+        )
+        .await;
+        assert_eq!(
+            (status, err["param"].as_str()),
+            (StatusCode::BAD_REQUEST, Some(param))
+        );
+    }
+
     // A member limited to the group sees its domain only.
     let limited = member(
         &app,
@@ -174,6 +239,14 @@ async fn report_data_sums_the_visible_domains_by_period_sender_and_day() {
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    let res = app
+        .with_session(Method::GET, "/report-data/export", &limited)
+        .send()
+        .await
+        .unwrap();
+    let csv = res.text().await.unwrap();
+    assert!(!csv.contains("b.data.example"), "{csv}");
+    assert!(csv.contains("a.data.example"), "{csv}");
 
     // Bad input names the field; other organizations see nothing of it.
     for path in [

@@ -3,6 +3,7 @@
 
 pub mod by_sender;
 pub mod data;
+pub mod export;
 pub mod impact;
 pub mod ingest;
 pub mod senders;
