@@ -8,12 +8,16 @@
 //! - `lambda-init`: starts a function's bootstrap binary against a fake Lambda Runtime API and
 //!   measures the time from process start to its first `GET /runtime/invocation/next`, i.e. the
 //!   init phase of our own code (configuration, SDK clients, router). Repeated; prints p50/p99.
+//! - `ingest`, `ingest-big`: DMARC aggregate report ingestion against parsedmarc, and the peak
+//!   memory of one large report (see [`ingest`]).
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod ingest;
 
 #[derive(Parser)]
 #[command(name = "mailward-bench")]
@@ -47,6 +51,34 @@ enum Command {
         /// Latency the DNS server adds to every answer, in milliseconds.
         #[arg(long, default_value_t = 20)]
         latency_ms: u64,
+    },
+    /// DMARC aggregate ingestion (parse, aggregate, store) of a generated corpus, against
+    /// parsedmarc's parser on the same files.
+    Ingest {
+        /// Records in the corpus (reports of 50,000 records, every fifth gzip-compressed).
+        #[arg(long, default_value_t = 1_000_000)]
+        records: usize,
+        /// Keep the corpus in this directory (default: a temporary one).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Files ingested at once.
+        #[arg(long, default_value_t = 2)]
+        concurrency: usize,
+        /// Skip the parsedmarc comparison.
+        #[arg(long)]
+        no_parsedmarc: bool,
+    },
+    /// Peak memory of importing one large aggregate report.
+    IngestBig {
+        /// Records in the report.
+        #[arg(long, default_value_t = 100_000)]
+        records: usize,
+        /// Deliver it gzip-compressed.
+        #[arg(long)]
+        gzip: bool,
+        /// Keep the report in this directory (default: a temporary one).
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
@@ -82,6 +114,21 @@ async fn main() -> anyhow::Result<()> {
             domains,
             latency_ms,
         } => sweep(domains, latency_ms).await,
+        Command::Ingest {
+            records,
+            dir,
+            concurrency,
+            no_parsedmarc,
+        } => {
+            ingest::run(ingest::Options {
+                records,
+                dir,
+                concurrency,
+                parsedmarc: !no_parsedmarc,
+            })
+            .await
+        }
+        Command::IngestBig { records, gzip, dir } => ingest::big(records, gzip, dir).await,
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
     }
 }
@@ -256,20 +303,22 @@ async fn webhooks(events: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn peak_rss_mib() -> f64 {
+/// A `/proc/self/status` figure in KiB (`VmHWM:`, `VmRSS:`), 0 when unreadable.
+fn status_kib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(str::to_owned)
-        })
+        .and_then(|s| s.lines().find(|l| l.starts_with(field)).map(str::to_owned))
         .and_then(|l| {
             l.split_whitespace()
                 .nth(1)
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
-        .map_or(0.0, |kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// The RSS high-water mark in MiB.
+fn peak_rss_mib() -> f64 {
+    status_kib("VmHWM:") / 1024.0
 }
 
 async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {

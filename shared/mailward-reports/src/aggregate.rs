@@ -201,12 +201,12 @@ fn word<T: Copy>(
     what: &str,
     warnings: &mut Vec<String>,
 ) -> Word<T> {
-    let lowered = raw.trim().to_ascii_lowercase();
-    match table.iter().find(|(w, _)| *w == lowered) {
+    let trimmed = raw.trim();
+    match table.iter().find(|(w, _)| w.eq_ignore_ascii_case(trimmed)) {
         Some((_, v)) => Word::Known(*v),
         None => {
-            warnings.push(format!("unknown {what} \"{}\"", raw.trim()));
-            Word::Unknown(lowered)
+            warnings.push(format!("unknown {what} \"{trimmed}\""));
+            Word::Unknown(trimmed.to_ascii_lowercase())
         }
     }
 }
@@ -246,10 +246,75 @@ const OVERRIDES: [(&str, OverrideKind); 6] = [
     ("other", OverrideKind::Other),
 ];
 
+/// Text as the report wrote it, trimmed, borrowed; `None` when empty.
+fn present(raw: &str) -> Option<&str> {
+    let t = raw.trim();
+    (!t.is_empty()).then_some(t)
+}
+
 /// Text as the report wrote it, trimmed; `None` when empty.
 fn text(raw: &str) -> Option<String> {
     let t = raw.trim();
     (!t.is_empty()).then(|| t.to_owned())
+}
+
+/// An element the reader does not know (never equal to a name it matches on).
+const OTHER: &str = "\u{0}";
+
+/// The element's name, compared case-insensitively, as one of the names the reader acts on
+/// (so the path is kept without allocating per element); any other is [`OTHER`].
+fn known_name(local: &[u8]) -> &'static str {
+    let mut lowered = [0u8; 24];
+    let Some(lowered) = lowered.get_mut(..local.len()) else {
+        return OTHER;
+    };
+    lowered.copy_from_slice(local);
+    lowered.make_ascii_lowercase();
+    match &*lowered {
+        b"feedback" => "feedback",
+        b"version" => "version",
+        b"report_metadata" => "report_metadata",
+        b"org_name" => "org_name",
+        b"email" => "email",
+        b"extra_contact_info" => "extra_contact_info",
+        b"report_id" => "report_id",
+        b"error" => "error",
+        b"date_range" => "date_range",
+        b"begin" => "begin",
+        b"end" => "end",
+        b"policy_published" => "policy_published",
+        b"domain" => "domain",
+        b"adkim" => "adkim",
+        b"aspf" => "aspf",
+        b"p" => "p",
+        b"sp" => "sp",
+        b"np" => "np",
+        b"pct" => "pct",
+        b"fo" => "fo",
+        b"testing" => "testing",
+        b"discovery_method" => "discovery_method",
+        b"record" => "record",
+        b"row" => "row",
+        b"source_ip" => "source_ip",
+        b"count" => "count",
+        b"policy_evaluated" => "policy_evaluated",
+        b"disposition" => "disposition",
+        b"dkim" => "dkim",
+        b"spf" => "spf",
+        b"reason" => "reason",
+        b"type" => "type",
+        b"comment" => "comment",
+        b"identifiers" => "identifiers",
+        b"header_from" => "header_from",
+        b"envelope_from" => "envelope_from",
+        b"envelope_to" => "envelope_to",
+        b"auth_results" => "auth_results",
+        b"selector" => "selector",
+        b"result" => "result",
+        b"human_result" => "human_result",
+        b"scope" => "scope",
+        _ => OTHER,
+    }
 }
 
 /// A record under construction, with the auth result being read.
@@ -270,6 +335,17 @@ pub fn parse_streaming<R: BufRead>(
     limits: &Limits,
     mut on_record: impl FnMut(Record),
 ) -> Result<Header, AggregateError> {
+    parse_streaming_with(input, limits, |record, _| on_record(record))
+}
+
+/// [`parse_streaming`], handing each record over with the header as read so far (reporters
+/// put the metadata first, so it is usually complete; a caller folding records by the date
+/// range must check).
+pub fn parse_streaming_with<R: BufRead>(
+    input: R,
+    limits: &Limits,
+    mut on_record: impl FnMut(Record, &Header),
+) -> Result<Header, AggregateError> {
     let mut reader = Reader::from_reader(input);
     let config = reader.config_mut();
     config.trim_text(false);
@@ -278,7 +354,7 @@ pub fn parse_streaming<R: BufRead>(
     config.expand_empty_elements = true;
 
     let mut header = Header::default();
-    let mut path: Vec<String> = Vec::new();
+    let mut path: Vec<&'static str> = Vec::new();
     let mut current_text = String::new();
     let mut building: Option<Building> = None;
     let mut saw_root = false;
@@ -299,10 +375,11 @@ pub fn parse_streaming<R: BufRead>(
         };
         match event {
             Event::Start(start) => {
-                let name =
-                    String::from_utf8_lossy(start.local_name().as_ref()).to_ascii_lowercase();
+                let name = known_name(start.local_name().as_ref());
                 if path.is_empty() {
                     if name != "feedback" {
+                        let name = String::from_utf8_lossy(start.local_name().as_ref())
+                            .to_ascii_lowercase();
                         // A wrapper (an unclosed `xs:schema`, a SOAP-ish envelope) may hold the
                         // feedback element: look inside, but only one level.
                         if saw_root {
@@ -327,8 +404,7 @@ pub fn parse_streaming<R: BufRead>(
                     return Err(AggregateError::TooDeep(limits.max_xml_depth));
                 }
                 current_text.clear();
-                let p: Vec<&str> = path.iter().map(String::as_str).collect();
-                match p.as_slice() {
+                match path.as_slice() {
                     ["feedback", "record"] => building = Some(Building::default()),
                     ["feedback", "record", "auth_results", "dkim"] => {
                         if let Some(b) = building.as_mut() {
@@ -348,13 +424,10 @@ pub fn parse_streaming<R: BufRead>(
                     _ => {}
                 }
             }
-            Event::Text(t) => {
-                let raw = t
-                    .decode()
-                    .map(|c| c.into_owned())
-                    .unwrap_or_else(|_| String::from_utf8_lossy(t.as_ref()).into_owned());
-                current_text.push_str(&raw);
-            }
+            Event::Text(t) => match t.decode() {
+                Ok(text) => current_text.push_str(&text),
+                Err(_) => current_text.push_str(&String::from_utf8_lossy(t.as_ref())),
+            },
             Event::GeneralRef(r) => {
                 // Predefined and character references only; anything else stays literal.
                 let name = String::from_utf8_lossy(r.as_ref()).into_owned();
@@ -376,8 +449,14 @@ pub fn parse_streaming<R: BufRead>(
                 if path.is_empty() {
                     continue;
                 }
-                let value = std::mem::take(&mut current_text);
-                end_element(&path, &value, &mut header, &mut building, &mut on_record);
+                end_element(
+                    &path,
+                    &current_text,
+                    &mut header,
+                    &mut building,
+                    &mut on_record,
+                );
+                current_text.clear();
                 path.pop();
                 if path.is_empty() {
                     // The feedback element closed: anything after it is ignored.
@@ -417,15 +496,14 @@ pub fn parse_streaming<R: BufRead>(
 
 /// Applies the text of the element at the end of `path`.
 fn end_element(
-    path: &[String],
+    path: &[&'static str],
     value: &str,
     header: &mut Header,
     building: &mut Option<Building>,
-    on_record: &mut impl FnMut(Record),
+    on_record: &mut impl FnMut(Record, &Header),
 ) {
-    let p: Vec<&str> = path.iter().map(String::as_str).collect();
     let warnings = &mut header.warnings;
-    match p.as_slice() {
+    match path {
         ["feedback", "version"] => header.version = text(value),
         ["feedback", "report_metadata", "org_name"] => header.org_name = text(value),
         ["feedback", "report_metadata", "email"] => header.email = text(value),
@@ -467,14 +545,15 @@ fn end_element(
         }
         ["feedback", "record"] => {
             if let Some(b) = building.take() {
-                on_record(b.record);
+                on_record(b.record, header);
             }
         }
         ["feedback", "record", rest @ ..] => {
             let Some(b) = building.as_mut() else { return };
             match rest {
                 ["row", "source_ip"] => {
-                    if let Some(v) = text(value) {
+                    let v = value.trim();
+                    if !v.is_empty() {
                         match v.parse::<IpAddr>() {
                             Ok(ip) => b.record.source_ip = Some(ip),
                             Err(_) => warnings.push(format!("unreadable source_ip \"{v}\"")),
@@ -488,11 +567,11 @@ fn end_element(
                 },
                 ["row", "policy_evaluated", "disposition"] => {
                     b.record.disposition =
-                        text(value).map(|v| word(&v, &DISPOSITIONS, "disposition", warnings));
+                        present(value).map(|v| word(v, &DISPOSITIONS, "disposition", warnings));
                 }
                 ["row", "policy_evaluated", f @ ("dkim" | "spf")] => {
-                    let w = text(value)
-                        .map(|v| word(&v, &ALIGNED, "policy_evaluated result", warnings));
+                    let w = present(value)
+                        .map(|v| word(v, &ALIGNED, "policy_evaluated result", warnings));
                     if *f == "dkim" {
                         b.record.dkim = w;
                     } else {
@@ -524,7 +603,7 @@ fn end_element(
                     }
                 }
                 ["identifiers", f] => {
-                    let v = text(value).map(|s| s.to_ascii_lowercase());
+                    let v = present(value).map(str::to_ascii_lowercase);
                     match *f {
                         "header_from" => b.record.header_from = v,
                         "envelope_from" => b.record.envelope_from = v,
@@ -535,11 +614,11 @@ fn end_element(
                 ["auth_results", "dkim", f] => {
                     if let Some(d) = b.dkim.as_mut() {
                         match *f {
-                            "domain" => d.domain = text(value).map(|s| s.to_ascii_lowercase()),
+                            "domain" => d.domain = present(value).map(str::to_ascii_lowercase),
                             "selector" => d.selector = text(value),
                             "result" => {
-                                d.result = text(value)
-                                    .map(|v| word(&v, &DKIM_RESULTS, "DKIM result", warnings))
+                                d.result = present(value)
+                                    .map(|v| word(v, &DKIM_RESULTS, "DKIM result", warnings))
                             }
                             "human_result" => d.human_result = text(value),
                             _ => {}
@@ -554,11 +633,11 @@ fn end_element(
                 ["auth_results", "spf", f] => {
                     if let Some(s) = b.spf.as_mut() {
                         match *f {
-                            "domain" => s.domain = text(value).map(|v| v.to_ascii_lowercase()),
-                            "scope" => s.scope = text(value).map(|v| v.to_ascii_lowercase()),
+                            "domain" => s.domain = present(value).map(str::to_ascii_lowercase),
+                            "scope" => s.scope = present(value).map(str::to_ascii_lowercase),
                             "result" => {
-                                s.result = text(value)
-                                    .map(|v| word(&v, &SPF_RESULTS, "SPF result", warnings))
+                                s.result = present(value)
+                                    .map(|v| word(v, &SPF_RESULTS, "SPF result", warnings))
                             }
                             _ => {}
                         }

@@ -2,10 +2,10 @@
 //! gzip in gzip), zip, and the XML or JSON inside, each recognised by its first bytes.
 
 use crate::Limits;
-use crate::aggregate::{self, AggregateReport};
+use crate::aggregate::{self, AggregateError, AggregateReport};
 use crate::tlsrpt::{self, TlsReport};
 use mail_parser::MimeHeaders as _;
-use std::io::Read as _;
+use std::io::{BufRead, Read as _};
 
 /// What the first bytes say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,11 +57,12 @@ fn looks_like_headers(text: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
 }
 
-/// What one payload turned out to be.
+/// What one payload turned out to be. `A` is what an aggregate report was read into: the
+/// whole report by [`extract`], the caller's choice with [`extract_with`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Content {
+pub enum Content<A = Box<AggregateReport>> {
     /// A DMARC aggregate report.
-    Aggregate(Box<AggregateReport>),
+    Aggregate(A),
     /// An SMTP TLS report.
     TlsRpt(Box<TlsReport>),
     /// A failure report (ARF, RFC 6591): recognised and counted, not parsed further.
@@ -72,33 +73,85 @@ pub enum Content {
 
 /// One payload found in an input: where it was, and what it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Extracted {
+pub struct Extracted<A = Box<AggregateReport>> {
     /// The attachment or archive entry name, when it had one.
     pub name: Option<String>,
     /// The declared content type, when it came from an email part (informative only).
     pub content_type: Option<String>,
-    pub content: Content,
+    pub content: Content<A>,
 }
 
-struct Walk<'a> {
+struct Walk<'a, A, F> {
     limits: &'a Limits,
     /// Decompressed bytes still allowed for this input.
     budget: u64,
-    out: Vec<Extracted>,
+    /// Reads one aggregate report's XML.
+    read_aggregate: F,
+    out: Vec<Extracted<A>>,
 }
 
 /// Everything `bytes` holds. Never fails as a whole: each payload is a report or a refusal.
 pub fn extract(bytes: &[u8], limits: &Limits) -> Vec<Extracted> {
+    extract_with(bytes, limits, |xml, limits| {
+        let mut records = Vec::new();
+        let header = aggregate::parse_streaming(xml, limits, |r| records.push(r))?;
+        Ok(Box::new(AggregateReport { header, records }))
+    })
+}
+
+/// [`extract`], with each aggregate report's XML handed to `read_aggregate` as a stream (e.g.
+/// [`aggregate::parse_streaming`] folding records as they come), so that no report's records
+/// need to be held at once. XML inside gzip is read as it is decompressed; the whole stream is
+/// still checked against the decompression limit and for damage, as [`extract`] does.
+pub fn extract_with<A, F>(bytes: &[u8], limits: &Limits, read_aggregate: F) -> Vec<Extracted<A>>
+where
+    F: FnMut(&mut dyn BufRead, &Limits) -> Result<A, AggregateError>,
+{
     let mut walk = Walk {
         limits,
         budget: limits.max_decompressed_bytes,
+        read_aggregate,
         out: Vec::new(),
     };
     walk.visit(bytes, None, None, 0);
     walk.out
 }
 
-impl Walk<'_> {
+/// A decompressing reader held to the remaining budget, remembering why it stopped.
+struct Capped<R> {
+    inner: R,
+    /// Bytes still allowed.
+    left: u64,
+    /// Bytes produced.
+    used: u64,
+    exceeded: bool,
+    damage: Option<String>,
+}
+
+impl<R: std::io::Read> std::io::Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) if n as u64 > self.left => {
+                self.exceeded = true;
+                Err(std::io::Error::other("decompression limit"))
+            }
+            Ok(n) => {
+                self.left -= n as u64;
+                self.used += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                self.damage = Some(e.to_string());
+                Err(e)
+            }
+        }
+    }
+}
+
+impl<A, F> Walk<'_, A, F>
+where
+    F: FnMut(&mut dyn BufRead, &Limits) -> Result<A, AggregateError>,
+{
     fn refuse(&mut self, name: Option<String>, ctype: Option<String>, why: impl Into<String>) {
         self.out.push(Extracted {
             name,
@@ -112,14 +165,24 @@ impl Walk<'_> {
             return self.refuse(name, ctype, "containers nested too deeply");
         }
         match sniff(bytes) {
-            Sniffed::Gzip => match self.gunzip(bytes) {
-                Ok(inner) => self.visit(&inner, name, ctype, depth + 1),
-                Err(why) => self.refuse(name, ctype, why),
-            },
+            Sniffed::Gzip => {
+                if let Some(content) = self.gunzip_xml(bytes, depth) {
+                    self.out.push(Extracted {
+                        name,
+                        content_type: ctype,
+                        content,
+                    });
+                    return;
+                }
+                match self.gunzip(bytes) {
+                    Ok(inner) => self.visit(&inner, name, ctype, depth + 1),
+                    Err(why) => self.refuse(name, ctype, why),
+                }
+            }
             Sniffed::Zip => self.unzip(bytes, name, ctype, depth),
             Sniffed::Xml => {
-                let content = match aggregate::parse(bytes, self.limits) {
-                    Ok(report) => Content::Aggregate(Box::new(report)),
+                let content = match (self.read_aggregate)(&mut &bytes[..], self.limits) {
+                    Ok(report) => Content::Aggregate(report),
                     Err(e) => Content::Refused(e.to_string()),
                 };
                 self.out.push(Extracted {
@@ -169,6 +232,46 @@ impl Walk<'_> {
         }
         self.budget -= read as u64;
         Ok(out)
+    }
+
+    /// A gzip of XML read as it is decompressed, never held whole; `None` when the gzip holds
+    /// something else (or breaks at once), left to [`Self::gunzip`] and [`Self::visit`].
+    fn gunzip_xml(&mut self, bytes: &[u8], depth: usize) -> Option<Content<A>> {
+        if depth + 1 > self.limits.max_container_depth {
+            return None;
+        }
+        let mut reader = std::io::BufReader::with_capacity(
+            64 * 1024,
+            Capped {
+                inner: flate2::read::MultiGzDecoder::new(bytes),
+                left: self.budget,
+                used: 0,
+                exceeded: false,
+                damage: None,
+            },
+        );
+        if sniff(reader.fill_buf().ok()?) != Sniffed::Xml {
+            return None;
+        }
+        let read = (self.read_aggregate)(&mut reader, self.limits);
+        // The rest of the stream too (normally a line end): damage or a bomb after the report
+        // refuses it, as when the gzip is decompressed whole.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        let capped = reader.get_ref();
+        if capped.exceeded {
+            return Some(Content::Refused(format!(
+                "gzip expands beyond {} bytes (the decompression limit)",
+                self.limits.max_decompressed_bytes
+            )));
+        }
+        if let Some(e) = &capped.damage {
+            return Some(Content::Refused(format!("damaged gzip: {e}")));
+        }
+        self.budget -= capped.used;
+        Some(match read {
+            Ok(report) => Content::Aggregate(report),
+            Err(e) => Content::Refused(e.to_string()),
+        })
     }
 
     fn gunzip(&mut self, bytes: &[u8]) -> Result<Vec<u8>, String> {
@@ -322,6 +425,41 @@ mod tests {
             panic!()
         };
         assert!(why.contains("nested too deeply"), "{why}");
+    }
+
+    #[test]
+    fn gzipped_xml_streams_to_the_reader_with_the_same_outcome() {
+        let xml = b"<feedback><report_metadata><report_id>r</report_id></report_metadata>\
+            <policy_published><domain>x.org</domain></policy_published>\
+            <record><row><count>2</count></row></record></feedback>\n";
+        let count = |input: &mut dyn BufRead, limits: &Limits| {
+            let mut n = 0;
+            aggregate::parse_streaming(input, limits, |_| n += 1)?;
+            Ok(n)
+        };
+        for input in [xml.to_vec(), gzip(xml), gzip(&gzip(xml))] {
+            let out = extract_with(&input, &Limits::default(), count);
+            assert_eq!(out[0].content, Content::Aggregate(1));
+            assert_eq!(
+                extract(&input, &Limits::default())[0].content,
+                Content::Aggregate(Box::new(aggregate::parse(xml, &Limits::default()).unwrap()))
+            );
+        }
+        // Damage or a bomb after the report still refuses it, as when decompressed whole.
+        let whole = gzip(xml);
+        let out = extract_with(&whole[..whole.len() - 4], &Limits::default(), count);
+        assert!(matches!(&out[0].content, Content::Refused(w) if w.contains("damaged gzip")));
+        let mut bomb = xml.to_vec();
+        bomb.extend(vec![b' '; 2 * 1024 * 1024]);
+        let limits = Limits {
+            max_decompressed_bytes: 1024 * 1024,
+            ..Limits::default()
+        };
+        let out = extract_with(&gzip(&bomb), &limits, count);
+        assert!(
+            matches!(&out[0].content, Content::Refused(w) if w.contains("decompression limit")),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub mod aggregate;
 pub mod container;
 pub mod tlsrpt;
 
-pub use container::{Content, Extracted, extract};
+pub use container::{Content, Extracted, extract, extract_with};
 
 /// Bounds on the work one input may cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -532,3 +532,74 @@ async fn the_summary_and_senders_read_the_imported_reports() {
         crate::admin::call(&app, reqwest::Method::GET, &summary_path, &other.key, None).await;
     assert_eq!(status, 404);
 }
+
+/// A one-day report of `records` records from distinct sources (every third one failing
+/// DMARC), `count` 1 + i % 5 each.
+fn big_report(domain: &str, id: &str, begin: i64, records: u64) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut xml = format!(
+        r#"<?xml version="1.0"?><feedback><report_metadata><org_name>Big Receiver</org_name>
+<report_id>{id}</report_id><date_range><begin>{begin}</begin><end>{end}</end></date_range></report_metadata>
+<policy_published><domain>{domain}</domain><p>none</p></policy_published>
+"#,
+        end = begin + 86_399
+    );
+    for i in 0..records {
+        let ip = std::net::Ipv4Addr::from(0x2d00_0000u32 + i as u32);
+        let pass = if i % 3 == 2 { "fail" } else { "pass" };
+        let _ = write!(
+            xml,
+            "<record><row><source_ip>{ip}</source_ip><count>{}</count><policy_evaluated>\
+             <disposition>none</disposition><dkim>{pass}</dkim><spf>{pass}</spf></policy_evaluated></row>\
+             <identifiers><header_from>{domain}</header_from></identifiers><auth_results><dkim>\
+             <domain>{domain}</domain><selector>s1</selector><result>{pass}</result></dkim></auth_results></record>\n",
+            1 + i % 5
+        );
+    }
+    xml.push_str("</feedback>\n");
+    xml.into_bytes()
+}
+
+/// Reports of 100,000 records (the size real large reporters send) import whole, plain and
+/// gzip-compressed (read as it is decompressed): every record counted, every message in the
+/// day's rows.
+#[tokio::test]
+async fn reports_of_100000_records_import_whole() {
+    use std::io::Write as _;
+    const RECORDS: u64 = 100_000;
+    let app = quiet_app().await;
+    let state = &app.stack.state;
+    let s = app.sign_up("big@big-reports.example", "Big Reports").await;
+    let domain = add_domain(&app, &s.key, "big-reports.example").await;
+    let org: uuid::Uuid = s.org_id.parse().unwrap();
+    let domain_id: uuid::Uuid = domain["id"].as_str().unwrap().parse().unwrap();
+    let messages: u64 = (0..RECORDS).map(|i| 1 + i % 5).sum();
+    let passing: u64 = (0..RECORDS).filter(|i| i % 3 != 2).map(|i| 1 + i % 5).sum();
+    let today = app.clock.now().date();
+    for (n, gzip) in [(1i64, false), (2, true)] {
+        let day = today - time::Duration::days(n);
+        let begin = day.midnight().assume_utc().unix_timestamp();
+        let mut bytes = big_report("big-reports.example", &format!("big-{n}"), begin, RECORDS);
+        if gzip {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            enc.write_all(&bytes).unwrap();
+            bytes = enc.finish().unwrap();
+        }
+        let out = ingest(state, &bytes, &Limits::default()).await.unwrap();
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            (out[0].status, out[0].records, out[0].messages),
+            (Status::Imported, RECORDS, messages),
+            "gzip {gzip}: {:?}",
+            out[0]
+        );
+        let rows =
+            mailward_store::reports::rows_between(state.store.as_ref(), org, domain_id, day, day)
+                .await
+                .unwrap();
+        assert_eq!(rows.len() as u64, RECORDS, "one row per source");
+        let volume: u64 = rows.iter().map(|(_, r)| r.volume).sum();
+        let pass: u64 = rows.iter().map(|(_, r)| r.dmarc_pass).sum();
+        assert_eq!((volume, pass), (messages, passing), "gzip {gzip}");
+    }
+}

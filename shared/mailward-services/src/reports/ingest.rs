@@ -13,7 +13,8 @@ use mailward_domain::reports::{
 use mailward_domain::store::WriteOp;
 use mailward_domain::tls_reports::{StoredTlsReport, TlsFailure, TlsPolicyResult, cap_details};
 use mailward_reports::aggregate::{
-    AggregateReport, Aligned, Disposition, DkimResult, OverrideKind, Word,
+    self, AggregateError, AggregateReport, Aligned, Disposition, DkimResult, Header, OverrideKind,
+    Record, Word,
 };
 use mailward_reports::tlsrpt::TlsReport;
 use mailward_reports::{Content, Limits};
@@ -99,21 +100,78 @@ fn rfc3339(t: i64) -> Option<String> {
 
 /// The per-day, per-source rows of an aggregate report.
 pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>> {
-    let (begin, end) = (
-        report.header.begin.unwrap_or(0),
-        report.header.end.unwrap_or(0),
-    );
-    let mut by_day: BTreeMap<time::Date, BTreeMap<(String, String), SourceDay>> = BTreeMap::new();
+    let mut fold = RowFold::default();
     for record in &report.records {
-        let forwarded = record.reasons.iter().any(|r| {
-            matches!(
-                r.kind,
-                Word::Known(
-                    OverrideKind::Forwarded
-                        | OverrideKind::TrustedForwarder
-                        | OverrideKind::MailingList
-                )
-            )
+        fold.fold(&report.header, record);
+    }
+    fold.rows()
+}
+
+/// An aggregate report as ingestion reads it: the header, and the records already folded into
+/// the per-day rows ([`rows_of`]) as they were read, none of them kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoldedReport {
+    pub header: Header,
+    /// Records read.
+    pub records: u64,
+    /// The sum of their counts.
+    pub messages: u64,
+    pub rows: BTreeMap<time::Date, Vec<SourceDay>>,
+}
+
+/// Reads one aggregate report's XML as a stream, folding each record into its rows at once.
+/// A record that comes before the report's date range (or, without its own header-from, before
+/// the policy domain) waits for the end of the report; reporters write the metadata first.
+pub fn fold_aggregate(
+    input: &mut dyn std::io::BufRead,
+    limits: &Limits,
+) -> Result<FoldedReport, AggregateError> {
+    let mut fold = RowFold::default();
+    let (mut records, mut messages) = (0u64, 0u64);
+    let mut early = Vec::new();
+    let header = aggregate::parse_streaming_with(input, limits, |record, header| {
+        records += 1;
+        messages += record.count;
+        let dated = header.begin.is_some() && header.end.is_some();
+        if dated && (record.header_from.is_some() || header.policy.domain.is_some()) {
+            fold.fold(header, &record);
+        } else {
+            early.push(record);
+        }
+    })?;
+    for record in &early {
+        fold.fold(&header, record);
+    }
+    Ok(FoldedReport {
+        header,
+        records,
+        messages,
+        rows: fold.rows(),
+    })
+}
+
+/// Per-day rows under construction, keyed by source IP and header-from.
+#[derive(Default)]
+struct RowFold {
+    by_day: BTreeMap<time::Date, BTreeMap<(String, String), SourceDay>>,
+}
+
+impl RowFold {
+    /// Adds one record, spread over the days of the header's date range.
+    fn fold(&mut self, header: &Header, record: &Record) {
+        let (begin, end) = (header.begin.unwrap_or(0), header.end.unwrap_or(0));
+        // Forwarded: the receiver's own override says so, or it overrode by local policy
+        // because an ARC chain vouched for the forwarder (Gmail and Microsoft write
+        // `local_policy` with a comment such as `arc=pass`).
+        let forwarded = record.reasons.iter().any(|r| match r.kind {
+            Word::Known(
+                OverrideKind::Forwarded | OverrideKind::TrustedForwarder | OverrideKind::MailingList,
+            ) => true,
+            Word::Known(OverrideKind::LocalPolicy) => r
+                .comment
+                .as_deref()
+                .is_some_and(|c| c.to_ascii_lowercase().contains("arc=pass")),
+            _ => false,
         });
         let source_ip = record
             .source_ip
@@ -122,7 +180,7 @@ pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>>
         let header_from = record
             .header_from
             .clone()
-            .or_else(|| report.header.policy.domain.clone())
+            .or_else(|| header.policy.domain.clone())
             .unwrap_or_default();
         // Passing signatures first: they say who really sent the mail.
         let mut results: Vec<_> = record.dkim_results.iter().collect();
@@ -144,7 +202,8 @@ pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>>
             .filter_map(|d| signer(d))
             .collect();
         for (day, count) in spread_over_days(begin, end, record.count) {
-            let row = by_day
+            let row = self
+                .by_day
                 .entry(day)
                 .or_default()
                 .entry((source_ip.clone(), header_from.clone()))
@@ -192,10 +251,13 @@ pub fn rows_of(report: &AggregateReport) -> BTreeMap<time::Date, Vec<SourceDay>>
             }
         }
     }
-    by_day
-        .into_iter()
-        .map(|(day, rows)| (day, rows.into_values().collect()))
-        .collect()
+
+    fn rows(self) -> BTreeMap<time::Date, Vec<SourceDay>> {
+        self.by_day
+            .into_iter()
+            .map(|(day, rows)| (day, rows.into_values().collect()))
+            .collect()
+    }
 }
 
 /// Commits writes in transactions of a bounded size.
@@ -408,7 +470,7 @@ fn stored_tls(report: &StoredReport, tls: &TlsReport) -> StoredTlsReport {
 }
 
 /// The identity and outcome of an aggregate report, or why it cannot be imported.
-fn aggregate_outcome(report: &AggregateReport) -> Result<(ReportIdentity, Outcome), String> {
+fn aggregate_outcome(report: &FoldedReport) -> Result<(ReportIdentity, Outcome), String> {
     let h = &report.header;
     let (Some(begin), Some(end)) = (h.begin, h.end) else {
         return Err("the report has no date range".into());
@@ -440,8 +502,8 @@ fn aggregate_outcome(report: &AggregateReport) -> Result<(ReportIdentity, Outcom
         policy_domain: h.policy.domain.clone(),
         begin: rfc3339(begin),
         end: rfc3339(end),
-        records: report.records.len() as u64,
-        messages: report.messages(),
+        records: report.records,
+        messages: report.messages,
         organizations: 0,
     };
     Ok((identity, outcome))
@@ -521,7 +583,7 @@ pub async fn ingest(
 ) -> Result<Vec<Outcome>, ServiceError> {
     let raw_key = keep_raw(app, bytes).await;
     let mut outcomes = Vec::new();
-    for extracted in mailward_reports::extract(bytes, limits) {
+    for extracted in mailward_reports::extract_with(bytes, limits, fold_aggregate) {
         let outcome = match extracted.content {
             Content::Refused(why) => Outcome::refused(None, why),
             Content::Failure => Outcome::refused(
@@ -530,12 +592,11 @@ pub async fn ingest(
             ),
             Content::Aggregate(report) => match aggregate_outcome(&report) {
                 Ok((identity, outcome)) => {
-                    let rows = rows_of(&report);
                     import(
                         app,
                         &identity,
                         outcome,
-                        &rows,
+                        &report.rows,
                         &report.header.warnings,
                         raw_key.as_deref(),
                         None,
@@ -570,6 +631,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_arc_vouched_local_policy_override_counts_as_forwarded() {
+        let xml = br#"<feedback><report_metadata><org_name>google.com</org_name><report_id>2</report_id>
+          <date_range><begin>1700006400</begin><end>1700092799</end></date_range></report_metadata>
+          <policy_published><domain>example.com</domain><p>reject</p></policy_published>
+          <record><row><source_ip>192.0.2.7</source_ip><count>3</count><policy_evaluated>
+            <disposition>none</disposition><dkim>fail</dkim><spf>fail</spf>
+            <reason><type>local_policy</type><comment>arc=pass as.1.google.com=pass</comment></reason></policy_evaluated></row>
+            <identifiers><header_from>example.com</header_from></identifiers></record>
+          <record><row><source_ip>192.0.2.8</source_ip><count>2</count><policy_evaluated>
+            <disposition>none</disposition><dkim>fail</dkim><spf>fail</spf>
+            <reason><type>local_policy</type><comment>sampled</comment></reason></policy_evaluated></row>
+            <identifiers><header_from>example.com</header_from></identifiers></record>
+        </feedback>"#;
+        let report = mailward_reports::aggregate::parse(xml, &Limits::default()).unwrap();
+        let rows = rows_of(&report);
+        let all: Vec<&SourceDay> = rows.values().flatten().collect();
+        let of = |ip: &str| all.iter().find(|r| r.source_ip == ip).unwrap().forwarded;
+        assert_eq!((of("192.0.2.7"), of("192.0.2.8")), (3, 0));
+    }
+
+    #[test]
     fn rows_group_by_day_and_source_and_spread_long_reports() {
         let xml = br#"<feedback><report_metadata><org_name>R</org_name><report_id>1</report_id>
           <date_range><begin>1700006400</begin><end>1700179199</end></date_range></report_metadata>
@@ -595,5 +677,34 @@ mod tests {
         );
         assert_eq!((first.rejected, first.forwarded), (1, 1));
         assert_eq!(first.dkim_signers, ["example.com/s1"]);
+    }
+
+    #[test]
+    fn the_streaming_fold_gives_the_whole_reports_rows_even_with_records_first() {
+        let metadata = r#"<report_metadata><org_name>R</org_name><report_id>1</report_id>
+          <date_range><begin>1700006400</begin><end>1700179199</end></date_range></report_metadata>
+          <policy_published><domain>example.com</domain><p>none</p></policy_published>"#;
+        let records = r#"<record><row><source_ip>192.0.2.1</source_ip><count>5</count><policy_evaluated>
+            <disposition>none</disposition><dkim>pass</dkim><spf>fail</spf></policy_evaluated></row>
+            <identifiers><header_from>example.com</header_from></identifiers></record>
+          <record><row><source_ip>192.0.2.2</source_ip><count>3</count><policy_evaluated>
+            <disposition>quarantine</disposition><dkim>fail</dkim><spf>fail</spf></policy_evaluated></row></record>"#;
+        for xml in [
+            format!("<feedback>{metadata}{records}</feedback>"),
+            format!("<feedback>{records}{metadata}</feedback>"),
+        ] {
+            let whole =
+                mailward_reports::aggregate::parse(xml.as_bytes(), &Limits::default()).unwrap();
+            let folded = fold_aggregate(&mut xml.as_bytes(), &Limits::default()).unwrap();
+            assert_eq!(folded.rows, rows_of(&whole), "{xml}");
+            assert_eq!((folded.records, folded.messages), (2, 8));
+            assert_eq!(folded.header, whole.header);
+            let days: Vec<_> = folded.rows.values().map(Vec::len).collect();
+            assert_eq!(
+                days,
+                [2, 2],
+                "spread over both days, the policy domain as header-from"
+            );
+        }
     }
 }
