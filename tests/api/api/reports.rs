@@ -547,12 +547,12 @@ fn big_report(domain: &str, id: &str, begin: i64, records: u64) -> Vec<u8> {
     for i in 0..records {
         let ip = std::net::Ipv4Addr::from(0x2d00_0000u32 + i as u32);
         let pass = if i % 3 == 2 { "fail" } else { "pass" };
-        let _ = write!(
+        let _ = writeln!(
             xml,
             "<record><row><source_ip>{ip}</source_ip><count>{}</count><policy_evaluated>\
              <disposition>none</disposition><dkim>{pass}</dkim><spf>{pass}</spf></policy_evaluated></row>\
              <identifiers><header_from>{domain}</header_from></identifiers><auth_results><dkim>\
-             <domain>{domain}</domain><selector>s1</selector><result>{pass}</result></dkim></auth_results></record>\n",
+             <domain>{domain}</domain><selector>s1</selector><result>{pass}</result></dkim></auth_results></record>",
             1 + i % 5
         );
     }

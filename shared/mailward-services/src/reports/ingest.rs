@@ -165,7 +165,9 @@ impl RowFold {
         // `local_policy` with a comment such as `arc=pass`).
         let forwarded = record.reasons.iter().any(|r| match r.kind {
             Word::Known(
-                OverrideKind::Forwarded | OverrideKind::TrustedForwarder | OverrideKind::MailingList,
+                OverrideKind::Forwarded
+                | OverrideKind::TrustedForwarder
+                | OverrideKind::MailingList,
             ) => true,
             Word::Known(OverrideKind::LocalPolicy) => r
                 .comment
