@@ -285,31 +285,83 @@ pub async fn refresh_figures(
     domain_id: uuid::Uuid,
     report_day: Option<time::Date>,
 ) -> Result<(), ServiceError> {
-    let store = app.store.as_ref();
-    let yesterday = app
-        .clock
-        .now()
-        .date()
-        .previous_day()
-        .unwrap_or(app.clock.now().date());
-    let from = yesterday - time::Duration::days(13);
-    let rows = stored::rows_between(store, org, domain_id, from, yesterday).await?;
-    let mut figures = mailward_domain::domain::ReportFigures {
-        as_of: stored::day_string(yesterday),
+    update_figures(app, org, domain_id, report_day, None).await
+}
+
+/// The window `[from, to]` of the domain figures: fourteen days ending yesterday.
+fn figures_window(app: &AppState) -> (time::Date, time::Date) {
+    let today = app.clock.now().date();
+    let yesterday = today.previous_day().unwrap_or(today);
+    (yesterday - time::Duration::days(13), yesterday)
+}
+
+/// What one report's rows add to the figures of the window.
+fn contribution(
+    rows: &BTreeMap<time::Date, Vec<SourceDay>>,
+    (from, to): (time::Date, time::Date),
+) -> mailward_domain::domain::ReportFigures {
+    let mut added = mailward_domain::domain::ReportFigures {
+        as_of: stored::day_string(to),
         ..Default::default()
     };
-    for (_, r) in &rows {
-        figures.volume += r.volume;
-        figures.dmarc_pass += r.dmarc_pass;
-        figures.spf_aligned_pass += r.spf_aligned_pass;
-        figures.dkim_aligned_pass += r.dkim_aligned_pass;
+    for r in rows.range(from..=to).flat_map(|(_, day)| day) {
+        added.volume += r.volume;
+        added.dmarc_pass += r.dmarc_pass;
+        added.spf_aligned_pass += r.spf_aligned_pass;
+        added.dkim_aligned_pass += r.dkim_aligned_pass;
     }
+    added
+}
+
+/// Saves the domain's figures: the stored ones plus `added` when they are of today's window
+/// (one report's import: no re-read of the window, whose rows can run to millions), else
+/// recomputed from the window's rows.
+async fn update_figures(
+    app: &AppState,
+    org: uuid::Uuid,
+    domain_id: uuid::Uuid,
+    report_day: Option<time::Date>,
+    added: Option<&mailward_domain::domain::ReportFigures>,
+) -> Result<(), ServiceError> {
+    let store = app.store.as_ref();
+    let (from, yesterday) = figures_window(app);
+    let as_of = stored::day_string(yesterday);
+    let mut recomputed: Option<mailward_domain::domain::ReportFigures> = None;
     for _ in 0..5 {
         let Some(current) = mailward_store::domains::get(store, org, domain_id).await? else {
             return Ok(());
         };
+        let figures = match (added, &current.value.report_figures) {
+            (Some(added), Some(stored)) if stored.as_of == as_of => {
+                mailward_domain::domain::ReportFigures {
+                    as_of: as_of.clone(),
+                    volume: stored.volume + added.volume,
+                    dmarc_pass: stored.dmarc_pass + added.dmarc_pass,
+                    spf_aligned_pass: stored.spf_aligned_pass + added.spf_aligned_pass,
+                    dkim_aligned_pass: stored.dkim_aligned_pass + added.dkim_aligned_pass,
+                }
+            }
+            _ => match &recomputed {
+                Some(f) => f.clone(),
+                None => {
+                    let rows = stored::rows_between(store, org, domain_id, from, yesterday).await?;
+                    let mut f = mailward_domain::domain::ReportFigures {
+                        as_of: as_of.clone(),
+                        ..Default::default()
+                    };
+                    for (_, r) in &rows {
+                        f.volume += r.volume;
+                        f.dmarc_pass += r.dmarc_pass;
+                        f.spf_aligned_pass += r.spf_aligned_pass;
+                        f.dkim_aligned_pass += r.dkim_aligned_pass;
+                    }
+                    recomputed = Some(f.clone());
+                    f
+                }
+            },
+        };
         let mut next = current.value.clone();
-        next.report_figures = Some(figures.clone());
+        next.report_figures = Some(figures);
         if let Some(day) = report_day.map(stored::day_string)
             && next
                 .monitoring_since
@@ -402,7 +454,8 @@ async fn import(
             Ok(()) => {
                 imported += 1;
                 let first_day = rows.keys().next().copied();
-                refresh_figures(app, org, domain_id, first_day).await?;
+                let added = contribution(rows, figures_window(app));
+                update_figures(app, org, domain_id, first_day, Some(&added)).await?;
                 if identity.kind == ReportKind::Dmarc {
                     super::senders::enqueue_identify(app, org, domain_id).await;
                 }
