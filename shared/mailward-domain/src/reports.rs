@@ -130,14 +130,16 @@ pub struct DayTotal {
 impl DayTotal {
     /// Adds one row.
     pub fn add(&mut self, row: &SourceDay) {
-        self.volume += row.volume;
-        self.dmarc_pass += row.dmarc_pass;
-        self.spf_aligned_pass += row.spf_aligned_pass;
-        self.dkim_aligned_pass += row.dkim_aligned_pass;
-        self.forwarded += row.forwarded;
-        self.undetermined += row.undetermined;
-        self.quarantined += row.quarantined;
-        self.rejected += row.rejected;
+        self.merge(&DayTotal {
+            volume: row.volume,
+            dmarc_pass: row.dmarc_pass,
+            spf_aligned_pass: row.spf_aligned_pass,
+            dkim_aligned_pass: row.dkim_aligned_pass,
+            forwarded: row.forwarded,
+            undetermined: row.undetermined,
+            quarantined: row.quarantined,
+            rejected: row.rejected,
+        });
     }
 
     /// Adds another total.

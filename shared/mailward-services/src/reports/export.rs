@@ -85,18 +85,7 @@ fn parse(params: &ExportParams) -> Result<(bool, i64, Dataset), ServiceError> {
             ));
         }
     };
-    let days = match params.period.as_deref().unwrap_or("last_30_days") {
-        "last_7_days" => 7,
-        "last_30_days" => 30,
-        "last_90_days" => 90,
-        "last_365_days" => 365,
-        _ => {
-            return Err(ServiceError::invalid(
-                "period",
-                "period must be last_7_days, last_30_days, last_90_days or last_365_days",
-            ));
-        }
-    };
+    let days = super::views::long_period_days(params.period.as_deref())?;
     let data = match params.data.as_deref().unwrap_or("daily") {
         "daily" => Dataset::Daily,
         "sources" => Dataset::Sources,

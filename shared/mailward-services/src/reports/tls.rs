@@ -135,18 +135,7 @@ async fn window(
     caller: &Caller,
     params: &TlsWindowParams,
 ) -> Result<(Date, Date), ServiceError> {
-    let days = match params.period.as_deref().unwrap_or("last_30_days") {
-        "last_7_days" => 7,
-        "last_30_days" => 30,
-        "last_90_days" => 90,
-        "last_365_days" => 365,
-        _ => {
-            return Err(ServiceError::invalid(
-                "period",
-                "period must be last_7_days, last_30_days, last_90_days or last_365_days",
-            ));
-        }
-    };
+    let days = super::views::long_period_days(params.period.as_deref())?;
     super::views::org_window(app, caller.org_id, days).await
 }
 

@@ -46,6 +46,21 @@ fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
     }
 }
 
+/// The days of a long-window `period` (TLS views, exports): last_7_days, last_30_days (the
+/// default), last_90_days or last_365_days.
+pub(crate) fn long_period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
+    match raw.unwrap_or("last_30_days") {
+        "last_7_days" => Ok(7),
+        "last_30_days" => Ok(30),
+        "last_90_days" => Ok(90),
+        "last_365_days" => Ok(365),
+        _ => Err(ServiceError::invalid(
+            "period",
+            "period must be last_7_days, last_30_days, last_90_days or last_365_days",
+        )),
+    }
+}
+
 /// `part` of `whole` in percent, two decimals (0 without a whole).
 pub(crate) fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
