@@ -1,0 +1,61 @@
+"""Start moto's server with DynamoDB writes made atomic, as they are on AWS.
+
+moto serves requests on many threads and does not lock an item while it
+applies an UpdateItem, so two concurrent `ADD n :one` updates can both read
+17 and both answer 18. Real DynamoDB applies every write to one item
+atomically; the store's counters and conditional writes rely on that. This
+wrapper runs the stock moto application behind a WSGI middleware that
+serialises DynamoDB requests (and only those: SQS long polls keep their own
+threads), so the conformance suite tests our code rather than moto's races.
+
+Usage: python tests/moto-serve.py -H 127.0.0.1 -p PORT  (same flags as moto_server)
+"""
+
+import argparse
+import os
+import threading
+
+from werkzeug.serving import run_simple
+
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+
+
+class SerialDynamoDB:
+    """WSGI middleware: one DynamoDB request at a time, everything else concurrent."""
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if not target.startswith("DynamoDB_"):
+            return self.app(environ, start_response)
+        with self.lock:
+            # Materialise the body inside the lock: the write happens while
+            # moto builds the response, not when werkzeug sends it.
+            return list(self.app(environ, start_response))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-H", "--host", default="127.0.0.1")
+    parser.add_argument("-p", "--port", type=int, default=5000)
+    args = parser.parse_args()
+    os.environ.setdefault("MOTO_PORT", str(args.port))  # as moto_server does
+    app = DomainDispatcherApplication(create_backend_app)
+    run_simple(
+        args.host,
+        args.port,
+        SerialDynamoDB(app),
+        threaded=True,
+        request_handler=MotoRequestHandler,
+    )
+
+
+if __name__ == "__main__":
+    main()
