@@ -225,7 +225,7 @@ pub fn write_corpus(
 }
 
 /// CPU time of the whole process (user + system, every thread), from `getrusage`.
-fn cpu_time() -> Duration {
+pub(crate) fn cpu_time() -> Duration {
     use nix::sys::resource::{UsageWho, getrusage};
     getrusage(UsageWho::RUSAGE_SELF).map_or(Duration::ZERO, |u| {
         let t = |tv: nix::sys::time::TimeVal| {

@@ -2,12 +2,14 @@
 //!
 //! - `http`: starts the local stack in-process (embedded adapters, a temporary data directory),
 //!   signs up through the API, then sends an authenticated GET (`GET /api-keys` with a session
-//!   token: credential resolution, membership and organization reads, two rate-limit counters and
-//!   a partition query per request) from concurrent clients, and prints requests per second and
+//!   token: credential resolution, membership and organization reads, two rate-limit hits (in
+//!   memory in the local process) and a partition query per request) from concurrent clients, and prints requests per second and
 //!   p50/p99/max latency. Client and server share the machine, so the figures are conservative.
 //! - `lambda-init`: starts a function's bootstrap binary against a fake Lambda Runtime API and
 //!   measures the time from process start to its first `GET /runtime/invocation/next`, i.e. the
 //!   init phase of our own code (configuration, SDK clients, router). Repeated; prints p50/p99.
+//! - `audits`: twenty audits at once against one alone through a DNS server adding latency
+//!   (see [`audits`]).
 //! - `ingest`, `ingest-big`: DMARC aggregate report ingestion against parsedmarc, and the peak
 //!   memory of one large report (see [`ingest`]).
 
@@ -17,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod audits;
 mod ingest;
 
 #[derive(Parser)]
@@ -51,6 +54,22 @@ enum Command {
         /// Latency the DNS server adds to every answer, in milliseconds.
         #[arg(long, default_value_t = 20)]
         latency_ms: u64,
+    },
+    /// Twenty audits started at once against one alone, through a DNS server with injected
+    /// latency.
+    Audits {
+        /// Audits started at once.
+        #[arg(long, default_value_t = 20)]
+        domains: usize,
+        /// Latency the DNS server adds to every answer, in milliseconds.
+        #[arg(long, default_value_t = 20)]
+        latency_ms: u64,
+        /// Rounds (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// The resolver's in-flight bound (default: the resolver's default).
+        #[arg(long)]
+        dns_concurrency: Option<usize>,
     },
     /// DMARC aggregate ingestion (parse, aggregate, store) of a generated corpus, against
     /// parsedmarc's parser on the same files.
@@ -110,6 +129,12 @@ async fn main() -> anyhow::Result<()> {
             concurrency,
         } => http(requests, concurrency).await,
         Command::Webhooks { events } => webhooks(events).await,
+        Command::Audits {
+            domains,
+            latency_ms,
+            rounds,
+            dns_concurrency,
+        } => audits::run(domains, latency_ms, rounds, dns_concurrency).await,
         Command::Sweep {
             domains,
             latency_ms,

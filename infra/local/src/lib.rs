@@ -52,6 +52,9 @@ pub struct Settings {
     /// Longest time the resolver caches an answer (`None`: the resolver's default; tests that
     /// move the clock past DNS edits turn caching off with zero).
     pub dns_cache_ttl_cap: Option<Duration>,
+    /// Queries in flight through the resolver at once (`--dns-concurrency`); `None`: the
+    /// resolver's default.
+    pub dns_concurrency: Option<usize>,
     /// Period of the monitoring sweep (also each domain's re-check interval); `None` disables
     /// the periodic sweep (tests run it explicitly).
     pub sweep_interval: Option<Duration>,
@@ -119,6 +122,7 @@ impl Settings {
             webhook_timeout: Duration::from_secs(10),
             dns: None,
             dns_cache_ttl_cap: None,
+            dns_concurrency: None,
             sweep_interval: Some(Duration::from_secs(300)),
             dkim_full_probe_interval: Duration::from_secs(86_400),
             publish_outbox: true,
@@ -227,6 +231,11 @@ pub fn assemble(
     if let Some(cap) = settings.dns_cache_ttl_cap {
         dns.cache_ttl_cap = cap;
     }
+    if let Some(n) = settings.dns_concurrency {
+        dns.max_concurrency = n.clamp(1, mailward_dns::MAX_CONCURRENCY);
+    }
+    // The sweep may hold half of the resolver's slots; the rest stay free for API requests.
+    config.sweep_dns_in_flight = (dns.max_concurrency / 2).max(1);
     let resolver = Arc::new(
         mailward_dns::HickoryResolver::new(dns)
             .context("setting up DNS (pass --dns host:port to choose servers)")?,
@@ -248,13 +257,15 @@ pub fn assemble(
         settings.mail_from.clone(),
         Arc::clone(&clock),
     ));
-    Ok(Assembled {
-        state: AppState::new(store, queue, mailer, clock, resolver, config)
-            .with_direct_dns(direct)
-            .with_objects(objects.clone()),
-        db,
-        objects,
-    })
+    let mut state = AppState::new(store, queue, mailer, clock, resolver, config)
+        .with_direct_dns(direct)
+        .with_objects(objects.clone());
+    if settings.ports.is_none() {
+        // One process: count rate-limit windows in memory, off the single SQLite writer. With
+        // injected ports (the AWS adapters under test) the counters stay in the shared store.
+        state = state.with_rate_counter(Arc::new(mailward_local::MemoryRateCounter::new()));
+    }
+    Ok(Assembled { state, db, objects })
 }
 
 /// Every function's routes, as the local stack serves them and the OpenAPI document lists them.

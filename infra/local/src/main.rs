@@ -104,6 +104,10 @@ struct Cli {
     /// DNS servers to ask, comma-separated host:port (default: the system's resolvers).
     #[arg(long, env = "MAILWARD_DNS", global = true)]
     dns: Option<String>,
+    /// DNS queries in flight at once, 1 to 4096 (default 512: each holds a UDP socket, so keep
+    /// it under the process's file-descriptor limit). The sweep uses at most half.
+    #[arg(long, env = "MAILWARD_DNS_CONCURRENCY", global = true, value_parser = dns_concurrency)]
+    dns_concurrency: Option<usize>,
     /// Period of the monitoring sweep, in seconds (each domain is re-checked this often).
     #[arg(
         long,
@@ -231,6 +235,11 @@ enum Command {
     },
 }
 
+/// Parses `--dns-concurrency` with the resolver's own rule, so the message names the range.
+fn dns_concurrency(value: &str) -> Result<usize, String> {
+    mailward_dns::parse_concurrency(value).map_err(|e| e.to_string())
+}
+
 fn init_tracing(format: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -256,6 +265,7 @@ async fn main() -> anyhow::Result<()> {
     settings.webhook_allow_loopback = cli.webhook_allow_loopback;
     settings.extra_ca = cli.extra_ca.clone();
     settings.dns = cli.dns.clone();
+    settings.dns_concurrency = cli.dns_concurrency;
     settings.public_resolvers = cli.public_resolvers.clone();
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
     settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));

@@ -1,6 +1,7 @@
 //! The DKIM dimension: probes `<selector>._domainkey.<domain>` for every selector from the
-//! sending-source catalogue plus any supplied, TXT and CNAME concurrently for all selectors at
-//! once, and checks each key with `mailward_records::dkim::parse`.
+//! sending-source catalogue plus any supplied, all selectors at once (the CNAME question first,
+//! the TXT question only when the name exists), and checks each key with
+//! `mailward_records::dkim::parse`.
 //!
 //! Selectors cannot be listed from DNS (LESSONS.md), so "not found" means "not found among the
 //! probed selectors". Without the catalogue (`dkim_selectors: None`) the probe is incomplete and
@@ -20,13 +21,13 @@
 use crate::lookup::{Looked, look, txt_values};
 use crate::score::Dimension;
 use crate::verdict::{Assessment, DNS_LOOKUP_FAILED, Findings, Verdict};
-use futures::future::{join, join_all};
-use mailward_domain::dns::{DnsResolver, RecordData, RecordType};
+use futures::future::join_all;
+use mailward_domain::dns::{Answer, DnsError, DnsResolver, RecordData, RecordType};
 use mailward_records::dkim::{self, KeyType, PublicKey};
 use mailward_records::{ProblemCode, Severity};
 use serde::{Deserialize, Serialize};
 
-/// Most selectors probed in one audit (each costs two queries).
+/// Most selectors probed in one audit (each costs one query, two when the name exists).
 pub const MAX_SELECTORS: usize = 100;
 
 /// One probed selector that has something to show (a record, a CNAME or a failed lookup).
@@ -108,27 +109,64 @@ pub fn selectors_to_probe(catalogue: Option<&[String]>, extra: &[String]) -> Vec
     out
 }
 
-/// Probes every selector concurrently (TXT and CNAME of each at once).
+/// Probes every selector concurrently, the `first` ones (selectors seen in reports or found
+/// before) launched ahead of the rest so they get the resolver's slots first; the probes come
+/// back in `selectors` order.
 pub(crate) async fn gather(
     resolver: &dyn DnsResolver,
     domain: &str,
     selectors: &[String],
+    first: &[String],
 ) -> Vec<Probe> {
-    join_all(selectors.iter().map(|selector| async move {
-        let name = format!("{selector}._domainkey.{domain}");
-        let (txt, cname) = join(
-            look(resolver, &name, RecordType::Txt),
-            look(resolver, &name, RecordType::Cname),
-        )
-        .await;
-        Probe {
-            selector: selector.clone(),
-            name,
-            txt,
-            cname,
-        }
-    }))
-    .await
+    let mut order: Vec<usize> = (0..selectors.len()).collect();
+    order.sort_by_key(|&i| {
+        !first.iter().any(|f| {
+            f.trim()
+                .trim_end_matches('.')
+                .eq_ignore_ascii_case(&selectors[i])
+        })
+    });
+    let probes = join_all(
+        order
+            .iter()
+            .map(|&i| probe(resolver, domain, &selectors[i])),
+    )
+    .await;
+    let mut placed: Vec<(usize, Probe)> = order.into_iter().zip(probes).collect();
+    placed.sort_by_key(|(i, _)| *i);
+    placed.into_iter().map(|(_, p)| p).collect()
+}
+
+/// One selector, in one query where one suffices: the CNAME question first. NXDOMAIN there
+/// means the name holds no record of any type, so the TXT answer is known without asking (most
+/// probed selectors end here). Otherwise (a CNAME, a name without one, or a failure) the TXT
+/// question follows; through a CNAME its answer carries the chain. The outcome is the one the
+/// TXT and CNAME questions asked side by side would give.
+async fn probe(resolver: &dyn DnsResolver, domain: &str, selector: &str) -> Probe {
+    let name = format!("{selector}._domainkey.{domain}");
+    let (txt, cname) = match resolver.lookup(&name, RecordType::Cname).await {
+        Err(DnsError::NxDomain) => (
+            Looked::Absent(Answer::default()),
+            Looked::Absent(Answer::default()),
+        ),
+        cname => (look(resolver, &name, RecordType::Txt).await, fold(cname)),
+    };
+    Probe {
+        selector: selector.to_owned(),
+        name,
+        txt,
+        cname,
+    }
+}
+
+/// Folds a lookup outcome the way [`look`] does.
+fn fold(outcome: Result<Answer, DnsError>) -> Looked {
+    match outcome {
+        Ok(answer) if answer.records.is_empty() => Looked::Absent(answer),
+        Ok(answer) => Looked::Found(answer),
+        Err(DnsError::NxDomain) => Looked::Absent(Answer::default()),
+        Err(e) => Looked::Failed(e),
+    }
 }
 
 fn cname_target(probe: &Probe) -> Option<String> {

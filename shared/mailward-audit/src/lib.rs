@@ -232,7 +232,7 @@ pub async fn audit(
             ns::gather(r, d),
             mx::gather(r, d),
             spf::gather(r, d),
-            dkim::gather(r, d, &selectors),
+            dkim::gather(r, d, &selectors, &input.extra_selectors),
         ),
         join4(
             dmarc::gather(r, d),

@@ -18,7 +18,10 @@ mod deadline;
 mod resolver;
 mod settings;
 
-pub use budget::Budgeted;
+pub use budget::{Budgeted, REQUEST_IN_FLIGHT};
 pub use deadline::Deadline;
 pub use resolver::{Fresh, HickoryResolver};
-pub use settings::{ResolverSettings, SetupError, parse_server_list};
+pub use settings::{
+    DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY, ResolverSettings, SetupError, parse_concurrency,
+    parse_server_list,
+};

@@ -7,6 +7,7 @@ use crate::convert::{
 };
 use crate::settings::{ResolverSettings, SetupError};
 use async_trait::async_trait;
+use futures::future::{BoxFuture, FutureExt, Shared};
 use hickory_resolver::Resolver;
 use hickory_resolver::config::{
     ConnectionConfig, NameServerConfig, ResolveHosts, ResolverConfig, ResolverOpts,
@@ -46,7 +47,11 @@ struct Inner {
     direct: Mutex<HashMap<SocketAddr, Upstream>>,
     permits: Semaphore,
     cache: Cache,
+    flights: Mutex<HashMap<(String, RecordType), Flight>>,
 }
+
+/// A query in flight, shared by every caller asking the same name and type meanwhile.
+type Flight = Shared<BoxFuture<'static, Result<Answer, DnsError>>>;
 
 impl std::fmt::Debug for HickoryResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,6 +81,7 @@ impl HickoryResolver {
                 permits: Semaphore::new(settings.max_concurrency.clamp(1, Semaphore::MAX_PERMITS)),
                 cache: Cache::new(settings.cache_ttl_cap, settings.cache_capacity),
                 direct: Mutex::new(HashMap::new()),
+                flights: Mutex::new(HashMap::new()),
                 upstream,
                 settings,
             }),
@@ -99,7 +105,9 @@ impl HickoryResolver {
     }
 
     /// Looks up through the upstream servers; `bypass_cache` skips the cached outcome (a fresh
-    /// outcome still replaces it).
+    /// outcome still replaces it). Concurrent callers asking the same name and type share one
+    /// query (audits of one domain started together ask the same names); a caller that bypasses
+    /// the cache always gets a query of its own.
     pub async fn lookup_with(
         &self,
         name: &str,
@@ -107,12 +115,47 @@ impl HickoryResolver {
         bypass_cache: bool,
     ) -> Result<Answer, DnsError> {
         let key = canonical(name);
-        if !bypass_cache && let Some(cached) = self.inner.cache.get(&key, record_type) {
+        if bypass_cache {
+            let (outcome, ttl) = self.query(&self.inner.upstream, name, record_type).await;
+            self.inner.cache.put(&key, record_type, &outcome, ttl);
+            return outcome;
+        }
+        if let Some(cached) = self.inner.cache.get(&key, record_type) {
             return cached;
         }
-        let (outcome, ttl) = self.query(&self.inner.upstream, name, record_type).await;
-        self.inner.cache.put(&key, record_type, &outcome, ttl);
-        outcome
+        let flight = {
+            let mut flights = self.inner.flights.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(flight) = flights.get(&(key.clone(), record_type)) {
+                flight.clone()
+            } else {
+                let flight = self.start_flight(key.clone(), name.to_owned(), record_type);
+                flights.insert((key, record_type), flight.clone());
+                flight
+            }
+        };
+        flight.await
+    }
+
+    /// Starts the shared query for `key`. It runs as its own task, so it completes (caching its
+    /// outcome and leaving the table) even when every caller gave up waiting.
+    fn start_flight(&self, key: String, name: String, record_type: RecordType) -> Flight {
+        let this = self.clone();
+        let task = tokio::spawn(async move {
+            let (outcome, ttl) = this.query(&this.inner.upstream, &name, record_type).await;
+            this.inner.cache.put(&key, record_type, &outcome, ttl);
+            this.inner
+                .flights
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&(key, record_type));
+            outcome
+        });
+        async move {
+            task.await
+                .unwrap_or_else(|e| Err(DnsError::Other(format!("DNS query task failed: {e}"))))
+        }
+        .boxed()
+        .shared()
     }
 
     /// Asks one named server directly, without the cache: how authoritative nameservers and

@@ -16,6 +16,29 @@ pub enum SetupError {
     /// The system configuration lists no name servers.
     #[error("no DNS servers configured")]
     NoServers,
+    /// The in-flight bound is not a whole number within [`MAX_CONCURRENCY`].
+    #[error("invalid DNS concurrency {0:?}: expected a whole number from 1 to 4096")]
+    InvalidConcurrency(String),
+}
+
+/// The default bound on queries in flight through one resolver. Each UDP query holds a socket
+/// of its own (a random source port), so the bound also bounds the file descriptors DNS takes:
+/// 512 leaves half of the common limit of 1024 (Lambda's, and most shells' soft limit) to
+/// everything else. Measured with `mailward-bench audits` (ARCHITECTURE.md, README): twenty
+/// audits at once then cost about what one does.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 512;
+
+/// The largest in-flight bound accepted.
+pub const MAX_CONCURRENCY: usize = 4096;
+
+/// Parses an in-flight bound (`--dns-concurrency`, `MAILWARD_DNS_CONCURRENCY`).
+pub fn parse_concurrency(value: &str) -> Result<usize, SetupError> {
+    value
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_CONCURRENCY).contains(n))
+        .ok_or_else(|| SetupError::InvalidConcurrency(value.to_owned()))
 }
 
 /// How a [`HickoryResolver`](crate::HickoryResolver) reaches DNS; one value so the local stack,
@@ -44,7 +67,7 @@ impl Default for ResolverSettings {
             servers: Vec::new(),
             timeout: Duration::from_secs(2),
             attempts: 2,
-            max_concurrency: 64,
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
             cache_ttl_cap: Duration::from_secs(30),
             cache_capacity: 10_000,
             edns_payload_len: 1232,
@@ -111,5 +134,18 @@ mod tests {
             Err(SetupError::InvalidServer("dns.google:53".into()))
         );
         assert!(parse_server_list("1.1.1.1:99999").is_err());
+    }
+
+    #[test]
+    fn parses_concurrency() {
+        assert_eq!(parse_concurrency(" 256 "), Ok(256));
+        assert_eq!(parse_concurrency("4096"), Ok(4096));
+        for bad in ["0", "4097", "-1", "many", ""] {
+            assert_eq!(
+                parse_concurrency(bad),
+                Err(SetupError::InvalidConcurrency(bad.into())),
+                "{bad}"
+            );
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod names;
 pub mod objects;
 pub mod purpose;
 pub mod queue;
+pub mod rate_limits;
 pub mod reports;
 pub mod secrets;
 pub mod senders;

@@ -1,5 +1,6 @@
-//! Rate limiting (SPEC §7.6, §8.1): fixed windows counted in the store, so every Lambda instance
-//! (or local worker) shares one counter per bucket.
+//! Rate limiting (SPEC §7.6, §8.1): fixed windows counted through the
+//! [`RateCounter`](mailward_domain::rate_limits::RateCounter) port: in memory in the single local
+//! process, in the shared store on AWS so every Lambda instance shares one counter per bucket.
 //!
 //! Each request hits the `global` bucket in the middleware; extractors hit the others (`api_key`
 //! in [`crate::auth::Principal`], `dns`/`api_key_dns` and `signup` on their routes). Every hit is
@@ -65,14 +66,11 @@ pub async fn hit(state: &AppState, scope: Scope, subject: &str) -> Option<Bucket
     let window = i64::from(limit.window_secs);
     let start = now - now.rem_euclid(window);
     let end = start + window;
-    match mailward_store::rate_limits::count(
-        state.store.as_ref(),
-        scope.as_str(),
-        subject,
-        start,
-        end,
-    )
-    .await
+    let window = mailward_domain::rate_limits::Window { start, end };
+    match state
+        .rate_counter
+        .hit(scope.as_str(), subject, window)
+        .await
     {
         Ok(count) => {
             let count = u32::try_from(count.max(0)).unwrap_or(u32::MAX);

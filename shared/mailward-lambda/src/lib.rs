@@ -64,14 +64,19 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     );
     // Behind API Gateway the client address is the last X-Forwarded-For hop.
     config.trust_proxy = true;
-    let config = config.with_env_overrides().map_err(anyhow::Error::msg)?;
+    let mut config = config.with_env_overrides().map_err(anyhow::Error::msg)?;
     let store = Arc::new(ports.store);
-    let dns = match std::env::var("MAILWARD_DNS") {
+    let mut dns = match std::env::var("MAILWARD_DNS") {
         Ok(list) if !list.trim().is_empty() => {
             mailward_dns::ResolverSettings::from_server_list(&list)?
         }
         _ => mailward_dns::ResolverSettings::default(),
     };
+    if let Ok(value) = std::env::var("MAILWARD_DNS_CONCURRENCY") {
+        dns.max_concurrency = mailward_dns::parse_concurrency(&value)?;
+    }
+    // The sweep may hold half of the resolver's slots; the rest stay free for API requests.
+    config.sweep_dns_in_flight = (dns.max_concurrency / 2).max(1);
     let resolver = Arc::new(mailward_dns::HickoryResolver::new(dns)?);
     let direct: Arc<dyn mailward_conflicts::DirectDns> = resolver.clone();
     let state = AppState::new(

@@ -4,6 +4,7 @@
 //! - [`EmbeddedQueue`]: a durable queue table in the same file, so no message is lost across a
 //!   restart of the local stack.
 //! - [`FileMailer`]: writes each outbound email as an `.eml` file in the data directory's outbox.
+//! - [`MemoryRateCounter`]: rate-limit windows counted in memory (one process, no store write).
 //!
 //! Nothing here is a mock: each adapter persists and honours the same contract as its AWS
 //! counterpart (both pass the conformance suites in `mailward-testkit`). Only this crate imports
@@ -13,12 +14,14 @@ mod database;
 mod mailer;
 pub mod objects;
 mod queue;
+mod rate_counter;
 mod store;
 
 pub use database::Database;
 pub use mailer::FileMailer;
 pub use objects::DirObjectStore;
 pub use queue::EmbeddedQueue;
+pub use rate_counter::MemoryRateCounter;
 pub use store::EmbeddedStore;
 
 #[cfg(test)]

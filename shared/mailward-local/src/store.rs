@@ -56,9 +56,9 @@ fn live_version(
     sk: &str,
     now: i64,
 ) -> Result<Option<u64>, StoreError> {
-    conn.query_row(
-        "SELECT version FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
-        params![pk, sk, now],
+    conn.prepare_cached("SELECT version FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)")
+                    .map_err(unavailable)?
+                    .query_row(params![pk, sk, now],
         |row| row.get::<_, i64>(0),
     )
     .optional()
@@ -78,10 +78,10 @@ fn condition_holds(current: Option<u64>, condition: Condition) -> bool {
 fn write_item(conn: &Connection, item: &Item) -> Result<(), StoreError> {
     let (g1pk, g1sk) = split_index(item.gsi1.as_ref());
     let (g2pk, g2sk) = split_index(item.gsi2.as_ref());
-    conn.execute(
-        "INSERT OR REPLACE INTO items (pk, sk, data, version, expires_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk, counter)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
+    conn.prepare_cached("INSERT OR REPLACE INTO items (pk, sk, data, version, expires_at, gsi1pk, gsi1sk, gsi2pk, gsi2sk, counter)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+                    .map_err(unavailable)?
+                    .execute(params![
             item.pk,
             item.sk,
             item.data,
@@ -119,11 +119,10 @@ fn apply(conn: &Connection, op: &WriteOp, now: i64) -> Result<bool, StoreError> 
     match op {
         WriteOp::Put { item, .. } => write_item(conn, item)?,
         WriteOp::Delete { pk, sk, .. } => {
-            conn.execute(
-                "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
-                params![pk, sk],
-            )
-            .map_err(unavailable)?;
+            conn.prepare_cached("DELETE FROM items WHERE pk = ?1 AND sk = ?2")
+                .map_err(unavailable)?
+                .execute(params![pk, sk])
+                .map_err(unavailable)?;
         }
         WriteOp::Check { .. } => {}
     }
@@ -241,11 +240,11 @@ impl ItemStore for EmbeddedStore {
         let (pk, sk, now) = (pk.to_owned(), sk.to_owned(), self.clock.unix());
         self.db
             .read(move |conn| {
-                conn.query_row(
-                    &format!(
+                conn.prepare_cached(&format!(
                         "SELECT {COLUMNS} FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
-                    ),
-                    params![pk, sk, now],
+                    ))
+                    .map_err(unavailable)?
+                    .query_row(params![pk, sk, now],
                     row_to_item,
                 )
                 .optional()
@@ -342,9 +341,9 @@ impl ItemStore for EmbeddedStore {
             .with(move |conn| {
                 let tx = conn.transaction().map_err(unavailable)?;
                 let current: Option<i64> = tx
-                    .query_row(
-                        "SELECT COALESCE(counter, 0) FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)",
-                        params![pk, sk, now],
+                    .prepare_cached("SELECT COALESCE(counter, 0) FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)")
+                    .map_err(unavailable)?
+                    .query_row(params![pk, sk, now],
                         |row| row.get(0),
                     )
                     .optional()
@@ -352,9 +351,9 @@ impl ItemStore for EmbeddedStore {
                 let value = match current {
                     Some(n) => {
                         let value = n.saturating_add(by);
-                        tx.execute(
-                            "UPDATE items SET counter = ?3 WHERE pk = ?1 AND sk = ?2",
-                            params![pk, sk, value],
+                        tx.prepare_cached("UPDATE items SET counter = ?3 WHERE pk = ?1 AND sk = ?2")
+                    .map_err(unavailable)?
+                    .execute(params![pk, sk, value],
                         )
                         .map_err(unavailable)?;
                         value

@@ -131,6 +131,9 @@ pub struct Config {
     /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
     /// re-checks only the selectors found last time (two queries each instead of ~120).
     pub dkim_full_probe_interval_secs: u64,
+    /// DNS queries the sweep may hold in flight, all of its domains together: a share of the
+    /// resolver's bound, so API audits and tools always find free slots while a sweep runs.
+    pub sweep_dns_in_flight: usize,
     /// Public resolvers the sweep compares with the authoritative answers (`name=ip[:port]`).
     pub public_resolvers: Vec<(String, std::net::SocketAddr)>,
     /// Port to ask authoritative nameservers on (53; test setups point it at a fixture).
@@ -195,6 +198,7 @@ impl Config {
             hosted_zone: "hosted.mailward.local".into(),
             sweep_interval_secs: 300,
             dkim_full_probe_interval_secs: 86_400,
+            sweep_dns_in_flight: mailward_dns::ResolverSettings::default().max_concurrency / 2,
             public_resolvers: Vec::new(),
             nameserver_port: 53,
             nameserver_ports: Vec::new(),

@@ -32,8 +32,12 @@ pub struct App {
     /// Object storage (a directory or S3); `None` where none is configured, and then the
     /// operations that need it answer 503.
     pub objects: Option<Arc<dyn mailward_domain::objects::ObjectStore>>,
+    /// Rate-limit counters (in memory in the local process, the shared store on AWS).
+    pub rate_counter: Arc<dyn mailward_domain::rate_limits::RateCounter>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
     outbound: OnceLock<Result<reqwest::Client, String>>,
+    /// The sweep's DNS lane, sized by `config.sweep_dns_in_flight` on first use.
+    sweep_dns_lane: OnceLock<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -47,6 +51,9 @@ impl AppState {
         config: Config,
     ) -> Self {
         Self(Arc::new(App {
+            rate_counter: Arc::new(mailward_store::rate_limits::StoreRateCounter::new(
+                Arc::clone(&store),
+            )),
             store,
             queue,
             mailer,
@@ -56,6 +63,7 @@ impl AppState {
             objects: None,
             config,
             outbound: OnceLock::new(),
+            sweep_dns_lane: OnceLock::new(),
         }))
     }
 
@@ -63,6 +71,18 @@ impl AppState {
     pub fn with_direct_dns(mut self, direct: Arc<dyn mailward_conflicts::DirectDns>) -> Self {
         if let Some(app) = Arc::get_mut(&mut self.0) {
             app.direct_dns = Some(direct);
+        }
+        self
+    }
+
+    /// Replaces the rate-limit counters (call before the state is shared); the default counts
+    /// in the item store, which every instance shares.
+    pub fn with_rate_counter(
+        mut self,
+        counter: Arc<dyn mailward_domain::rate_limits::RateCounter>,
+    ) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.rate_counter = counter;
         }
         self
     }
@@ -81,6 +101,13 @@ impl AppState {
         domain: &mailward_domain::domain::Domain,
     ) -> mailward_api_types::domains::Domain {
         mailward_api_types::domains::domain_view(domain, self.config.zones())
+    }
+
+    /// The slots the sweep's DNS queries share (see `Config::sweep_dns_in_flight`).
+    pub fn sweep_dns_lane(&self) -> &tokio::sync::Semaphore {
+        self.0
+            .sweep_dns_lane
+            .get_or_init(|| tokio::sync::Semaphore::new(self.config.sweep_dns_in_flight.max(1)))
     }
 
     /// The client for customer-supplied URLs (see `outbound::client`), built on first use.

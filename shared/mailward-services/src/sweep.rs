@@ -327,7 +327,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
 
     // Monitoring transitions must see DNS as it is now, not as a cache remembers it.
     let direct = mailward_domain::dns::Uncached(state.resolver.as_ref());
-    let resolver = Budgeted::new(&direct, DOMAIN_QUERY_BUDGET);
+    let resolver = Budgeted::new(&direct, DOMAIN_QUERY_BUDGET).in_lane(state.sweep_dns_lane());
     let expect = Expectation {
         monitoring_email: claimed.monitoring_email(&state.config.report_domain),
         delegated_target: None,
@@ -576,6 +576,7 @@ async fn audit_with_dkim_memory(
             state,
             domain,
             with_reported(domain.dkim_selectors_seen.clone()),
+            Vec::new(),
         )
         .await;
         if let Some(audit) = &quick {
@@ -591,7 +592,9 @@ async fn audit_with_dkim_memory(
             return (None, None);
         }
     }
-    let full = run_audit(state, domain, catalogue).await;
+    // The selectors known to sign (seen in reports or found before) are asked first.
+    let known = with_reported(domain.dkim_selectors_seen.clone());
+    let full = run_audit(state, domain, catalogue, known).await;
     let memory = full.as_ref().map(|audit| {
         let found = dkim_found(audit);
         let failed: Vec<String> = audit
@@ -644,18 +647,21 @@ fn dkim_found(audit: &mailward_audit::AuditResult) -> Vec<String> {
 }
 
 /// The audit of a domain (None when it could not run): its score, and the values snapshots keep.
+/// `first` are selectors to ask ahead of the others (they are also among `selectors`).
 async fn run_audit(
     state: &AppState,
     domain: &Domain,
     selectors: Vec<String>,
+    first: Vec<String>,
 ) -> Option<mailward_audit::AuditResult> {
-    let resolver = Budgeted::new(state.resolver.as_ref(), DOMAIN_QUERY_BUDGET);
+    let resolver =
+        Budgeted::new(state.resolver.as_ref(), DOMAIN_QUERY_BUDGET).in_lane(state.sweep_dns_lane());
     let fetcher = crate::outbound::mta_sts::OutboundPolicyFetcher { app: state };
     let input = mailward_audit::AuditInput {
         domain: domain.url.clone(),
         email: None,
         dkim_selectors: Some(selectors),
-        extra_selectors: Vec::new(),
+        extra_selectors: first,
         hosted_dmarc_suffix: state.config.hosted_dmarc_suffix.clone(),
     };
     let result = mailward_audit::audit(&resolver, &fetcher, &input).await;
