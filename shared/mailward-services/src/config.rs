@@ -129,7 +129,7 @@ pub struct Config {
     /// How often each domain is re-evaluated by the sweep.
     pub sweep_interval_secs: u64,
     /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
-    /// re-checks only the selectors found last time (two queries each instead of ~120).
+    /// re-checks only the selectors found last time (one or two queries each instead of ~75).
     pub dkim_full_probe_interval_secs: u64,
     /// DNS queries the sweep may hold in flight, all of its domains together: a share of the
     /// resolver's bound, so API audits and tools always find free slots while a sweep runs.
