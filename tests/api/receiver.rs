@@ -67,27 +67,12 @@ impl Drop for Receiver {
 impl Receiver {
     /// Starts a receiver with a fresh CA whose PEM is written into `dir`.
     pub async fn start(dir: &std::path::Path) -> Self {
-        let ca_key = rcgen::KeyPair::generate().expect("ca key");
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("ca params");
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "Mailward Test CA");
-        ca_params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-        ];
-        let ca_cert = ca_params.self_signed(&ca_key).expect("ca cert");
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let leaf_key = rcgen::KeyPair::generate().expect("leaf key");
-        let mut leaf_params =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("leaf params");
-        leaf_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "localhost");
-        let leaf = leaf_params
-            .signed_by(&leaf_key, &issuer)
-            .expect("leaf cert");
+        let ca = mailward_testkit::TestCa::new("Mailward Test CA");
+        let ca_cert = ca.cert();
+        let mailward_testkit::Leaf {
+            cert: leaf,
+            key: leaf_key,
+        } = ca.leaf("localhost");
         let ca_path = dir.join(format!("test-ca-{}.pem", uuid::Uuid::new_v4()));
         std::fs::write(&ca_path, ca_cert.pem()).expect("write ca");
 

@@ -11,7 +11,7 @@ pub struct SmtpTlsServer {
     pub addr: std::net::SocketAddr,
     /// The CA certificate (PEM file) that signs its certificates.
     pub ca_path: PathBuf,
-    issuer: Arc<rcgen::Issuer<'static, rcgen::KeyPair>>,
+    ca: Arc<mailward_testkit::TestCa>,
     config: Arc<Mutex<Arc<rustls::ServerConfig>>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -49,21 +49,10 @@ fn server_config(
 impl SmtpTlsServer {
     /// Starts a server whose certificate names `name` and expires at `not_after`.
     pub async fn start(dir: &std::path::Path, name: &str, not_after: time::OffsetDateTime) -> Self {
-        let ca_key = rcgen::KeyPair::generate().expect("ca key");
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("ca");
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "Mailward SMTP Test CA");
-        ca_params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-        ];
-        let ca_cert = ca_params.self_signed(&ca_key).expect("ca cert");
+        let ca = Arc::new(mailward_testkit::TestCa::new("Mailward SMTP Test CA"));
         let ca_path = dir.join(format!("smtp-ca-{}.pem", uuid::Uuid::new_v4()));
-        std::fs::write(&ca_path, ca_cert.pem()).expect("write ca");
-        let issuer = Arc::new(rcgen::Issuer::new(ca_params, ca_key));
-        let config = Arc::new(Mutex::new(server_config(&issuer, name, not_after)));
+        std::fs::write(&ca_path, ca.cert().pem()).expect("write ca");
+        let config = Arc::new(Mutex::new(server_config(ca.issuer(), name, not_after)));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -80,7 +69,7 @@ impl SmtpTlsServer {
         Self {
             addr,
             ca_path,
-            issuer,
+            ca,
             config,
             task,
         }
@@ -88,7 +77,7 @@ impl SmtpTlsServer {
 
     /// Serves a new certificate for `name` expiring at `not_after` from the next connection.
     pub fn set_certificate(&self, name: &str, not_after: time::OffsetDateTime) {
-        *self.config.lock().expect("config") = server_config(&self.issuer, name, not_after);
+        *self.config.lock().expect("config") = server_config(self.ca.issuer(), name, not_after);
     }
 }
 

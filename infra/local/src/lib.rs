@@ -2,6 +2,7 @@
 //! queue workers and periodic chores beside it, on the embedded adapters (SQLite file, durable
 //! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
 
+pub mod imap;
 pub mod smtp;
 pub mod uploads;
 

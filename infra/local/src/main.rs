@@ -214,8 +214,21 @@ enum Command {
     /// `policy_domain`, `begin`, `end`, `records`, `messages`), then one summary line.
     Import {
         /// Files or folders (folders are walked recursively).
-        #[arg(required = true)]
+        #[arg(required_unless_present = "imap")]
         paths: Vec<PathBuf>,
+        /// Read a mailbox instead: `imaps://user@host[:port]/MAILBOX` (user percent-encoded,
+        /// e.g. `reports%40example.com`; `imap://` only on loopback). The password comes from
+        /// `MAILWARD_IMAP_PASSWORD` or a prompt. Resumable: a later run starts after the last
+        /// message read. The mailbox is opened read-only and left unchanged.
+        #[arg(long, conflicts_with = "paths")]
+        imap: Option<String>,
+        /// Move each message read as a report (imported, duplicate or unattributed) to this
+        /// folder once it is stored; other mail stays where it is.
+        #[arg(long, requires = "imap")]
+        imap_move_to: Option<String>,
+        /// Also trust this CA (PEM file) for the IMAP server's certificate.
+        #[arg(long, requires = "imap")]
+        imap_ca: Option<PathBuf>,
     },
     /// Answer a support ticket as Mailward support staff (the organization sees it as an
     /// unread reply).
@@ -295,7 +308,16 @@ async fn main() -> anyhow::Result<()> {
             mfa,
             ttl,
         }) => token(settings, &email, org, mfa, ttl).await,
-        Some(Command::Import { paths }) => import(settings, &paths).await,
+        Some(Command::Import {
+            paths,
+            imap: Some(url),
+            imap_move_to,
+            imap_ca,
+        }) => {
+            let _ = paths;
+            import_imap(settings, &url, imap_move_to.as_deref(), imap_ca.as_deref()).await
+        }
+        Some(Command::Import { paths, .. }) => import(settings, &paths).await,
         Some(Command::SupportReply {
             org,
             ticket,
@@ -355,16 +377,65 @@ fn messages_of(bytes: &[u8]) -> Vec<&[u8]> {
 /// Largest file `mailward import` reads.
 const MAX_IMPORT_FILE: u64 = 512 * 1024 * 1024;
 
+/// The outcome lines of an import and their counts, for the closing summary line.
+#[derive(Default)]
+struct Tally {
+    counts: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Tally {
+    /// Prints one JSON line per outcome, named `name`, and counts them.
+    fn print(
+        &mut self,
+        name: &str,
+        outcomes: Vec<mailward_services::reports::ingest::Outcome>,
+    ) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        for mut outcome in outcomes {
+            outcome.file = Some(name.to_owned());
+            *self.counts.entry(status_word(outcome.status)).or_default() += 1;
+            writeln!(out, "{}", serde_json::to_string(&outcome)?)?;
+        }
+        Ok(())
+    }
+
+    /// The summary line: `unit` (`files` or `messages`) read, then the outcomes by status.
+    fn summary(&self, unit: &str, read: usize) {
+        let count = |k: &str| self.counts.get(k).copied().unwrap_or(0);
+        let summary = serde_json::json!({
+            "summary": {
+                unit: read,
+                "imported": count("imported"),
+                "duplicate": count("duplicate"),
+                "unattributed": count("unattributed"),
+                "refused": count("refused"),
+            }
+        });
+        println!("{summary}");
+    }
+}
+
+fn status_word(status: mailward_services::reports::ingest::Status) -> &'static str {
+    use mailward_services::reports::ingest::Status;
+    match status {
+        Status::Imported => "imported",
+        Status::Duplicate => "duplicate",
+        Status::Unattributed => "unattributed",
+        Status::Refused => "refused",
+    }
+}
+
 async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
-    use mailward_services::reports::ingest::{self, Status};
-    use std::io::{IsTerminal as _, Write as _};
+    use mailward_services::reports::ingest;
+    use std::io::IsTerminal as _;
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
     let files = files_under(paths)?;
     let limits = mailward_reports::Limits::default();
     let progress = std::io::stderr().is_terminal();
-    let mut counts: std::collections::BTreeMap<&'static str, u64> = Default::default();
-    let stdout = std::io::stdout();
+    let mut tally = Tally::default();
     for (n, file) in files.iter().enumerate() {
         if progress {
             eprint!("\r\x1b[K[{}/{}] {}", n + 1, files.len(), file.display());
@@ -372,11 +443,9 @@ async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
         let name = file.display().to_string();
         let size = std::fs::metadata(file)?.len();
         let outcomes = if size > MAX_IMPORT_FILE {
-            let mut refused = ingest::Outcome::refused_file(format!(
+            vec![ingest::Outcome::refused_file(format!(
                 "the file is larger than {MAX_IMPORT_FILE} bytes"
-            ));
-            refused.file = Some(name.clone());
-            vec![refused]
+            ))]
         } else {
             let bytes = std::fs::read(file).with_context(|| format!("reading {name}"))?;
             let mut all = Vec::new();
@@ -389,33 +458,98 @@ async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
             }
             all
         };
-        let mut out = stdout.lock();
-        for mut outcome in outcomes {
-            outcome.file = Some(name.clone());
-            *counts
-                .entry(match outcome.status {
-                    Status::Imported => "imported",
-                    Status::Duplicate => "duplicate",
-                    Status::Unattributed => "unattributed",
-                    Status::Refused => "refused",
-                })
-                .or_default() += 1;
-            writeln!(out, "{}", serde_json::to_string(&outcome)?)?;
-        }
+        tally.print(&name, outcomes)?;
     }
     if progress {
         eprintln!();
     }
-    let summary = serde_json::json!({
-        "summary": {
-            "files": files.len(),
-            "imported": counts.get("imported").copied().unwrap_or(0),
-            "duplicate": counts.get("duplicate").copied().unwrap_or(0),
-            "unattributed": counts.get("unattributed").copied().unwrap_or(0),
-            "refused": counts.get("refused").copied().unwrap_or(0),
+    tally.summary("files", files.len());
+    Ok(())
+}
+
+/// Messages fetched from the server at a time.
+const IMAP_BATCH: usize = 25;
+
+/// `mailward import --imap`: the same parsing, identity and output as the file import, for the
+/// messages of a mailbox not read by an earlier run.
+async fn import_imap(
+    settings: Settings,
+    url: &str,
+    move_to: Option<&str>,
+    ca: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use mailward_local_stack::imap::{Cursor, Fetched, ImapUrl, MAX_MESSAGE_BYTES, Mailbox};
+    use mailward_services::reports::ingest::{self, Status};
+    use std::io::IsTerminal as _;
+    let url = ImapUrl::parse(url)?;
+    let password = match std::env::var("MAILWARD_IMAP_PASSWORD") {
+        Ok(p) => p,
+        Err(_) if std::io::stdin().is_terminal() => {
+            rpassword::prompt_password(format!("IMAP password for {}: ", url.user))
+                .context("reading the password")?
         }
-    });
-    println!("{summary}");
+        Err(_) => anyhow::bail!(
+            "set MAILWARD_IMAP_PASSWORD (no terminal to ask for the IMAP password on)"
+        ),
+    };
+    let extra_ca = ca
+        .map(|p| std::fs::read(p).with_context(|| format!("reading {}", p.display())))
+        .transpose()?;
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let mut mailbox =
+        Mailbox::open(&url, &password, extra_ca.as_deref(), move_to.is_some()).await?;
+    if let Some(folder) = move_to {
+        mailbox.ensure_folder(folder).await?;
+    }
+    let cursor_path = Cursor::path(&settings.data_dir, &url);
+    let mut cursor = Cursor::load(&cursor_path)?;
+    if cursor.uid_validity != mailbox.uid_validity() {
+        // A new mailbox, or the server renumbered it: read it all again (duplicates are known).
+        cursor = Cursor {
+            uid_validity: mailbox.uid_validity(),
+            last_uid: 0,
+        };
+    }
+    let uids = mailbox.uids_after(cursor.last_uid).await?;
+    let limits = mailward_reports::Limits::default();
+    let progress = std::io::stderr().is_terminal();
+    let mut tally = Tally::default();
+    let mut read = 0;
+    for batch in uids.chunks(IMAP_BATCH) {
+        let mut processed = Vec::new();
+        for (uid, fetched) in mailbox.fetch(batch).await? {
+            read += 1;
+            if progress {
+                eprint!("\r\x1b[K[{read}/{}] UID {uid}", uids.len());
+            }
+            let outcomes = match fetched {
+                Fetched::TooLarge(size) => vec![ingest::Outcome::refused_file(format!(
+                    "the message is {size} bytes, larger than {MAX_MESSAGE_BYTES}"
+                ))],
+                Fetched::Message(bytes) => ingest::ingest(&assembled.state, &bytes, &limits)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+            };
+            let is_report =
+                !outcomes.is_empty() && outcomes.iter().all(|o| o.status != Status::Refused);
+            if is_report {
+                processed.push(uid);
+            }
+            tally.print(&url.message_name(uid), outcomes)?;
+        }
+        if let Some(folder) = move_to {
+            mailbox.move_to(&processed, folder).await?;
+        }
+        // Saved after each batch: an interrupted import resumes after what it stored.
+        cursor.last_uid = batch.iter().copied().max().unwrap_or(cursor.last_uid);
+        cursor.save(&cursor_path)?;
+    }
+    mailbox.logout().await;
+    if progress {
+        eprintln!();
+    }
+    tally.summary("messages", read);
     Ok(())
 }
 

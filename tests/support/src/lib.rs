@@ -4,9 +4,12 @@
 //!   SQLite adapter always and against DynamoDB (moto) by the test script.
 //! - [`queue_conformance`]: the contract of `mailward_domain::queue::Queue`, likewise for the
 //!   embedded queue and SQS.
+//! - [`TestCa`]: a throwaway CA for tests that run TLS servers.
 
 mod queue_suite;
 mod store_suite;
+mod test_ca;
 
 pub use queue_suite::{TimeTravel, queue_conformance};
 pub use store_suite::store_conformance;
+pub use test_ca::{Leaf, TestCa};
