@@ -1,11 +1,12 @@
 //! The `api-public` function: `/health-check`, `/signup`, `/signup/verify`, `/swagger.json` and
-//! the reference page `/docs`,
+//! the reference page `/docs`, the unsubscribe link of notification mail,
 //! plus the JSON 404 for unknown paths (it owns API Gateway's `$default` route).
 
 pub mod docs;
 pub mod health;
 pub mod openapi;
 pub mod signup;
+pub mod unsubscribe;
 
 use mailward_http::Routes;
 
@@ -15,4 +16,5 @@ pub fn routes() -> Routes {
         .merge(signup::routes())
         .merge(openapi::routes())
         .merge(docs::routes())
+        .merge(unsubscribe::routes())
 }

@@ -10,6 +10,7 @@ pub mod admin;
 pub mod api_keys;
 pub mod common;
 pub mod domains;
+pub mod notifications;
 pub mod organizations;
 pub mod records;
 pub mod report_data;

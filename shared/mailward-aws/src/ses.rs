@@ -32,10 +32,32 @@ fn utf8(text: String) -> Result<Content, MailError> {
 #[async_trait]
 impl Mailer for SesMailer {
     async fn send(&self, email: OutboundEmail) -> Result<(), MailError> {
-        let message = Message::builder()
+        let mut body = Body::builder().text(utf8(email.text)?);
+        if let Some(html) = email.html {
+            body = body.html(utf8(html)?);
+        }
+        let mut message = Message::builder()
             .subject(utf8(email.subject)?)
-            .body(Body::builder().text(utf8(email.text)?).build())
-            .build();
+            .body(body.build());
+        if let Some(url) = email.unsubscribe_url {
+            // RFC 8058 one-click unsubscribe: both headers, the URL in angle brackets.
+            for (name, value) in [
+                ("List-Unsubscribe", format!("<{url}>")),
+                (
+                    "List-Unsubscribe-Post",
+                    "List-Unsubscribe=One-Click".to_owned(),
+                ),
+            ] {
+                message = message.headers(
+                    aws_sdk_sesv2::types::MessageHeader::builder()
+                        .name(name)
+                        .value(value)
+                        .build()
+                        .map_err(|e| MailError(format!("SES header {name}: {e}")))?,
+                );
+            }
+        }
+        let message = message.build();
         self.client
             .send_email()
             .from_email_address(&self.from)

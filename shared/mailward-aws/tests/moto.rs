@@ -205,6 +205,10 @@ async fn ses_mailer_sends_from_a_verified_identity() {
             to: "someone@example.org".into(),
             subject: "Your code".into(),
             text: "123456".into(),
+            html: Some("<p>123456</p>".into()),
+            unsubscribe_url: Some(
+                "https://mailward.example/notifications/unsubscribe?token=t".into(),
+            ),
         })
         .await
         .unwrap();

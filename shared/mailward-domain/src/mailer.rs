@@ -5,8 +5,9 @@
 
 use async_trait::async_trait;
 
-/// A plain-text message to one recipient.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A message to one recipient: plain text, optionally with an HTML alternative and a one-click
+/// unsubscribe link (RFC 8058) for notification mail.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutboundEmail {
     /// Recipient address.
     pub to: String,
@@ -14,6 +15,10 @@ pub struct OutboundEmail {
     pub subject: String,
     /// Plain-text body.
     pub text: String,
+    /// HTML alternative of the same content.
+    pub html: Option<String>,
+    /// One-click unsubscribe URL (`List-Unsubscribe` with `List-Unsubscribe-Post`).
+    pub unsubscribe_url: Option<String>,
 }
 
 /// Mail sending failures.

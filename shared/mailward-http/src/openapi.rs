@@ -88,6 +88,7 @@ secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once.
         (name = "api-keys", description = "API keys"),
         (name = "organizations", description = "Organizations"),
         (name = "meta", description = "This document"),
+        (name = "notifications", description = "Email notifications follow `settings.email_notifications` of the organization: `domain_setup` (monitoring established, or back after a drift), `domain_failed`, `domain_drifted` and `first_report` (a domain's first aggregate report) are sent to the administrators and to members limited to the domain's group, at most once per occurrence, as plain text and HTML with a one-click unsubscribe link (RFC 8058) for their setting. The other switches are stored; their mail is not sent yet."),
     )
 )]
 pub struct ApiDoc;

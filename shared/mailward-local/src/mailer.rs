@@ -34,6 +34,23 @@ impl FileMailer {
 
 static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Line ends as CRLF.
+fn crlf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// Base64 in lines of 76 characters (RFC 2045).
+fn base64_lines(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    encoded
+        .as_bytes()
+        .chunks(76)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect::<Vec<_>>()
+        .join("\r\n")
+}
+
 /// Removes CR and LF so a value cannot inject headers.
 fn header_value(value: &str) -> String {
     value.replace(['\r', '\n'], " ")
@@ -45,16 +62,39 @@ impl Mailer for FileMailer {
         let now = self.clock.now();
         let id = uuid::Uuid::new_v4();
         let date = now.format(&Rfc2822).unwrap_or_default();
-        let text = email.text.replace("\r\n", "\n").replace('\n', "\r\n");
-        let message = format!(
-            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {}\r\nMessage-ID: <{}@mailward.local>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{}\r\n",
+        let text = crlf(&email.text);
+        let mut headers = format!(
+            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {}\r\nMessage-ID: <{}@mailward.local>\r\nMIME-Version: 1.0\r\n",
             header_value(&self.from),
             header_value(&email.to),
             header_value(&email.subject),
             date,
             id,
-            text
         );
+        if let Some(url) = &email.unsubscribe_url {
+            // RFC 8058 one-click unsubscribe.
+            headers.push_str(&format!(
+                "List-Unsubscribe: <{}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n",
+                header_value(url)
+            ));
+        }
+        let message = match &email.html {
+            None => format!(
+                "{headers}Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{text}\r\n"
+            ),
+            Some(html) => {
+                // Base64 parts: no line-length limit to mind whatever the content.
+                let boundary = format!("mailward-{}", uuid::Uuid::new_v4().simple());
+                format!(
+                    "{headers}Content-Type: multipart/alternative; boundary=\"{boundary}\"\r\n\r\n\
+                     --{boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
+                     --{boundary}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
+                     --{boundary}--\r\n",
+                    base64_lines(text.as_bytes()),
+                    base64_lines(crlf(html).as_bytes()),
+                )
+            }
+        };
         // The sequence keeps names in sending order even when the clock stands still.
         let seq = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = self.outbox.join(format!(

@@ -110,6 +110,7 @@ pub(crate) fn email_for(
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
         ),
+        ..OutboundEmail::default()
     }
 }
 

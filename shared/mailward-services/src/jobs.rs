@@ -97,6 +97,11 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             crate::tasks::run_check(state, check).await?;
             Ok(Handled::Done)
         }
+        crate::notifications::SEND_NOTIFICATION => {
+            let job: crate::notifications::Notification = serde_json::from_value(envelope.data)?;
+            crate::notifications::send(state, job).await?;
+            Ok(Handled::Done)
+        }
         crate::webhooks::delivery::DELIVER_WEBHOOK => {
             let job: crate::webhooks::delivery::DeliveryJob =
                 serde_json::from_value(envelope.data)?;

@@ -22,6 +22,7 @@ pub mod groups;
 pub mod invitations;
 pub mod jobs;
 pub mod members;
+pub mod notifications;
 pub mod organizations;
 pub mod outbound;
 pub mod pagination;

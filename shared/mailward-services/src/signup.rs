@@ -76,6 +76,7 @@ pub async fn start(app: &AppState, input: SignupRequest) -> Result<SignupStarted
         text: format!(
             "Your Mailward signup code is {code}.\n\nIt expires in 15 minutes. If you did not ask for it, ignore this email.\n"
         ),
+        ..OutboundEmail::default()
     };
     if let Err(e) = app.mailer.send(message).await {
         let _ = signups::delete(app.store.as_ref(), id).await;

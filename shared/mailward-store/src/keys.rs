@@ -61,6 +61,12 @@ pub fn org_pk(org: Uuid) -> String {
 /// Sort key of the organization record.
 pub const ORG_META: &str = "META";
 
+/// Sort key of the marker that a notification of one occurrence went to one recipient (in the
+/// organization partition, so the organization's purge removes it).
+pub fn notified_sk(occurrence: &str, recipient: &str) -> String {
+    format!("NOTIFIED#{occurrence}#{}", recipient.to_ascii_lowercase())
+}
+
 /// Sort key of a membership inside the organization partition.
 pub fn member_sk(account: Uuid) -> String {
     format!("MEMBER#{account}")

@@ -14,6 +14,7 @@ pub mod domains;
 pub mod groups;
 pub mod invitations;
 pub mod keys;
+pub mod notifications;
 pub mod onboarding;
 pub mod optimistic;
 pub mod orgs;

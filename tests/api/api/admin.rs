@@ -1342,6 +1342,8 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/signup/verify"),
         ("POST", "/invitations/accept"),
         ("POST", "/support/tickets/{id}/read"),
+        // Public: the signed link of a notification mail, not a credential.
+        ("POST", "/notifications/unsubscribe"),
     ];
     let doc: Value = app
         .request(Method::GET, "/swagger.json")

@@ -77,3 +77,12 @@ pub async fn outbox_events(app: &TestApp) -> Vec<Value> {
         .map(|i| serde_json::from_slice(&i.data).unwrap())
         .collect()
 }
+
+/// A zone that resolves and receives mail but publishes no DMARC record yet.
+pub fn undmarced(name: &str) -> Zone {
+    Zone::new(name)
+        .ns("@", &format!("ns1.{name}."))
+        .mx("@", 10, &format!("mx.{name}."))
+        .a("mx", "192.0.2.30")
+        .txt("@", "v=spf1 mx -all")
+}

@@ -9,6 +9,7 @@ mod common;
 mod conventions;
 mod domains;
 mod failures;
+mod notifications;
 mod openapi;
 mod organizations;
 mod report_data;

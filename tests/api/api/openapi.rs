@@ -113,6 +113,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/docs"),
         ("get", "/docs/redoc.standalone.js"),
         ("get", "/docs/authentication"),
+        ("get", "/notifications/unsubscribe"),
+        ("post", "/notifications/unsubscribe"),
     ];
     for (method, path) in expected {
         assert!(

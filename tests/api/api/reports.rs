@@ -129,7 +129,11 @@ async fn reports_import_once_per_watching_organization() {
 }
 
 /// A one-day report of `domain` for the day before the app's clock.
-fn yesterday_report(app: &mailward_api_tests::TestApp, domain: &str, id: &str) -> Vec<u8> {
+pub(crate) fn yesterday_report(
+    app: &mailward_api_tests::TestApp,
+    domain: &str,
+    id: &str,
+) -> Vec<u8> {
     let today = crate::common::today_start(app);
     let (begin, end) = (today - 86_400, today - 1);
     format!(

@@ -3,7 +3,7 @@
 //! `domain.monitoring.activated`; break the record (drifted), fix it (recovered); and a DNS
 //! timeout never fails a domain.
 
-use crate::common::{add_domain, app_on, get_json, outbox_events, record_of};
+use crate::common::{add_domain, app_on, get_json, outbox_events, record_of, undmarced};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
 use reqwest::Method;
@@ -828,14 +828,6 @@ async fn records_guidance_counts_in_the_dns_buckets() {
 }
 
 /// A zone with mail set up but no DMARC record yet.
-fn undmarced(name: &str) -> Zone {
-    Zone::new(name)
-        .ns("@", &format!("ns1.{name}."))
-        .mx("@", 10, &format!("mx.{name}."))
-        .a("mx", "192.0.2.30")
-        .txt("@", "v=spf1 mx -all")
-}
-
 #[tokio::test]
 async fn a_new_domain_is_evaluated_at_once_by_a_queued_job() {
     let dns = FixtureServer::start(vec![Zone::new("test"), undmarced("fresh.test")])

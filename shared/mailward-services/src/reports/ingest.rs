@@ -380,7 +380,12 @@ async fn update_figures(
             )?])
             .await
         {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                if current.value.monitoring_since.is_none() && next.monitoring_since.is_some() {
+                    first_report_arrived(app, org, domain_id).await;
+                }
+                return Ok(());
+            }
             Err(e) if e.is_conflict() => continue,
             Err(e) => return Err(e.into()),
         }
@@ -388,6 +393,20 @@ async fn update_figures(
     Err(ServiceError::conflict(
         "the domain kept changing while its report figures were saved",
     ))
+}
+
+/// Queues the `first_report` mail of a domain (once per domain: the occurrence is the domain).
+/// The report is stored already; a queue failure costs the mail, not the data, so it is logged.
+async fn first_report_arrived(app: &AppState, org: uuid::Uuid, domain_id: uuid::Uuid) {
+    let notification = crate::notifications::Notification {
+        org_id: org,
+        domain_id,
+        kind: crate::notifications::Kind::FirstReport,
+        occurrence: format!("first_report:{domain_id}"),
+    };
+    if let Err(e) = crate::notifications::enqueue(app, notification).await {
+        tracing::error!(org.id = %org, domain.id = %domain_id, error = %e, "the first-report notification could not be queued");
+    }
 }
 
 /// Imports one identified report for every organization watching its domain.

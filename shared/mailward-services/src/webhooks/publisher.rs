@@ -33,9 +33,10 @@ pub fn envelope(event: &OutboxEvent, api_version: &str) -> Result<String, serde_
     }))
 }
 
-/// Enqueues one delivery per subscribed, enabled endpoint of the event's organization.
-/// Returns how many were enqueued.
+/// Enqueues one delivery per subscribed, enabled endpoint of the event's organization, and the
+/// email notification the event calls for, if any. Returns how many deliveries were enqueued.
 pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<usize> {
+    crate::notifications::on_event(state, event).await?;
     let endpoints = webhooks::list(state.store.as_ref(), event.org_id).await?;
     let mut sent = 0;
     for endpoint in endpoints {

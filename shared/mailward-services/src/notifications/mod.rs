@@ -1,0 +1,219 @@
+//! Email notifications (`settings.email_notifications`): the mails people receive when a
+//! domain's monitoring moves, and when a domain's first aggregate report arrives.
+//!
+//! Each notification is a queued job ([`SEND_NOTIFICATION`]) so the event path never waits on
+//! mail. The job reads the organization at send time (a switch turned off meanwhile wins), sends
+//! to the organization's administrators and to members limited to the domain's group, and
+//! claims `(occurrence, recipient)` in the store first, so a job run twice sends once. Every mail
+//! is plain text plus HTML and carries a one-click unsubscribe (RFC 8058) for its switch.
+
+mod render;
+pub mod unsubscribe;
+
+use crate::state::AppState;
+use mailward_domain::events::types;
+use mailward_domain::model::{EmailNotifications, OrgState, Role};
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{accounts, domains, notifications, orgs};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Job name: send one notification.
+pub const SEND_NOTIFICATION: &str = "send_notification";
+
+/// The switches of `settings.email_notifications` this module sends mail for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Switch {
+    /// `domain_drifted`.
+    DomainDrifted,
+    /// `domain_failed`.
+    DomainFailed,
+    /// `domain_setup`.
+    DomainSetup,
+    /// `first_report`.
+    FirstReport,
+}
+
+impl Switch {
+    /// The setting's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Switch::DomainDrifted => "domain_drifted",
+            Switch::DomainFailed => "domain_failed",
+            Switch::DomainSetup => "domain_setup",
+            Switch::FirstReport => "first_report",
+        }
+    }
+
+    /// Parses a setting's name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            Switch::DomainDrifted,
+            Switch::DomainFailed,
+            Switch::DomainSetup,
+            Switch::FirstReport,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+
+    /// Whether the organization wants this mail.
+    pub fn enabled(self, settings: &EmailNotifications) -> bool {
+        match self {
+            Switch::DomainDrifted => settings.domain_drifted,
+            Switch::DomainFailed => settings.domain_failed,
+            Switch::DomainSetup => settings.domain_setup,
+            Switch::FirstReport => settings.first_report,
+        }
+    }
+
+    /// Turns the switch off.
+    pub fn disable(self, settings: &mut EmailNotifications) {
+        match self {
+            Switch::DomainDrifted => settings.domain_drifted = false,
+            Switch::DomainFailed => settings.domain_failed = false,
+            Switch::DomainSetup => settings.domain_setup = false,
+            Switch::FirstReport => settings.first_report = false,
+        }
+    }
+}
+
+/// What happened, which decides the mail's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Monitoring established for the first time (`domain.monitoring.activated`).
+    DomainSetup,
+    /// Monitoring established again after a drift (`domain.monitoring.recovered`).
+    DomainRecovered,
+    /// The domain never reached monitoring (`domain.monitoring.failed`).
+    DomainFailed,
+    /// Monitoring was lost (`domain.monitoring.drifted`).
+    DomainDrifted,
+    /// The domain's first aggregate report arrived.
+    FirstReport,
+}
+
+impl Kind {
+    /// The switch that governs this mail.
+    pub fn switch(self) -> Switch {
+        match self {
+            Kind::DomainSetup | Kind::DomainRecovered => Switch::DomainSetup,
+            Kind::DomainFailed => Switch::DomainFailed,
+            Kind::DomainDrifted => Switch::DomainDrifted,
+            Kind::FirstReport => Switch::FirstReport,
+        }
+    }
+}
+
+/// Payload of [`SEND_NOTIFICATION`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Notification {
+    /// The organization.
+    pub org_id: Uuid,
+    /// The domain it is about.
+    pub domain_id: Uuid,
+    /// What happened.
+    pub kind: Kind,
+    /// What makes it one occurrence (the event id; `first_report:<domain>`): sent once per
+    /// recipient.
+    pub occurrence: String,
+}
+
+/// Queues the notification of an outbox event, when the event is one people are mailed about.
+/// Called by the publisher for every event, on both the local poller and the stream function.
+pub async fn on_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<()> {
+    let kind = match event.event_type.as_str() {
+        types::DOMAIN_MONITORING_ACTIVATED => Kind::DomainSetup,
+        types::DOMAIN_MONITORING_RECOVERED => Kind::DomainRecovered,
+        types::DOMAIN_MONITORING_FAILED => Kind::DomainFailed,
+        types::DOMAIN_MONITORING_DRIFTED => Kind::DomainDrifted,
+        _ => return Ok(()),
+    };
+    let Some(domain_id) = event
+        .object
+        .get("id")
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse::<Uuid>().ok())
+    else {
+        tracing::warn!(event.id = %event.id, "monitoring event without a domain id: no notification");
+        return Ok(());
+    };
+    enqueue(
+        state,
+        Notification {
+            org_id: event.org_id,
+            domain_id,
+            kind,
+            occurrence: event.id.clone(),
+        },
+    )
+    .await
+}
+
+/// Queues one notification.
+pub async fn enqueue(state: &AppState, notification: Notification) -> anyhow::Result<()> {
+    send_job(
+        state.queue.as_ref(),
+        QueueName::Jobs,
+        SEND_NOTIFICATION,
+        serde_json::to_value(&notification)?,
+        state.clock.unix(),
+        0,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Runs one notification job: checks the switch now, then mails each recipient once.
+pub async fn send(state: &AppState, job: Notification) -> anyhow::Result<()> {
+    let store = state.store.as_ref();
+    let Some(org) = orgs::get(store, job.org_id).await? else {
+        return Ok(());
+    };
+    if org.value.state != OrgState::Active {
+        return Ok(());
+    }
+    let switch = job.kind.switch();
+    if !switch.enabled(&org.value.email_notifications) {
+        tracing::info!(org.id = %job.org_id, switch = switch.as_str(), "notification switched off; not sent");
+        return Ok(());
+    }
+    let Some(domain) = domains::get(store, job.org_id, job.domain_id).await? else {
+        return Ok(());
+    };
+    let recipients: Vec<String> = accounts::members_of(store, job.org_id)
+        .await?
+        .into_iter()
+        .filter(|m| {
+            m.roles.contains(&Role::Admin)
+                || domain.value.group_id.is_some_and(|g| m.groups.contains(&g))
+        })
+        .map(|m| m.email)
+        .filter(|e| !e.is_empty())
+        .collect();
+    for to in recipients {
+        if !notifications::claim(store, job.org_id, &job.occurrence, &to, state.clock.unix())
+            .await?
+        {
+            continue;
+        }
+        let unsubscribe_url = unsubscribe::url(state, job.org_id, switch);
+        let email = render::render(
+            state,
+            &org.value.name,
+            &domain.value,
+            job.kind,
+            &to,
+            &unsubscribe_url,
+        );
+        if let Err(e) = state.mailer.send(email).await {
+            notifications::release(store, job.org_id, &job.occurrence, &to).await?;
+            return Err(anyhow::anyhow!("{e}"));
+        }
+        tracing::info!(org.id = %job.org_id, domain.id = %job.domain_id, kind = ?job.kind, "notification sent");
+    }
+    Ok(())
+}

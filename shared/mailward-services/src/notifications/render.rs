@@ -1,0 +1,128 @@
+//! The words of each notification, as plain text and as HTML. Names people chose (the
+//! organization's, a domain's) are escaped in the HTML.
+
+use super::Kind;
+use crate::state::AppState;
+use mailward_domain::domain::Domain;
+use mailward_domain::mailer::OutboundEmail;
+
+/// Builds the mail of `kind` about `domain` for `to`.
+pub fn render(
+    state: &AppState,
+    organization: &str,
+    domain: &Domain,
+    kind: Kind,
+    to: &str,
+    unsubscribe_url: &str,
+) -> OutboundEmail {
+    let base = state.config.base_url.trim_end_matches('/');
+    let name = &domain.url;
+    let link = format!("{base}/domains/{}", domain.id);
+    let records = format!("{base}/domains/{}/dns-records", domain.id);
+    let reason = domain
+        .monitoring_failure_reason
+        .and_then(|r| serde_json::to_value(r).ok())
+        .and_then(|v| v.as_str().map(str::to_owned));
+    let (subject, happened, todo) = match kind {
+        Kind::DomainSetup => (
+            format!("{name} is monitored: DMARC reports now come to Mailward"),
+            format!(
+                "{name} publishes a DMARC record that sends its aggregate reports to Mailward, so monitoring has started."
+            ),
+            format!(
+                "Nothing to do now. Reports arrive within a day or two; the domain's senders and pass rates appear at {base}/domains/{}/reports/summary.",
+                domain.id
+            ),
+        ),
+        Kind::DomainRecovered => (
+            format!("{name} is monitored again"),
+            format!("{name} again publishes a DMARC record that sends its reports to Mailward."),
+            "Nothing to do: monitoring resumed.".to_owned(),
+        ),
+        Kind::DomainFailed => (
+            format!("{name}: DMARC monitoring could not be set up"),
+            format!(
+                "Mailward could not find the DMARC record it needs at _dmarc.{name} in time{}.",
+                reason
+                    .as_deref()
+                    .map(|r| format!(" (reason: {r})"))
+                    .unwrap_or_default()
+            ),
+            format!(
+                "Publish the records listed at {records}, then verify them with POST {base}/domains/{}/verify.",
+                domain.id
+            ),
+        ),
+        Kind::DomainDrifted => (
+            format!("{name}: DMARC monitoring stopped"),
+            format!(
+                "The DMARC record of {name} no longer sends its reports to Mailward{}.",
+                reason
+                    .as_deref()
+                    .map(|r| format!(" (reason: {r})"))
+                    .unwrap_or_default()
+            ),
+            format!(
+                "Restore the record listed at {records}; monitoring resumes at the next check once it is back."
+            ),
+        ),
+        Kind::FirstReport => (
+            format!("{name}: the first DMARC report arrived"),
+            format!("Mailward received the first DMARC aggregate report for {name}."),
+            format!(
+                "See who sends mail as {name} at {base}/domains/{}/sources and confirm the senders you know.",
+                domain.id
+            ),
+        ),
+    };
+    let switch = kind.switch().as_str();
+    let text = format!(
+        "{happened}\n\nWhat to do: {todo}\n\nThe domain: {link}\n\n--\nSent to {to} for {organization} because the \"{switch}\" notification is on.\nTurn it off: {unsubscribe_url}\n"
+    );
+    let html = format!(
+        "<!doctype html>\n<html><body style=\"font-family:sans-serif;line-height:1.5\">\n<p>{}</p>\n<p><strong>What to do:</strong> {}</p>\n<p><a href=\"{}\">Open {}</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} because the &quot;{switch}&quot; notification is on. <a href=\"{}\">Turn it off</a>.</p>\n</body></html>\n",
+        escape(&happened),
+        escape(&todo),
+        escape(&link),
+        escape(name),
+        escape(to),
+        escape(organization),
+        escape(unsubscribe_url),
+    );
+    OutboundEmail {
+        to: to.to_owned(),
+        subject,
+        text,
+        html: Some(html),
+        unsubscribe_url: Some(unsubscribe_url.to_owned()),
+    }
+}
+
+/// Escapes text for HTML content and attribute values.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn names_are_escaped() {
+        assert_eq!(
+            escape("<b>\"Acme\" & 'Co'</b>"),
+            "&lt;b&gt;&quot;Acme&quot; &amp; &#39;Co&#39;&lt;/b&gt;"
+        );
+    }
+}

@@ -1,0 +1,258 @@
+//! Email notifications: a domain reaching `setup` and one reaching `failed` each send exactly one
+//! mail to the administrators (none when the switch is off), a domain's first report sends
+//! `first_report` once, and the one-click unsubscribe link turns its switch off.
+
+use crate::common::{add_domain, undmarced as zone};
+use mailward_api_tests::TestApp;
+use mailward_dns_fixture::{FixtureServer, Zone};
+use mailward_reports::Limits;
+use mailward_services::reports::ingest::ingest;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Every mail in the outbox, oldest first.
+fn mails(app: &TestApp) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(app.dir.path().join("outbox"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
+}
+
+fn subject(mail: &str) -> &str {
+    mail.lines()
+        .find_map(|l| l.strip_prefix("Subject: "))
+        .unwrap_or_default()
+}
+
+/// The mails whose subject contains `needle`, once at least `count` arrived (or after 30 s).
+async fn mails_about(app: &TestApp, needle: &str, count: usize) -> Vec<String> {
+    let mut found = Vec::new();
+    for _ in 0..600 {
+        found = mails(app)
+            .into_iter()
+            .filter(|m| subject(m).contains(needle))
+            .collect();
+        if found.len() >= count {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    found
+}
+
+async fn sweep(app: &TestApp) {
+    mailward_services::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+}
+
+async fn set_switch(app: &TestApp, key: &str, org: &str, name: &str, on: bool) {
+    let path = format!("/organizations/{org}");
+    let body = json!({"settings": {"email_notifications": {name: on}}});
+    let (status, org) = crate::admin::call(app, Method::POST, &path, key, Some(body)).await;
+    assert_eq!(status, 200, "{org}");
+}
+
+/// The organization's notification switches (an empty update answers the organization).
+async fn switches(app: &TestApp, key: &str, org: &str) -> Value {
+    let path = format!("/organizations/{org}");
+    let (_, org) = crate::admin::call(app, Method::POST, &path, key, Some(json!({}))).await;
+    org["settings"]["email_notifications"].clone()
+}
+
+/// The base64 parts of a multipart mail, decoded.
+fn parts(mail: &str) -> Vec<String> {
+    use base64::Engine as _;
+    mail.split("Content-Transfer-Encoding: base64\r\n\r\n")
+        .skip(1)
+        .map(|part| {
+            let encoded: String = part.split("\r\n--").next().unwrap().split("\r\n").collect();
+            String::from_utf8(
+                base64::engine::general_purpose::STANDARD
+                    .decode(encoded)
+                    .unwrap(),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn monitoring_moves_and_first_reports_mail_the_administrators_once() {
+    let dns = FixtureServer::start(vec![
+        Zone::new("test"),
+        zone("live.test"),
+        zone("lost.test"),
+        zone("muted.test"),
+        zone("later.test"),
+    ])
+    .await
+    .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.pending_grace = Duration::from_secs(3600);
+    })
+    .await;
+    let s = app.sign_up("admin@notify.example", "Notify <Org>").await;
+    let live = add_domain(&app, &s.key, "live.test").await;
+    let lost = add_domain(&app, &s.key, "lost.test").await;
+    sweep(&app).await;
+
+    // live.test publishes its record: setup. lost.test never does: failed after the grace.
+    dns.set_txt(
+        "_dmarc.live.test",
+        &format!(
+            "v=DMARC1; p=none; rua=mailto:{}",
+            live["monitoring_email"].as_str().unwrap()
+        ),
+    )
+    .unwrap();
+    app.clock.advance(time::Duration::minutes(61));
+    sweep(&app).await;
+    let setup = mails_about(&app, "live.test is monitored", 1).await;
+    let failed = mails_about(&app, "lost.test: DMARC monitoring could not be set up", 1).await;
+    assert_eq!(setup.len(), 1);
+    assert_eq!(failed.len(), 1);
+    let mail = &setup[0];
+    assert!(mail.contains("To: admin@notify.example\r\n"), "{mail}");
+    assert!(mail.contains("multipart/alternative"), "{mail}");
+    assert!(
+        mail.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n"),
+        "{mail}"
+    );
+    let [text, html] = &parts(mail)[..] else {
+        panic!("two parts expected: {mail}")
+    };
+    let id = live["id"].as_str().unwrap();
+    assert!(text.contains(&format!("/domains/{id}")), "{text}");
+    assert!(
+        html.contains("Notify &lt;Org&gt;"),
+        "names are escaped: {html}"
+    );
+    let failed_text = &parts(&failed[0])[0];
+    assert!(
+        failed_text.contains("reason: dmarc_record_missing"),
+        "{failed_text}"
+    );
+    assert!(
+        failed_text.contains(&format!(
+            "/domains/{}/dns-records",
+            lost["id"].as_str().unwrap()
+        )),
+        "{failed_text}"
+    );
+
+    // Later passes change nothing: still one mail each.
+    app.clock.advance(time::Duration::minutes(6));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mails_about(&app, "live.test", 1).await.len(), 1);
+    assert_eq!(mails_about(&app, "lost.test", 1).await.len(), 1);
+
+    // domain_failed switched off: muted.test fails without a mail, while later.test (added at
+    // the same time, set up in the same pass) still mails, so the jobs did run.
+    set_switch(&app, &s.key, &s.org_id, "domain_failed", false).await;
+    let later = add_domain(&app, &s.key, "later.test").await;
+    add_domain(&app, &s.key, "muted.test").await;
+    dns.set_txt(
+        "_dmarc.later.test",
+        &format!(
+            "v=DMARC1; p=none; rua=mailto:{}",
+            later["monitoring_email"].as_str().unwrap()
+        ),
+    )
+    .unwrap();
+    sweep(&app).await;
+    app.clock.advance(time::Duration::minutes(61));
+    sweep(&app).await;
+    assert_eq!(
+        mails_about(&app, "later.test is monitored", 1).await.len(),
+        1
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        mails(&app)
+            .iter()
+            .all(|m| !subject(m).contains("muted.test")),
+        "no mail while domain_failed is off"
+    );
+
+    // The first aggregate report of live.test mails once; a second report does not.
+    let state = &app.stack.state;
+    for report_id in ["first", "second"] {
+        ingest(
+            state,
+            &crate::reports::yesterday_report(&app, "live.test", report_id),
+            &Limits::default(),
+        )
+        .await
+        .unwrap();
+    }
+    assert_eq!(
+        mails_about(&app, "live.test: the first DMARC report arrived", 1)
+            .await
+            .len(),
+        1
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        mails_about(&app, "the first DMARC report", 1).await.len(),
+        1,
+        "sent once"
+    );
+
+    // The unsubscribe link: GET only asks, POST turns the switch off.
+    let link = mail
+        .lines()
+        .find_map(|l| l.strip_prefix("List-Unsubscribe: <"))
+        .and_then(|l| l.strip_suffix('>'))
+        .unwrap()
+        .to_owned();
+    let path = link.split_once("/notifications").unwrap().1;
+    let path = format!("/notifications{path}");
+    let page = app.request(Method::GET, &path).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("domain_setup"));
+    assert_eq!(
+        switches(&app, &s.key, &s.org_id).await["domain_setup"],
+        true
+    );
+    let done: Value = app
+        .request(Method::POST, &path)
+        .header("accept", "application/json")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        done,
+        json!({"organization": "Notify <Org>", "setting": "domain_setup", "enabled": false})
+    );
+    let now = switches(&app, &s.key, &s.org_id).await;
+    assert_eq!(
+        (
+            &now["domain_setup"],
+            &now["domain_failed"],
+            &now["first_report"]
+        ),
+        (&json!(false), &json!(false), &json!(true))
+    );
+
+    // A forged or damaged token names the field.
+    let forged = path.replace("domain_setup", "first_report");
+    for bad in [forged.as_str(), "/notifications/unsubscribe?token=nope"] {
+        let response = app.request(Method::POST, bad).send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["param"], "token", "{body}");
+    }
+}
