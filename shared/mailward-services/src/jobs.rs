@@ -102,6 +102,12 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             crate::notifications::send(state, job).await?;
             Ok(Handled::Done)
         }
+        crate::notifications::digest::SEND_DIGEST => {
+            let job: crate::notifications::digest::DigestJob =
+                serde_json::from_value(envelope.data)?;
+            crate::notifications::digest::send(state, job).await?;
+            Ok(Handled::Done)
+        }
         crate::webhooks::delivery::DELIVER_WEBHOOK => {
             let job: crate::webhooks::delivery::DeliveryJob =
                 serde_json::from_value(envelope.data)?;

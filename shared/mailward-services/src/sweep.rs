@@ -116,11 +116,21 @@ pub async fn evaluate_soon(state: &AppState, domains: &[(Uuid, Uuid)]) {
 /// Evaluates one batch, a few domains at a time. Any domain's store failure fails the batch so
 /// the queue retries it (evaluations are idempotent).
 pub async fn run_batch(state: &AppState, batch: SweepBatch) -> anyhow::Result<()> {
+    let mut orgs: Vec<uuid::Uuid> = batch.domains.iter().map(|(org, _)| *org).collect();
+    orgs.sort_unstable();
+    orgs.dedup();
     let results: Vec<anyhow::Result<()>> = futures::stream::iter(batch.domains)
         .map(|(org, id)| async move { sweep_domain(state, org, id).await })
         .buffer_unordered(BATCH_CONCURRENCY)
         .collect()
         .await;
+    // The daily task digests ride on the sweep's schedule: the first batch of the day of each
+    // organization queues its digest. A failure costs a digest, never the sweep.
+    for org in orgs {
+        if let Err(e) = crate::notifications::digest::schedule(state, org).await {
+            tracing::warn!(org.id = %org, error = %e, "the task digest could not be scheduled");
+        }
+    }
     results.into_iter().collect()
 }
 

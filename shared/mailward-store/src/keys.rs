@@ -61,6 +61,14 @@ pub fn org_pk(org: Uuid) -> String {
 /// Sort key of the organization record.
 pub const ORG_META: &str = "META";
 
+/// Sort key of the claim that an organization's task digest of one day was queued.
+pub fn digest_day_sk(day: &str) -> String {
+    format!("DIGESTDAY#{day}")
+}
+
+/// Sort key of what the organization's last task digest listed (its fingerprint).
+pub const DIGEST_LAST: &str = "DIGEST#LAST";
+
 /// Sort key of the marker that a notification of one occurrence went to one recipient (in the
 /// organization partition, so the organization's purge removes it).
 pub fn notified_sk(occurrence: &str, recipient: &str) -> String {

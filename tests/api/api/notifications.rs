@@ -256,3 +256,49 @@ async fn monitoring_moves_and_first_reports_mail_the_administrators_once() {
         assert_eq!(body["param"], "token", "{body}");
     }
 }
+
+#[tokio::test]
+async fn a_daily_digest_lists_the_open_tasks_and_skips_an_unchanged_day() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone("tasks.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("digest@notify.example", "Digest Org").await;
+    add_domain(&app, &s.key, "tasks.test").await;
+    sweep(&app).await;
+    let open =
+        crate::common::get_json(&app, Method::GET, "/tasks?statuses[]=open", &s.key).await["data"]
+            .as_array()
+            .unwrap()
+            .clone();
+    assert!(!open.is_empty(), "a domain without DMARC has open tasks");
+
+    let digests = mails_about(&app, "open task", 1).await;
+    assert_eq!(digests.len(), 1);
+    let mail = &digests[0];
+    assert!(mail.contains("To: digest@notify.example\r\n"), "{mail}");
+    assert!(
+        subject(mail).contains(&format!("Digest Org: {} open task", open.len())),
+        "{}",
+        subject(mail)
+    );
+    let text = &parts(mail)[0];
+    for task in &open {
+        let line = format!("- tasks.test: {}", task["description"].as_str().unwrap());
+        assert!(text.contains(&line), "{line} missing from {text}");
+    }
+    let heading = match open.iter().filter_map(|t| t["priority"].as_str()).next() {
+        Some("critical") => "Critical (",
+        Some("high") => "High (",
+        Some("medium") => "Medium (",
+        _ => "Low (",
+    };
+    assert!(text.contains(heading), "{heading} missing from {text}");
+
+    // The next day lists the same tasks: no second digest.
+    app.clock.advance(time::Duration::days(1));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(mails_about(&app, "open task", 1).await.len(), 1);
+}

@@ -1,5 +1,6 @@
 //! Email notifications (`settings.email_notifications`): the mails people receive when a
-//! domain's monitoring moves, and when a domain's first aggregate report arrives.
+//! domain's monitoring moves, when a domain's first aggregate report arrives, and the daily
+//! digest of open tasks ([`digest`]).
 //!
 //! Each notification is a queued job ([`SEND_NOTIFICATION`]) so the event path never waits on
 //! mail. The job reads the organization at send time (a switch turned off meanwhile wins), sends
@@ -7,6 +8,7 @@
 //! claims `(occurrence, recipient)` in the store first, so a job run twice sends once. Every mail
 //! is plain text plus HTML and carries a one-click unsubscribe (RFC 8058) for its switch.
 
+pub mod digest;
 mod render;
 pub mod unsubscribe;
 
@@ -34,6 +36,8 @@ pub enum Switch {
     DomainSetup,
     /// `first_report`.
     FirstReport,
+    /// `tasks_digests`.
+    TasksDigests,
 }
 
 impl Switch {
@@ -44,6 +48,7 @@ impl Switch {
             Switch::DomainFailed => "domain_failed",
             Switch::DomainSetup => "domain_setup",
             Switch::FirstReport => "first_report",
+            Switch::TasksDigests => "tasks_digests",
         }
     }
 
@@ -54,6 +59,7 @@ impl Switch {
             Switch::DomainFailed,
             Switch::DomainSetup,
             Switch::FirstReport,
+            Switch::TasksDigests,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -66,6 +72,7 @@ impl Switch {
             Switch::DomainFailed => settings.domain_failed,
             Switch::DomainSetup => settings.domain_setup,
             Switch::FirstReport => settings.first_report,
+            Switch::TasksDigests => settings.tasks_digests,
         }
     }
 
@@ -76,6 +83,7 @@ impl Switch {
             Switch::DomainFailed => settings.domain_failed = false,
             Switch::DomainSetup => settings.domain_setup = false,
             Switch::FirstReport => settings.first_report = false,
+            Switch::TasksDigests => settings.tasks_digests = false,
         }
     }
 }

@@ -98,6 +98,71 @@ pub fn render(
     }
 }
 
+/// The daily digest of open tasks, by priority.
+pub fn digest(
+    state: &AppState,
+    organization: &str,
+    lines: &[super::digest::Line],
+    to: &str,
+    unsubscribe_url: &str,
+) -> OutboundEmail {
+    const LEVELS: [(u8, &str); 4] = [(0, "Critical"), (1, "High"), (2, "Medium"), (3, "Low")];
+    let base = state.config.base_url.trim_end_matches('/');
+    let mut text = format!(
+        "{} open task{} for {organization}, most urgent first.\n",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" }
+    );
+    let mut html = format!(
+        "<!doctype html>\n<html><body style=\"font-family:sans-serif;line-height:1.5\">\n<p>{} open task{} for {}, most urgent first.</p>\n",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" },
+        escape(organization)
+    );
+    for (level, label) in LEVELS {
+        let at: Vec<&super::digest::Line> = lines
+            .iter()
+            .filter(|l| l.priority.min(3) == level)
+            .collect();
+        if at.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("\n{label} ({}):\n", at.len()));
+        html.push_str(&format!("<h3>{label} ({})</h3>\n<ul>\n", at.len()));
+        for line in at {
+            text.push_str(&format!("- {}: {}\n", line.domain, line.description));
+            html.push_str(&format!(
+                "<li><strong>{}</strong>: {}</li>\n",
+                escape(&line.domain),
+                escape(&line.description)
+            ));
+        }
+        html.push_str("</ul>\n");
+    }
+    let tasks = format!("{base}/tasks");
+    text.push_str(&format!(
+        "\nWhat to do: work through them from the top; each task says what to change. The list: {tasks}\n\n--\nSent to {to} for {organization} because the \"tasks_digests\" notification is on.\nTurn it off: {unsubscribe_url}\n"
+    ));
+    html.push_str(&format!(
+        "<p><a href=\"{}\">All tasks</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} because the &quot;tasks_digests&quot; notification is on. <a href=\"{}\">Turn it off</a>.</p>\n</body></html>\n",
+        escape(&tasks),
+        escape(to),
+        escape(organization),
+        escape(unsubscribe_url)
+    ));
+    OutboundEmail {
+        to: to.to_owned(),
+        subject: format!(
+            "{organization}: {} open task{} on your domains",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" }
+        ),
+        text,
+        html: Some(html),
+        unsubscribe_url: Some(unsubscribe_url.to_owned()),
+    }
+}
+
 /// Escapes text for HTML content and attribute values.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
