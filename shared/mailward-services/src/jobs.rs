@@ -108,6 +108,12 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             crate::notifications::digest::send(state, job).await?;
             Ok(Handled::Done)
         }
+        crate::notifications::reminders::SEND_REMINDERS => {
+            let job: crate::notifications::reminders::RemindersJob =
+                serde_json::from_value(envelope.data)?;
+            crate::notifications::reminders::send(state, job).await?;
+            Ok(Handled::Done)
+        }
         crate::webhooks::delivery::DELIVER_WEBHOOK => {
             let job: crate::webhooks::delivery::DeliveryJob =
                 serde_json::from_value(envelope.data)?;

@@ -302,3 +302,101 @@ async fn a_daily_digest_lists_the_open_tasks_and_skips_an_unchanged_day() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(mails_about(&app, "open task", 1).await.len(), 1);
 }
+
+#[tokio::test]
+async fn reminders_name_waiting_domains_and_expiring_invitations_once() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone("waiting.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("admin@remind.example", "Remind Org").await;
+    let waiting = add_domain(&app, &s.key, "waiting.test").await;
+    let (status, invitation) = crate::admin::call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "late@remind.example", "roles": ["viewer"], "ttl_sec": 259_200})),
+    )
+    .await;
+    assert_eq!(status, 201, "{invitation}");
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        mails_about(&app, "waiting for its DMARC record", 0)
+            .await
+            .is_empty(),
+        "no reminder before a day of waiting"
+    );
+    assert!(mails_about(&app, "expires soon", 0).await.is_empty());
+
+    // A day later the domain is still pending and the invitation expires within two days.
+    app.clock.advance(time::Duration::hours(25));
+    sweep(&app).await;
+    let setup = mails_about(
+        &app,
+        "waiting.test is still waiting for its DMARC record",
+        1,
+    )
+    .await;
+    assert_eq!(setup.len(), 1);
+    assert!(setup[0].contains("To: admin@remind.example\r\n"));
+    let text = &parts(&setup[0])[0];
+    let id = waiting["id"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("/domains/{id}/dns-records")),
+        "{text}"
+    );
+    assert!(text.contains("setup_reminders"), "{text}");
+    let invites = mails_about(
+        &app,
+        "The invitation of late@remind.example expires soon",
+        1,
+    )
+    .await;
+    assert_eq!(invites.len(), 1);
+    let text = &parts(&invites[0])[0];
+    assert!(
+        text.contains(&format!(
+            "/invitations/{}/resend",
+            invitation["id"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+
+    // The next day: the same domain and invitation are not news; nothing more is sent.
+    app.clock.advance(time::Duration::days(1));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(mails_about(&app, "waiting for", 1).await.len(), 1);
+    assert_eq!(mails_about(&app, "expires soon", 1).await.len(), 1);
+}
+
+#[tokio::test]
+async fn reminders_are_not_sent_with_their_switches_off() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), zone("quiet.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("admin@quiet.example", "Quiet Org").await;
+    set_switch(&app, &s.key, &s.org_id, "setup_reminders", false).await;
+    set_switch(&app, &s.key, &s.org_id, "invitation_reminders", false).await;
+    add_domain(&app, &s.key, "quiet.test").await;
+    let (status, _) = crate::admin::call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "late@quiet.example", "roles": ["viewer"], "ttl_sec": 172_800})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    sweep(&app).await;
+    app.clock.advance(time::Duration::hours(25));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(mails_about(&app, "waiting for", 0).await.is_empty());
+    assert!(mails_about(&app, "expires soon", 0).await.is_empty());
+}

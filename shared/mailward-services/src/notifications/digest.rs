@@ -3,13 +3,13 @@
 //!
 //! Scheduling rides on the sweep (EventBridge on AWS, the local interval): after a batch, each
 //! organization in it claims today's digest once ([`schedule`]); the claim queues
-//! [`SEND_DIGEST`].
+//! [`SEND_DIGEST`] and the day's reminders ([`super::reminders::SEND_REMINDERS`]).
 
 use super::{Switch, unsubscribe};
 use crate::state::AppState;
-use mailward_domain::model::{OrgState, Role};
+use mailward_domain::model::OrgState;
 use mailward_domain::queue::{QueueName, send_job};
-use mailward_store::{accounts, domains, notifications, orgs, tasks};
+use mailward_store::{domains, notifications, orgs, tasks};
 use mailward_tasks::model::TaskStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -27,13 +27,25 @@ pub struct DigestJob {
     pub day: String,
 }
 
-/// Queues today's digest of `org` unless it was queued already today.
+/// Queues today's digest and reminders of `org` unless they were queued already today.
 pub async fn schedule(state: &AppState, org: Uuid) -> anyhow::Result<()> {
     let day = state.clock.now().date().to_string();
     if !notifications::claim_digest_day(state.store.as_ref(), org, &day, state.clock.unix()).await?
     {
         return Ok(());
     }
+    send_job(
+        state.queue.as_ref(),
+        QueueName::Jobs,
+        super::reminders::SEND_REMINDERS,
+        serde_json::to_value(super::reminders::RemindersJob {
+            org_id: org,
+            day: day.clone(),
+        })?,
+        state.clock.unix(),
+        0,
+    )
+    .await?;
     send_job(
         state.queue.as_ref(),
         QueueName::Jobs,
@@ -101,12 +113,7 @@ pub async fn send(state: &AppState, job: DigestJob) -> anyhow::Result<()> {
             description: t.description.clone(),
         })
         .collect();
-    let recipients: Vec<String> = accounts::members_of(store, job.org_id)
-        .await?
-        .into_iter()
-        .filter(|m| m.roles.contains(&Role::Admin) && !m.email.is_empty())
-        .map(|m| m.email)
-        .collect();
+    let recipients = super::administrators(store, job.org_id).await?;
     let occurrence = format!("digest:{}", job.day);
     for to in recipients {
         if !notifications::claim(store, job.org_id, &occurrence, &to, state.clock.unix()).await? {

@@ -1,6 +1,6 @@
 //! Email notifications (`settings.email_notifications`): the mails people receive when a
 //! domain's monitoring moves, when a domain's first aggregate report arrives, and the daily
-//! digest of open tasks ([`digest`]).
+//! digest of open tasks ([`digest`]) and the daily reminders ([`reminders`]).
 //!
 //! Each notification is a queued job ([`SEND_NOTIFICATION`]) so the event path never waits on
 //! mail. The job reads the organization at send time (a switch turned off meanwhile wins), sends
@@ -9,6 +9,7 @@
 //! is plain text plus HTML and carries a one-click unsubscribe (RFC 8058) for its switch.
 
 pub mod digest;
+pub mod reminders;
 mod render;
 pub mod unsubscribe;
 
@@ -38,6 +39,10 @@ pub enum Switch {
     FirstReport,
     /// `tasks_digests`.
     TasksDigests,
+    /// `setup_reminders`.
+    SetupReminders,
+    /// `invitation_reminders`.
+    InvitationReminders,
 }
 
 impl Switch {
@@ -49,6 +54,8 @@ impl Switch {
             Switch::DomainSetup => "domain_setup",
             Switch::FirstReport => "first_report",
             Switch::TasksDigests => "tasks_digests",
+            Switch::SetupReminders => "setup_reminders",
+            Switch::InvitationReminders => "invitation_reminders",
         }
     }
 
@@ -60,6 +67,8 @@ impl Switch {
             Switch::DomainSetup,
             Switch::FirstReport,
             Switch::TasksDigests,
+            Switch::SetupReminders,
+            Switch::InvitationReminders,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -73,6 +82,8 @@ impl Switch {
             Switch::DomainSetup => settings.domain_setup,
             Switch::FirstReport => settings.first_report,
             Switch::TasksDigests => settings.tasks_digests,
+            Switch::SetupReminders => settings.setup_reminders,
+            Switch::InvitationReminders => settings.invitation_reminders,
         }
     }
 
@@ -84,6 +95,8 @@ impl Switch {
             Switch::DomainSetup => settings.domain_setup = false,
             Switch::FirstReport => settings.first_report = false,
             Switch::TasksDigests => settings.tasks_digests = false,
+            Switch::SetupReminders => settings.setup_reminders = false,
+            Switch::InvitationReminders => settings.invitation_reminders = false,
         }
     }
 }
@@ -173,6 +186,19 @@ pub async fn enqueue(state: &AppState, notification: Notification) -> anyhow::Re
     )
     .await?;
     Ok(())
+}
+
+/// The addresses of an organization's administrators: who receives the organization-wide mails.
+pub(crate) async fn administrators(
+    store: &dyn mailward_domain::store::ItemStore,
+    org: Uuid,
+) -> anyhow::Result<Vec<String>> {
+    Ok(accounts::members_of(store, org)
+        .await?
+        .into_iter()
+        .filter(|m| m.roles.contains(&Role::Admin) && !m.email.is_empty())
+        .map(|m| m.email)
+        .collect())
 }
 
 /// Runs one notification job: checks the switch now, then mails each recipient once.

@@ -163,6 +163,43 @@ pub fn digest(
     }
 }
 
+/// A reminder: what is due, listed, and what to do.
+pub fn reminder(
+    organization: &str,
+    reminder: &super::reminders::Reminder,
+    to: &str,
+    unsubscribe_url: &str,
+) -> OutboundEmail {
+    let switch = reminder.switch.as_str();
+    let mut text = format!("{}\n\n", reminder.intro);
+    let mut html = format!(
+        "<!doctype html>\n<html><body style=\"font-family:sans-serif;line-height:1.5\">\n<p>{}</p>\n<ul>\n",
+        escape(&reminder.intro)
+    );
+    for item in &reminder.items {
+        text.push_str(&format!("- {item}\n"));
+        html.push_str(&format!("<li>{}</li>\n", escape(item)));
+    }
+    text.push_str(&format!(
+        "\nWhat to do: {}\n\n--\nSent to {to} for {organization} because the \"{switch}\" notification is on.\nTurn it off: {unsubscribe_url}\n",
+        reminder.todo
+    ));
+    html.push_str(&format!(
+        "</ul>\n<p><strong>What to do:</strong> {}</p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} because the &quot;{switch}&quot; notification is on. <a href=\"{}\">Turn it off</a>.</p>\n</body></html>\n",
+        escape(&reminder.todo),
+        escape(to),
+        escape(organization),
+        escape(unsubscribe_url)
+    ));
+    OutboundEmail {
+        to: to.to_owned(),
+        subject: reminder.subject.clone(),
+        text,
+        html: Some(html),
+        unsubscribe_url: Some(unsubscribe_url.to_owned()),
+    }
+}
+
 /// Escapes text for HTML content and attribute values.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
