@@ -11,6 +11,7 @@ pub mod api_keys;
 pub mod common;
 pub mod domains;
 pub mod notifications;
+pub mod oauth;
 pub mod organizations;
 pub mod records;
 pub mod report_data;

@@ -19,6 +19,7 @@ pub mod events;
 pub mod mailer;
 pub mod model;
 pub mod names;
+pub mod oauth;
 pub mod objects;
 pub mod purpose;
 pub mod queue;

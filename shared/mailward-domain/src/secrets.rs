@@ -17,6 +17,17 @@ pub fn sha256_hex(value: &[u8]) -> String {
     hex::encode(Sha256::digest(value))
 }
 
+/// Raw SHA-256 of a value (PKCE's S256 transform, RFC 7636).
+pub fn sha256_bytes(value: &[u8]) -> [u8; 32] {
+    Sha256::digest(value).into()
+}
+
+/// A random opaque token: `prefix` plus 32 random bytes in base64url-safe hex. Used for OAuth
+/// authorization codes and refresh tokens, stored only as their SHA-256.
+pub fn new_opaque_token(prefix: &str) -> String {
+    format!("{prefix}{}", hex::encode(random_bytes(32)))
+}
+
 /// Hex HMAC-SHA256 of `message` under `key`.
 pub fn hmac_sha256_hex(key: &[u8], message: &[u8]) -> String {
     hex::encode(hmac_sha256(key, message))

@@ -16,16 +16,22 @@ pub enum Scope {
     ApiKeyDns,
     /// Headless signup, per client IP.
     Signup,
+    /// MCP calls with an OAuth access token, per subject.
+    McpOauth,
+    /// DNS tools of the public MCP endpoint, per client address (not shared with `dns`).
+    McpDns,
 }
 
 impl Scope {
     /// Every scope, for configuration listings.
-    pub const ALL: [Scope; 5] = [
+    pub const ALL: [Scope; 7] = [
         Scope::Global,
         Scope::Dns,
         Scope::ApiKey,
         Scope::ApiKeyDns,
         Scope::Signup,
+        Scope::McpOauth,
+        Scope::McpDns,
     ];
 
     /// The wire name used in 429 bodies and settings.
@@ -36,6 +42,8 @@ impl Scope {
             Scope::ApiKey => "api_key",
             Scope::ApiKeyDns => "api_key_dns",
             Scope::Signup => "signup",
+            Scope::McpOauth => "mcp_oauth",
+            Scope::McpDns => "mcp_dns",
         }
     }
 
@@ -65,6 +73,15 @@ impl Scope {
             Scope::Signup => RateLimit {
                 limit: 10,
                 window_secs: 3600,
+            },
+            Scope::McpOauth => RateLimit {
+                limit: 600,
+                window_secs: 60,
+            },
+            // Sized like `dns` (SPEC §4.10), counted apart from it.
+            Scope::McpDns => RateLimit {
+                limit: 120,
+                window_secs: 60,
             },
         }
     }
@@ -108,6 +125,10 @@ impl std::str::FromStr for RateLimit {
 pub struct Config {
     /// Public base URL (used in links of error bodies and emails).
     pub base_url: String,
+    /// The authorization server's issuer URL (`{auth_url}`); the base URL when unset.
+    pub auth_url: Option<String>,
+    /// The one public OAuth client every MCP connector uses (SPEC §5 rule 7).
+    pub oauth_client_id: String,
     /// Secret key material: signs dashboard JWTs and keys the signup-code hashes.
     pub secret_key: Vec<u8>,
     /// Rate limits per scope.
@@ -178,11 +199,16 @@ pub fn parse_secs(name: &str, value: &str) -> Result<u64, String> {
         .map_err(|_| format!("{name}: bad number of seconds {value:?}"))
 }
 
+/// The connector client id when none is configured.
+pub const DEFAULT_OAUTH_CLIENT_ID: &str = "mailward-mcp";
+
 impl Config {
     /// Settings for tests and the local stack: the given secret, default limits.
     pub fn new(base_url: impl Into<String>, secret_key: Vec<u8>) -> Self {
         Self {
             base_url: base_url.into(),
+            auth_url: None,
+            oauth_client_id: DEFAULT_OAUTH_CLIENT_ID.into(),
             secret_key,
             rate_limits: Scope::ALL.iter().map(|s| (*s, s.default_limit())).collect(),
             signup_codes_per_address_per_hour: 5,
@@ -247,6 +273,12 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_PUBLIC_RESOLVERS") {
             self.public_resolvers = parse_public_resolvers(&value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_AUTH_URL") {
+            self.auth_url = Some(value.trim_end_matches('/').to_owned()).filter(|v| !v.is_empty());
+        }
+        if let Ok(value) = std::env::var("MAILWARD_OAUTH_CLIENT_ID") {
+            self.oauth_client_id = value;
         }
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = parse_bool("MAILWARD_TRUST_PROXY", &value)?;

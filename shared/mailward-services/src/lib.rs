@@ -23,6 +23,7 @@ pub mod invitations;
 pub mod jobs;
 pub mod members;
 pub mod notifications;
+pub mod oauth;
 pub mod organizations;
 pub mod outbound;
 pub mod pagination;

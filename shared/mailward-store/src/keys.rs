@@ -9,6 +9,11 @@
 //! | account | `ACCOUNT#<email>` | `ACCOUNT` | `ACCOUNTID#<account>` / `ACCOUNT` |
 //! | signup challenge (TTL 15 min) | `SIGNUP#<id>` | `SIGNUP` | |
 //! | signup codes per address (TTL 1 h) | `SIGNUPRATE#<email>` | `<hour start>` | |
+//! | OAuth sign-in challenge (TTL 15 min) | `OAUTHLOGIN#<id>` | `LOGIN` | |
+//! | OAuth authorization code (TTL) | `OAUTHCODE#<sha256 of code>` | `CODE` | |
+//! | OAuth connection (refresh-token family) | `OAUTHCONN#<account>` | `<connection id>` | |
+//! | OAuth refresh-token lookup (TTL 90 days) | `OAUTHREFRESH#<sha256 of token>` | `REFRESH` | |
+//! | access-token signing key | `OAUTHKEYS` | `KEY#<kid>` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
@@ -394,4 +399,46 @@ pub fn tls_report_sk(domain: Uuid, id: Uuid) -> String {
 /// Prefix of a domain's TLS reports.
 pub fn tls_reports_prefix(domain: Uuid) -> String {
     format!("TLSREPORT#{domain}#")
+}
+
+/// Partition of an OAuth sign-in challenge.
+pub fn oauth_login_pk(id: Uuid) -> String {
+    format!("OAUTHLOGIN#{id}")
+}
+
+/// Sort key of an OAuth sign-in challenge.
+pub const OAUTH_LOGIN_SK: &str = "LOGIN";
+
+/// Partition of an authorization code (by its hash).
+pub fn oauth_code_pk(hash: &str) -> String {
+    format!("OAUTHCODE#{hash}")
+}
+
+/// Sort key of an authorization code.
+pub const OAUTH_CODE_SK: &str = "CODE";
+
+/// Partition of an account's OAuth connections.
+pub fn oauth_connections_pk(account: Uuid) -> String {
+    format!("OAUTHCONN#{account}")
+}
+
+/// Sort key of one OAuth connection.
+pub fn oauth_connection_sk(id: Uuid) -> String {
+    id.to_string()
+}
+
+/// Partition of a refresh token's lookup (by its hash).
+pub fn oauth_refresh_pk(hash: &str) -> String {
+    format!("OAUTHREFRESH#{hash}")
+}
+
+/// Sort key of a refresh token's lookup.
+pub const OAUTH_REFRESH_SK: &str = "REFRESH";
+
+/// Partition of the access-token signing keys.
+pub const OAUTH_KEYS_PK: &str = "OAUTHKEYS";
+
+/// Sort key of one signing key.
+pub fn oauth_key_sk(kid: &str) -> String {
+    format!("KEY#{kid}")
 }

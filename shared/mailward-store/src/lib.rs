@@ -15,6 +15,7 @@ pub mod groups;
 pub mod invitations;
 pub mod keys;
 pub mod notifications;
+pub mod oauth;
 pub mod onboarding;
 pub mod optimistic;
 pub mod orgs;

@@ -1,0 +1,82 @@
+//! Turning an MCP request's access token into a [`Caller`]: signature, issuer, expiry and
+//! audience (see [`super::signing::verify`]), then the connection (revoked → refused at once),
+//! the membership (removed → refused; demoted → the lower role) and the organization's state.
+
+use super::signing::{self, AccessClaims, TokenRejection};
+use super::{OAuthError, flow::weaker};
+use crate::caller::{Caller, Credential};
+use crate::state::AppState;
+use mailward_api_types::common::ApiVersion;
+use mailward_domain::model::OrgState;
+use mailward_store::{accounts, oauth, orgs};
+
+/// Why a token does not open the MCP endpoint (each answers 401).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AccessRejection {
+    /// The token itself is refused.
+    #[error("{0}")]
+    Token(TokenRejection),
+    /// Its connection was revoked.
+    #[error("this connection was revoked; sign in again")]
+    Revoked,
+    /// The person is no longer a member of the token's organization.
+    #[error("you are no longer a member of this organization; sign in again")]
+    NotMember,
+    /// The organization is suspended or being deleted.
+    #[error("the organization is not active")]
+    Inactive,
+}
+
+/// A verified MCP caller.
+#[derive(Debug, Clone)]
+pub struct McpCaller {
+    /// The caller, as every service takes it.
+    pub caller: Caller,
+    /// The token's claims (scopes, subject).
+    pub claims: AccessClaims,
+}
+
+impl McpCaller {
+    /// Whether the token carries `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.claims.scope.split(' ').any(|s| s == scope)
+    }
+}
+
+/// Verifies `token` for one of `audiences`.
+pub async fn authenticate(
+    app: &AppState,
+    issuer: &str,
+    audiences: &[String],
+    token: &str,
+) -> Result<Result<McpCaller, AccessRejection>, OAuthError> {
+    let claims = match signing::verify(app, token, issuer, audiences).await? {
+        Ok(claims) => claims,
+        Err(rejection) => return Ok(Err(AccessRejection::Token(rejection))),
+    };
+    let store = app.store.as_ref();
+    if oauth::get_connection(store, claims.sub, claims.cid)
+        .await?
+        .is_none()
+    {
+        return Ok(Err(AccessRejection::Revoked));
+    }
+    let Some(membership) = accounts::membership(store, claims.org, claims.sub).await? else {
+        return Ok(Err(AccessRejection::NotMember));
+    };
+    match orgs::get(store, claims.org).await? {
+        Some(org) if org.value.state == OrgState::Active => {}
+        _ => return Ok(Err(AccessRejection::Inactive)),
+    }
+    let caller = Caller {
+        org_id: claims.org,
+        credential: Credential::Session {
+            account_id: claims.sub,
+            role: weaker(claims.role, membership.role()),
+            mfa: false,
+        },
+        version: ApiVersion::LATEST,
+        groups: (!membership.groups.is_empty()).then(|| membership.groups.clone()),
+    };
+    Ok(Ok(McpCaller { caller, claims }))
+}

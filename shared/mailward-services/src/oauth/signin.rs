@@ -1,0 +1,122 @@
+//! Signing a person in with an emailed one-time code: the authorization page's first step, and
+//! the way a person gets a dashboard session. There are no passwords.
+
+use super::OAuthError;
+use crate::state::AppState;
+use mailward_domain::email::EmailAddress;
+use mailward_domain::mailer::OutboundEmail;
+use mailward_domain::model::Account;
+use mailward_domain::oauth::SignInChallenge;
+use mailward_domain::secrets;
+use mailward_store::{accounts, oauth, signups};
+use time::Duration;
+use uuid::Uuid;
+
+/// How long a sign-in code is valid.
+pub const SIGNIN_CODE_TTL_SECS: i64 = 900;
+/// Wrong codes that end a challenge.
+pub const SIGNIN_MAX_FAILED_ATTEMPTS: u32 = 5;
+
+fn code_hash(app: &AppState, id: Uuid, code: &str) -> String {
+    secrets::hmac_sha256_hex(&app.config.secret_key, format!("signin:{id}:{code}").as_bytes())
+}
+
+/// Why a sign-in step was refused, for the page to say.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignInError {
+    /// The address is not an address.
+    #[error("that is not a valid email address")]
+    InvalidEmail,
+    /// Too many codes for this address this hour.
+    #[error("too many codes were sent to this address; try again in an hour")]
+    Throttled,
+    /// The code is wrong; some attempts remain.
+    #[error("the code is incorrect ({0} attempts left)")]
+    Incorrect(u32),
+    /// Unknown, expired or used up: start again.
+    #[error("this sign-in expired or was used up; start again")]
+    Expired,
+    /// The service failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<mailward_domain::store::StoreError> for SignInError {
+    fn from(e: mailward_domain::store::StoreError) -> Self {
+        Self::Failed(OAuthError::from(e).description)
+    }
+}
+
+/// Starts a sign-in: mails a six-digit code when an account uses the address. The answer is
+/// the same either way (the challenge id), so the page does not tell who has an account.
+pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError> {
+    let email = EmailAddress::parse(raw_email.trim()).map_err(|_| SignInError::InvalidEmail)?;
+    let now = app.clock.now();
+    let (sent, _) =
+        signups::count_code_sent(app.store.as_ref(), email.as_str(), now.unix_timestamp()).await?;
+    if sent > i64::from(app.config.signup_codes_per_address_per_hour) {
+        return Err(SignInError::Throttled);
+    }
+    let id = Uuid::new_v4();
+    let code = secrets::new_signup_code();
+    let challenge = SignInChallenge {
+        id,
+        email: email.as_str().to_owned(),
+        code_hash: code_hash(app, id, &code),
+        failed_attempts: 0,
+        expires_at: now + Duration::seconds(SIGNIN_CODE_TTL_SECS),
+    };
+    oauth::create_challenge(app.store.as_ref(), &challenge).await?;
+    if accounts::get_by_email(app.store.as_ref(), email.as_str())
+        .await?
+        .is_some()
+    {
+        let message = OutboundEmail {
+            to: challenge.email.clone(),
+            subject: "Your Mailward sign-in code".into(),
+            text: format!(
+                "Your Mailward sign-in code is {code}.\n\nIt expires in 15 minutes. Someone (hopefully you) is signing in to connect an assistant or open a session. If it was not you, ignore this email: nothing happens without the code.\n"
+            ),
+            ..OutboundEmail::default()
+        };
+        app.mailer
+            .send(message)
+            .await
+            .map_err(|e| SignInError::Failed(format!("the code could not be sent: {e}")))?;
+    }
+    tracing::info!(signin.id = %id, "sign-in started");
+    Ok(id)
+}
+
+/// Checks the code: the signed-in account, once per challenge.
+pub async fn verify(app: &AppState, id: Uuid, code: &str) -> Result<Account, SignInError> {
+    let code = code.trim();
+    let store = app.store.as_ref();
+    let Some(current) = oauth::get_challenge(store, id).await? else {
+        return Err(SignInError::Expired);
+    };
+    let mut challenge = current.value.clone();
+    if challenge.failed_attempts >= SIGNIN_MAX_FAILED_ATTEMPTS
+        || challenge.expires_at <= app.clock.now()
+    {
+        return Err(SignInError::Expired);
+    }
+    let account = accounts::get_by_email(store, &challenge.email).await?;
+    let expected = code_hash(app, id, code);
+    let right = code.len() == 6
+        && secrets::constant_time_eq(expected.as_bytes(), challenge.code_hash.as_bytes());
+    let Some(account) = account.filter(|_| right) else {
+        challenge.failed_attempts += 1;
+        let left = SIGNIN_MAX_FAILED_ATTEMPTS - challenge.failed_attempts;
+        match oauth::save_challenge(store, &challenge, current.version).await {
+            Ok(()) if left > 0 => return Err(SignInError::Incorrect(left)),
+            Ok(()) => return Err(SignInError::Expired),
+            Err(e) if e.is_conflict() => return Err(SignInError::Expired),
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if !oauth::consume_challenge(store, id, current.version).await? {
+        return Err(SignInError::Expired);
+    }
+    Ok(account.value)
+}
