@@ -59,3 +59,47 @@ pub struct TokenResponse {
     pub scope: String,
 }
 
+/// `POST /oauth/session/start`: the address to send a sign-in code to.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStartRequest {
+    /// The email address of a Mailward account.
+    pub email: String,
+}
+
+/// A sign-in started: trade the emailed code within 15 minutes.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct SessionStarted {
+    /// The sign-in to complete with `POST /oauth/session`.
+    pub signin_id: Uuid,
+    /// Seconds the code stays valid.
+    pub expires_in_seconds: u32,
+}
+
+/// `POST /oauth/session`: the emailed code, and the organization when the account has several.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRequest {
+    /// From `POST /oauth/session/start`.
+    pub signin_id: Uuid,
+    /// The six-digit code from the email.
+    pub code: String,
+    /// The organization to open the session in (needed when the account belongs to several).
+    #[serde(default)]
+    pub organization_id: Option<Uuid>,
+}
+
+/// A dashboard session: a Bearer token for the REST API.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct Session {
+    /// Send as `Authorization: Bearer <token>`.
+    pub token: String,
+    /// `Bearer`.
+    pub token_type: String,
+    /// Seconds the token lives.
+    pub expires_in: i64,
+    /// The organization it is scoped to.
+    pub organization_id: Uuid,
+    /// The person's role there: `admin`, `editor` or `viewer`.
+    pub role: String,
+}

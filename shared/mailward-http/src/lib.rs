@@ -13,6 +13,7 @@ pub mod error;
 pub mod extract;
 pub mod links;
 pub mod middleware;
+pub mod oauth;
 pub mod openapi;
 pub mod rate_limit;
 pub mod version;

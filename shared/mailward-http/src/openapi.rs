@@ -88,6 +88,8 @@ secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once.
         (name = "api-keys", description = "API keys"),
         (name = "organizations", description = "Organizations"),
         (name = "meta", description = "This document"),
+        (name = "oauth", description = "The OAuth 2.1 authorization server of the MCP endpoints (its own function on AWS). People sign in with a one-time code emailed to them (no passwords), pick an organization and consent; the one public connector client (no secret) trades the authorization code with PKCE S256 for an ES256 access token (15 minutes, audience `{base_url}/mcp`, verifiable with `/oauth/jwks`) and a refresh token that rotates on every use (an old one presented again revokes its connection). Loopback redirect URIs on any port (8765 for Claude-Code-style clients) are the only ones accepted. Dynamic client registration and client-ID metadata documents are refused with 403 naming the connector client. People list and revoke their connections with `GET`/`DELETE /oauth/connections`; a revoked connection answers 401 on its next MCP call. The same sign-in gives dashboard sessions: `POST /oauth/session/start`, then `POST /oauth/session`."),
+        (name = "mcp", description = "The Model Context Protocol endpoints for AI agents: `/mcp` (every tool; OAuth tokens only), `/mcp/directory` (fourteen read-only tools) and `/mcp/public` (no credentials: `audit_domain`, `validate_spf_include`), with the discovery documents (`/.well-known/oauth-protected-resource*`, `/.well-known/mcp`, `/.well-known/mcp/server-card.json`). The tools call the same services as the REST routes and answer the same shapes as structured content."),
         (name = "notifications", description = "Email notifications follow `settings.email_notifications` of the organization: `domain_setup` (monitoring established, or back after a drift), `domain_failed`, `domain_drifted` and `first_report` (a domain's first aggregate report) are sent to the administrators and to members limited to the domain's group, at most once per occurrence, as plain text and HTML with a one-click unsubscribe link (RFC 8058) for their setting. Daily, with the first sweep of the day, the administrators receive `tasks_digests` (the open tasks by priority; skipped when no task changed since the last digest), `setup_reminders` (domains still `pending` a day after they started waiting for their DMARC record; each domain once per wait) and `invitation_reminders` (pending invitations expiring within two days; each invitation once per expiry). `billing_notices`, `hosted_spf_live` and `delegation_missing` are stored; their mail is not sent yet."),
     )
 )]
@@ -116,6 +118,18 @@ impl Modify for SecuritySchemes {
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("JWT")
                     .description(Some("Dashboard session token"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "mcp_oauth",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "OAuth 2.1 access token from the authorization server (authorization code with PKCE S256, the public connector client): ES256 JWT, audience {base_url}/mcp",
+                    ))
                     .build(),
             ),
         );

@@ -20,7 +20,10 @@ fn challenge_item(c: &SignInChallenge, version: u64) -> Result<Item, StoreError>
 }
 
 /// Stores a new sign-in challenge.
-pub async fn create_challenge(store: &dyn ItemStore, c: &SignInChallenge) -> Result<(), StoreError> {
+pub async fn create_challenge(
+    store: &dyn ItemStore,
+    c: &SignInChallenge,
+) -> Result<(), StoreError> {
     store.put(challenge_item(c, 1)?, Condition::NotExists).await
 }
 
@@ -71,12 +74,14 @@ pub async fn consume_challenge(
 }
 
 fn code_item(hash: &str, code: &AuthorizationCode, version: u64) -> Result<Item, StoreError> {
-    Ok(
-        Item::new(keys::oauth_code_pk(hash), keys::OAUTH_CODE_SK, encode(code)?)
-            .with_version(version)
-            // Kept past its expiry for a while so a late reuse still revokes what it issued.
-            .expiring_at(code.expires_at.unix_timestamp() + 3600),
+    Ok(Item::new(
+        keys::oauth_code_pk(hash),
+        keys::OAUTH_CODE_SK,
+        encode(code)?,
     )
+    .with_version(version)
+    // Kept past its expiry for a while so a late reuse still revokes what it issued.
+    .expiring_at(code.expires_at.unix_timestamp() + 3600))
 }
 
 /// Stores a new authorization code under its hash.
@@ -85,7 +90,9 @@ pub async fn create_code(
     hash: &str,
     code: &AuthorizationCode,
 ) -> Result<(), StoreError> {
-    store.put(code_item(hash, code, 1)?, Condition::NotExists).await
+    store
+        .put(code_item(hash, code, 1)?, Condition::NotExists)
+        .await
 }
 
 /// Reads an authorization code by its hash.
@@ -110,10 +117,12 @@ fn connection_item(c: &Connection, version: u64) -> Result<Item, StoreError> {
 }
 
 fn lookup_item(hash: &str, lookup: &RefreshLookup, now: i64) -> Result<Item, StoreError> {
-    Ok(
-        Item::new(keys::oauth_refresh_pk(hash), keys::OAUTH_REFRESH_SK, encode(lookup)?)
-            .expiring_at(now + REFRESH_LOOKUP_TTL_SECS),
+    Ok(Item::new(
+        keys::oauth_refresh_pk(hash),
+        keys::OAUTH_REFRESH_SK,
+        encode(lookup)?,
     )
+    .expiring_at(now + REFRESH_LOOKUP_TTL_SECS))
 }
 
 /// Exchanges a code: marks it used (at `code_version`), stores the new connection and its
@@ -237,13 +246,17 @@ pub async fn signing_keys(store: &dyn ItemStore) -> Result<Vec<SigningKey>, Stor
         .iter()
         .map(decode)
         .collect::<Result<_, _>>()?;
-    keys.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    keys.sort_by_key(|k| std::cmp::Reverse(k.created_at));
     Ok(keys)
 }
 
 /// Stores a new signing key; `false` when one with that id exists.
 pub async fn put_signing_key(store: &dyn ItemStore, key: &SigningKey) -> Result<bool, StoreError> {
-    let item = Item::new(keys::OAUTH_KEYS_PK, keys::oauth_key_sk(&key.kid), encode(key)?);
+    let item = Item::new(
+        keys::OAUTH_KEYS_PK,
+        keys::oauth_key_sk(&key.kid),
+        encode(key)?,
+    );
     match store.put(item, Condition::NotExists).await {
         Ok(()) => Ok(true),
         Err(e) if e.is_conflict() => Ok(false),
@@ -253,6 +266,10 @@ pub async fn put_signing_key(store: &dyn ItemStore, key: &SigningKey) -> Result<
 
 /// Replaces a signing key's record (to mark it retired).
 pub async fn save_signing_key(store: &dyn ItemStore, key: &SigningKey) -> Result<(), StoreError> {
-    let item = Item::new(keys::OAUTH_KEYS_PK, keys::oauth_key_sk(&key.kid), encode(key)?);
+    let item = Item::new(
+        keys::OAUTH_KEYS_PK,
+        keys::oauth_key_sk(&key.kid),
+        encode(key)?,
+    );
     store.put(item, Condition::None).await
 }

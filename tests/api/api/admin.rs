@@ -1344,6 +1344,19 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/support/tickets/{id}/read"),
         // Public: the signed link of a notification mail, not a credential.
         ("POST", "/notifications/unsubscribe"),
+        // The authorization server: public sign-in steps and OAuth endpoints, and a person
+        // revoking their own connection (API keys get 403 session_required; see mcp.rs).
+        ("POST", "/oauth/register"),
+        ("POST", "/oauth/authorize"),
+        ("POST", "/oauth/token"),
+        ("POST", "/oauth/revoke"),
+        ("POST", "/oauth/session/start"),
+        ("POST", "/oauth/session"),
+        ("DELETE", "/oauth/connections/{id}"),
+        // MCP takes OAuth tokens only; its writing tools refuse viewers (see mcp.rs).
+        ("POST", "/mcp"),
+        ("POST", "/mcp/directory"),
+        ("POST", "/mcp/public"),
     ];
     let doc: Value = app
         .request(Method::GET, "/swagger.json")

@@ -35,7 +35,7 @@ pub async fn list(app: &AppState, caller: &Caller) -> Result<ConnectionList, Ser
             last_used_at: c.last_used_at,
         })
         .collect();
-    data.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    data.sort_by_key(|c| std::cmp::Reverse(c.created_at));
     Ok(ConnectionList { data })
 }
 

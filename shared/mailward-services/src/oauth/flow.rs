@@ -106,8 +106,8 @@ pub fn check_request(
             "code_challenge must be the base64url SHA-256 of the verifier (43 characters)",
         ));
     }
-    let scopes = parse_scopes(params.scope.as_deref())
-        .map_err(|e| redirect(e.error, &e.description))?;
+    let scopes =
+        parse_scopes(params.scope.as_deref()).map_err(|e| redirect(e.error, &e.description))?;
     let resource = params.resource.clone().unwrap_or_else(|| urls.mcp.clone());
     if !urls.resources().contains(&resource) {
         return Err(redirect(
@@ -200,7 +200,7 @@ pub async fn choices(
             out.push((membership, org.value.name));
         }
     }
-    out.sort_by(|a, b| a.1.to_lowercase().cmp(&b.1.to_lowercase()));
+    out.sort_by_key(|c| c.1.to_lowercase());
     Ok(out)
 }
 
@@ -215,7 +215,9 @@ pub async fn approve(
     let store = app.store.as_ref();
     let membership = accounts::membership(store, org, account)
         .await?
-        .ok_or_else(|| OAuthError::new("access_denied", "you are not a member of that organization"))?;
+        .ok_or_else(|| {
+            OAuthError::new("access_denied", "you are not a member of that organization")
+        })?;
     match orgs::get(store, org).await? {
         Some(o) if o.value.state == OrgState::Active => {}
         _ => {
@@ -381,8 +383,15 @@ async fn exchange(
     };
     let mut used = record.clone();
     used.connection_id = Some(connection.id);
-    match oauth::exchange_code(store, &hash, &used, current.version, &connection, app.clock.unix())
-        .await
+    match oauth::exchange_code(
+        store,
+        &hash,
+        &used,
+        current.version,
+        &connection,
+        app.clock.unix(),
+    )
+    .await
     {
         Ok(()) => {}
         Err(e) if e.is_conflict() => return Err(invalid()),
@@ -411,7 +420,8 @@ async fn refresh(
     let Some(lookup) = oauth::get_refresh(store, &hash).await? else {
         return Err(invalid());
     };
-    let Some(current) = oauth::get_connection(store, lookup.account_id, lookup.connection_id).await?
+    let Some(current) =
+        oauth::get_connection(store, lookup.account_id, lookup.connection_id).await?
     else {
         return Err(invalid());
     };
@@ -442,7 +452,12 @@ async fn refresh(
         })?;
     match orgs::get(store, connection.org_id).await? {
         Some(o) if o.value.state == OrgState::Active => {}
-        _ => return Err(OAuthError::new("invalid_grant", "the organization is not active")),
+        _ => {
+            return Err(OAuthError::new(
+                "invalid_grant",
+                "the organization is not active",
+            ));
+        }
     }
     let role = weaker(connection.role, membership.role());
     let next = secrets::new_opaque_token("mwrt_");

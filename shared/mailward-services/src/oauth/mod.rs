@@ -10,6 +10,7 @@
 pub mod access;
 pub mod connections;
 pub mod flow;
+pub mod session;
 pub mod signin;
 pub mod signing;
 
@@ -61,11 +62,7 @@ impl Urls {
     pub fn new(app: &AppState, base: &str) -> Self {
         let base = base.trim_end_matches('/').to_owned();
         Self {
-            issuer: app
-                .config
-                .auth_url
-                .clone()
-                .unwrap_or_else(|| base.clone()),
+            issuer: app.config.auth_url.clone().unwrap_or_else(|| base.clone()),
             mcp: format!("{base}/mcp"),
             base,
         }
@@ -111,7 +108,10 @@ impl OAuthError {
 impl From<mailward_domain::store::StoreError> for OAuthError {
     fn from(e: mailward_domain::store::StoreError) -> Self {
         tracing::error!(error = %e, "OAuth store failure");
-        Self::new("server_error", "the service could not complete the request; retry")
+        Self::new(
+            "server_error",
+            "the service could not complete the request; retry",
+        )
     }
 }
 
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn s256_matches_rfc_7636_appendix_b() {
         assert_eq!(
-            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_w4w1kprjnkgE"),
+            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
     }

@@ -14,11 +14,16 @@ use uuid::Uuid;
 
 /// How long a sign-in code is valid.
 pub const SIGNIN_CODE_TTL_SECS: i64 = 900;
+/// Sign-in codes one address may receive per hour (counted apart from signup codes).
+pub const SIGNIN_CODES_PER_HOUR: i64 = 10;
 /// Wrong codes that end a challenge.
 pub const SIGNIN_MAX_FAILED_ATTEMPTS: u32 = 5;
 
 fn code_hash(app: &AppState, id: Uuid, code: &str) -> String {
-    secrets::hmac_sha256_hex(&app.config.secret_key, format!("signin:{id}:{code}").as_bytes())
+    secrets::hmac_sha256_hex(
+        &app.config.secret_key,
+        format!("signin:{id}:{code}").as_bytes(),
+    )
 }
 
 /// Why a sign-in step was refused, for the page to say.
@@ -52,9 +57,13 @@ impl From<mailward_domain::store::StoreError> for SignInError {
 pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError> {
     let email = EmailAddress::parse(raw_email.trim()).map_err(|_| SignInError::InvalidEmail)?;
     let now = app.clock.now();
-    let (sent, _) =
-        signups::count_code_sent(app.store.as_ref(), email.as_str(), now.unix_timestamp()).await?;
-    if sent > i64::from(app.config.signup_codes_per_address_per_hour) {
+    let (sent, _) = signups::count_code_sent(
+        app.store.as_ref(),
+        &format!("signin:{}", email.as_str()),
+        now.unix_timestamp(),
+    )
+    .await?;
+    if sent > SIGNIN_CODES_PER_HOUR {
         return Err(SignInError::Throttled);
     }
     let id = Uuid::new_v4();

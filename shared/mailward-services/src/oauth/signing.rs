@@ -45,8 +45,9 @@ pub struct AccessClaims {
 }
 
 fn generate(app: &AppState) -> Result<SigningKey, OAuthError> {
-    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
-        .map_err(|_| OAuthError::new("server_error", "could not generate a signing key"))?;
+    let pkcs8 =
+        EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+            .map_err(|_| OAuthError::new("server_error", "could not generate a signing key"))?;
     let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
         .map_err(|_| OAuthError::new("server_error", "could not read the signing key"))?;
     // Uncompressed point: 0x04 || x (32 bytes) || y (32 bytes).
@@ -55,7 +56,7 @@ fn generate(app: &AppState) -> Result<SigningKey, OAuthError> {
     let sealed = secret_box::seal(&app.config.secret_key, &b64.encode(pkcs8.as_ref()))
         .map_err(|e| OAuthError::new("server_error", e))?;
     Ok(SigningKey {
-        kid: hex::encode(&mailward_domain::secrets::random_bytes(8)),
+        kid: hex::encode(mailward_domain::secrets::random_bytes(8)),
         sealed_pkcs8: sealed,
         x: b64.encode(&point[1..33]),
         y: b64.encode(&point[33..65]),
@@ -123,7 +124,11 @@ pub async fn mint(app: &AppState, claims: &AccessClaims) -> Result<String, OAuth
     let key = current(app).await?;
     let pkcs8 = secret_box::open(&app.config.secret_key, &key.sealed_pkcs8)
         .ok()
-        .and_then(|b| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b).ok())
+        .and_then(|b| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(b)
+                .ok()
+        })
         .ok_or_else(|| OAuthError::new("server_error", "the signing key cannot be opened"))?;
     let mut header = Header::new(Algorithm::ES256);
     header.kid = Some(key.kid.clone());

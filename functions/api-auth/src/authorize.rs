@@ -1,0 +1,251 @@
+//! `GET /oauth/authorize` and the sign-in pages behind it (`POST /oauth/authorize`): the person
+//! enters an email address, then the emailed code, then picks an organization and allows (or
+//! declines) the connection; the browser goes back to the client's loopback callback with the
+//! code. The pages keep their progress in one signed hidden field, so nothing is stored
+//! between steps but the sign-in challenge.
+
+use crate::pages::{error_line, escape, page};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use mailward_http::extract::Query;
+use mailward_http::oauth::form;
+use mailward_http::{AppState, Routes, links};
+use mailward_services::oauth::Urls;
+use mailward_services::oauth::flow::{self, AuthorizeError, AuthorizeParams, PageState};
+use mailward_services::oauth::signin::{self, SignInError};
+use serde::Deserialize;
+use uuid::Uuid;
+
+/// How long the pages may take, start to end.
+const PAGE_TTL_SECS: i64 = 900;
+
+fn see_other(location: &str) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [
+            (header::LOCATION, location),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+    )
+        .into_response()
+}
+
+fn email_page(app: &AppState, state: &PageState, error: Option<&str>) -> Response {
+    page(
+        StatusCode::OK,
+        "Sign in to connect an assistant",
+        &format!(
+            "<p>An assistant asks to use Mailward on your behalf. Sign in with the email address of your Mailward account; we will send you a one-time code.</p>\n{}<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"email\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n<label for=\"email\">Email address</label><input id=\"email\" type=\"email\" name=\"email\" required autocomplete=\"email\" autofocus>\n<button type=\"submit\">Send the code</button>\n</form>",
+            error_line(error),
+            escape(&flow::seal(app, state))
+        ),
+    )
+}
+
+fn code_page(app: &AppState, state: &PageState, error: Option<&str>) -> Response {
+    page(
+        StatusCode::OK,
+        "Enter your code",
+        &format!(
+            "<p>If an account uses that address, a six-digit code is on its way. It expires in 15 minutes.</p>\n{}<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"code\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n<label for=\"code\">Code</label><input id=\"code\" type=\"text\" name=\"code\" inputmode=\"numeric\" pattern=\"[0-9]{{6}}\" maxlength=\"6\" required autocomplete=\"one-time-code\" autofocus>\n<button type=\"submit\">Sign in</button>\n</form>",
+            error_line(error),
+            escape(&flow::seal(app, state))
+        ),
+    )
+}
+
+async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Response {
+    let choices = match flow::choices(app, account).await {
+        Ok(c) => c,
+        Err(e) => {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                &error_line(Some(&e.description)),
+            );
+        }
+    };
+    if choices.is_empty() {
+        return page(
+            StatusCode::FORBIDDEN,
+            "No organization to connect",
+            "<p>Your account is not a member of an active organization, so there is nothing an assistant could use. Ask an administrator for an invitation, or sign up first.</p>",
+        );
+    }
+    let mut options = String::new();
+    for (i, (membership, name)) in choices.iter().enumerate() {
+        options.push_str(&format!(
+            "<label><input type=\"radio\" name=\"organization_id\" value=\"{}\"{}> {} <span class=\"muted\">({:?})</span></label>\n",
+            membership.org_id,
+            if i == 0 { " checked" } else { "" },
+            escape(name),
+            membership.role()
+        ));
+    }
+    let scopes = state.request.scopes.join(", ");
+    page(
+        StatusCode::OK,
+        "Allow the assistant?",
+        &format!(
+            "<p>The assistant will act as you in the organization you pick, with your role there (a viewer can only read). It asks for: <strong>{}</strong>.</p>\n<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"consent\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n{options}<button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> <button class=\"secondary\" type=\"submit\" name=\"decision\" value=\"deny\">Decline</button>\n</form>\n<p class=\"muted\">You can revoke the connection at any time (DELETE /oauth/connections/{{id}}).</p>",
+            escape(&scopes),
+            escape(&flow::seal(app, state))
+        ),
+    )
+    .into_response()
+}
+
+/// Starts the sign-in of an authorization request.
+#[utoipa::path(get, path = "/oauth/authorize", tag = "oauth", security(()),
+    params(
+        ("response_type" = String, Query, description = "`code`"),
+        ("client_id" = String, Query, description = "The connector client id"),
+        ("redirect_uri" = String, Query, description = "A loopback callback: `http://127.0.0.1:<port>/…`, `http://localhost:<port>/…` or `http://[::1]:<port>/…` (any port; 8765 for Claude-Code-style clients)"),
+        ("code_challenge" = String, Query, description = "PKCE: base64url SHA-256 of the verifier"),
+        ("code_challenge_method" = String, Query, description = "`S256` (plain is refused)"),
+        ("state" = Option<String>, Query, description = "Returned unchanged"),
+        ("scope" = Option<String>, Query, description = "Space-separated scopes (default: all but `offline_access`)"),
+        ("resource" = Option<String>, Query, description = "RFC 8707: `{base_url}/mcp` (default) or `{base_url}/mcp/directory`"),
+    ),
+    description = "An HTML page: the person signs in with an emailed one-time code, picks an organization and allows the connection; the browser then goes to `redirect_uri` with `code`, `state` and `iss`. A client id other than the connector's (including a client-ID metadata document URL) answers 403 naming the client to use; a bad `redirect_uri` answers 400 and is never redirected to; other errors go back to the client as `error` and `error_description`.",
+    responses(
+        (status = 200, description = "The sign-in page", content_type = "text/html"),
+        (status = 303, description = "An error sent back to the client's redirect URI"),
+        (status = 400, description = "Missing client id or a redirect URI that is not a loopback callback (a page)", content_type = "text/html"),
+        (status = 403, description = "Not the connector client (a page naming the one to use)", content_type = "text/html"),
+    ))]
+pub async fn authorize(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Query(params): Query<AuthorizeParams>,
+) -> Response {
+    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+    match flow::check_request(&app, &urls, &params) {
+        Ok(request) => email_page(
+            &app,
+            &PageState {
+                request,
+                challenge: None,
+                account: None,
+                exp: app.clock.unix() + PAGE_TTL_SECS,
+            },
+            None,
+        ),
+        Err(AuthorizeError::Redirect(location)) => see_other(&location),
+        Err(AuthorizeError::Page { forbidden, message }) => page(
+            if forbidden {
+                StatusCode::FORBIDDEN
+            } else {
+                StatusCode::BAD_REQUEST
+            },
+            "This sign-in link is not valid",
+            &error_line(Some(&message)),
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+struct StepForm {
+    step: Option<String>,
+    state: Option<String>,
+    email: Option<String>,
+    code: Option<String>,
+    organization_id: Option<String>,
+    decision: Option<String>,
+}
+
+/// One step of the sign-in pages.
+#[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", security(()),
+    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+        description = "The page's form: `step` (`email`, `code` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`)."),
+    description = "Submitted by the sign-in pages of `GET /oauth/authorize`. Wrong codes are counted (five end the sign-in); the signed state expires after 15 minutes.",
+    responses(
+        (status = 200, description = "The next page", content_type = "text/html"),
+        (status = 303, description = "Back to the client with `code` (allowed) or `error=access_denied` (declined)"),
+        (status = 400, description = "The form or its state is not valid (a page)", content_type = "text/html"),
+    ))]
+pub async fn step(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+    let expired = || {
+        page(
+            StatusCode::BAD_REQUEST,
+            "This sign-in expired",
+            "<p>The sign-in took too long or the page was changed. Start again from your assistant.</p>",
+        )
+    };
+    let Ok(input) = form::<StepForm>(&headers, &body) else {
+        return expired();
+    };
+    let Some(mut state) = input.state.as_deref().and_then(|s| flow::open(&app, s)) else {
+        return expired();
+    };
+    match input.step.as_deref() {
+        Some("email") => {
+            match signin::start(&app, input.email.as_deref().unwrap_or_default()).await {
+                Ok(challenge) => {
+                    state.challenge = Some(challenge);
+                    code_page(&app, &state, None)
+                }
+                Err(e @ (SignInError::InvalidEmail | SignInError::Throttled)) => {
+                    email_page(&app, &state, Some(&e.to_string()))
+                }
+                Err(e) => email_page(&app, &state, Some(&e.to_string())),
+            }
+        }
+        Some("code") => {
+            let Some(challenge) = state.challenge else {
+                return expired();
+            };
+            match signin::verify(&app, challenge, input.code.as_deref().unwrap_or_default()).await {
+                Ok(account) => {
+                    state.account = Some(account.id);
+                    state.challenge = None;
+                    consent_page(&app, &state, account.id).await
+                }
+                Err(e @ SignInError::Incorrect(_)) => code_page(&app, &state, Some(&e.to_string())),
+                Err(SignInError::Expired) => {
+                    state.challenge = None;
+                    email_page(
+                        &app,
+                        &state,
+                        Some(
+                            "That sign-in expired or had too many wrong codes; enter your address again.",
+                        ),
+                    )
+                }
+                Err(e) => code_page(&app, &state, Some(&e.to_string())),
+            }
+        }
+        Some("consent") => {
+            let Some(account) = state.account else {
+                return expired();
+            };
+            if input.decision.as_deref() != Some("allow") {
+                return see_other(&flow::deny(&urls, &state.request));
+            }
+            let Some(org) = input
+                .organization_id
+                .as_deref()
+                .and_then(|o| Uuid::parse_str(o).ok())
+            else {
+                return consent_page(&app, &state, account).await;
+            };
+            match flow::approve(&app, &urls, &state.request, account, org).await {
+                Ok(location) => see_other(&location),
+                Err(e) => page(
+                    StatusCode::FORBIDDEN,
+                    "The connection was not allowed",
+                    &error_line(Some(&e.description)),
+                ),
+            }
+        }
+        _ => expired(),
+    }
+}
+
+/// This module's routes.
+pub fn routes() -> Routes {
+    Routes::new().routes(utoipa_axum::routes!(authorize, step))
+}

@@ -1,0 +1,84 @@
+//! `POST /oauth/session/start` and `POST /oauth/session`: a dashboard session (a Bearer token
+//! for the REST API) from the same emailed-code sign-in as the authorization server. This is
+//! how a person gets a session; `mailward token` stays for scripts on the local stack.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use mailward_api_types::ErrorBody;
+use mailward_api_types::oauth::{Session, SessionRequest, SessionStartRequest, SessionStarted};
+use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
+use mailward_http::extract::Json;
+use mailward_http::middleware::ClientIp;
+use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
+use mailward_http::{ApiError, AppState, Routes};
+use mailward_services::config::Scope;
+use mailward_services::oauth::session;
+
+/// Dashboard sessions last eight hours.
+pub const SESSION_TTL_SECS: i64 = 8 * 3600;
+
+/// Emails a sign-in code.
+#[utoipa::path(post, path = "/oauth/session/start", tag = "oauth", security(()),
+    request_body = SessionStartRequest,
+    description = "Sends a six-digit sign-in code to the address when a Mailward account uses it; the answer is the same either way. Throttled per client address (`signup` bucket) and per address.",
+    responses(
+        (status = 202, description = "Started", body = SessionStarted),
+        (status = 400, description = "`param` email", body = ErrorBody),
+        (status = 429, description = "Too many codes", body = ErrorBody),
+    ))]
+pub async fn start_session(
+    State(app): State<AppState>,
+    axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
+    log: Option<axum::Extension<RateLimitLog>>,
+    Json(input): Json<SessionStartRequest>,
+) -> Result<(StatusCode, axum::Json<SessionStarted>), ApiError> {
+    enforce_logged(&app, log.as_deref(), Scope::Signup, &format!("ip:{ip}")).await?;
+    let started = session::start(&app, input).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(started)))
+}
+
+/// Trades the code for a session token.
+#[utoipa::path(post, path = "/oauth/session", tag = "oauth", security(()),
+    request_body = SessionRequest,
+    description = "Checks the emailed code (five wrong codes end the sign-in) and answers a Bearer token for the REST API, scoped to the organization (`organization_id`, needed when the account has several) and the person's role there; it lives eight hours.",
+    responses(
+        (status = 200, description = "The session", body = Session),
+        (status = 400, description = "`param` code, signin_id or organization_id", body = ErrorBody),
+        (status = 403, description = "Not a member of an active organization", body = ErrorBody),
+    ))]
+pub async fn create_session(
+    State(app): State<AppState>,
+    Json(input): Json<SessionRequest>,
+) -> Result<axum::Json<Session>, ApiError> {
+    let (account, membership) = session::finish(&app, input).await?;
+    let now = app.clock.unix();
+    let role = membership.role();
+    let claims = SessionClaims {
+        sub: account.id,
+        org: membership.org_id,
+        role,
+        amr: vec!["otp".into()],
+        iss: JWT_ISSUER.into(),
+        aud: JWT_AUDIENCE.into(),
+        iat: now,
+        exp: now + SESSION_TTL_SECS,
+    };
+    let token = mint_session_token(&app.config.secret_key, &claims).map_err(ApiError::internal)?;
+    Ok(axum::Json(Session {
+        token,
+        token_type: "Bearer".into(),
+        expires_in: SESSION_TTL_SECS,
+        organization_id: membership.org_id,
+        role: serde_json::to_value(role)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+    }))
+}
+
+/// This module's routes.
+pub fn routes() -> Routes {
+    Routes::new()
+        .routes(utoipa_axum::routes!(start_session))
+        .routes(utoipa_axum::routes!(create_session))
+}

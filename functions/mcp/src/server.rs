@@ -1,0 +1,172 @@
+//! The MCP server of one request: `tools/list` shows the endpoint's tools, `tools/call` checks
+//! the caller may call it, throttles the public endpoint, and runs the tool. Errors a tool
+//! meets (bad arguments, refusals, throttling) are tool results with `isError` and a structured
+//! `error`, which agents read; unknown tools are protocol errors, as MCP asks.
+
+use crate::tools::{self, Context, Endpoint, ToolError};
+use mailward_domain::model::Role;
+use mailward_http::AppState;
+use mailward_http::rate_limit::hit;
+use mailward_services::caller::{Caller, Credential};
+use mailward_services::config::Scope;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// The protocol revisions negotiated (current clients speak these three).
+pub static PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
+
+/// One request's server.
+#[derive(Clone)]
+pub struct McpServer {
+    /// The service state.
+    pub app: AppState,
+    /// Which endpoint was called.
+    pub endpoint: Endpoint,
+    /// The verified caller (none on the public endpoint).
+    pub caller: Option<Caller>,
+    /// The client address (the public endpoint's throttle key).
+    pub client_ip: String,
+}
+
+/// The tools `endpoint` lists.
+pub fn listed(endpoint: Endpoint) -> Vec<Tool> {
+    tools::TOOLS
+        .iter()
+        .filter(|t| t.served_by(endpoint))
+        .map(|t| {
+            let input = match (t.input)() {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            let output = match (t.output)() {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            Tool::new(t.name, t.description, Arc::new(input))
+                .with_raw_output_schema(Arc::new(output))
+                .with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(!t.writes)
+                        .destructive(t.name.starts_with("delete_"))
+                        .open_world(matches!(t.name, "audit_domain" | "validate_spf_include")),
+                )
+        })
+        .collect()
+}
+
+fn tool_error(error: Value) -> CallToolResult {
+    let message = error["message"]
+        .as_str()
+        .unwrap_or("the tool failed")
+        .to_owned();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        "Error ({}): {message}",
+        error["code"].as_str().unwrap_or("error")
+    ))]);
+    result.structured_content = Some(json!({ "error": error }));
+    result
+}
+
+impl McpServer {
+    async fn run(&self, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+        let Some(def) = tools::find(&request.name).filter(|d| d.served_by(self.endpoint)) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?}; tools/list shows the tools",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        if def.writes
+            && let Some(Caller {
+                credential:
+                    Credential::Session {
+                        role: Role::Viewer, ..
+                    },
+                ..
+            }) = &self.caller
+        {
+            return Ok(tool_error(
+                ToolError::new(
+                    "forbidden",
+                    "a viewer cannot change anything through MCP; ask an administrator or editor",
+                    None,
+                )
+                .0,
+            ));
+        }
+        if self.endpoint == Endpoint::Public
+            && let Some(bucket) =
+                hit(&self.app, Scope::McpDns, &format!("ip:{}", self.client_ip)).await
+            && bucket.exceeded
+        {
+            return Ok(tool_error(json!({
+                "code": "rate_limit_exceeded",
+                "scope": "mcp_dns",
+                "message": format!("too many DNS tool calls from this address; retry in {} seconds", bucket.reset_secs.max(1)),
+                "limit": bucket.limit,
+                "window_seconds": bucket.window_secs,
+                "retry_after_seconds": bucket.reset_secs.max(1),
+            })));
+        }
+        let ctx = Context {
+            app: self.app.clone(),
+            caller: self.caller.clone(),
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        Ok(match tools::call(&ctx, def.name, args).await {
+            Ok(value) => {
+                let text = serde_json::to_string(&value).unwrap_or_default();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(value);
+                result
+            }
+            Err(ToolError(error)) => tool_error(error),
+        })
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mailward", env!("CARGO_PKG_VERSION")))
+            .with_instructions(match self.endpoint {
+                Endpoint::Public => "Mailward's public tools: audit any domain's email authentication (DMARC, SPF, DKIM, BIMI, MTA-STS, TLS-RPT, MX) and check SPF includes. No account needed.",
+                Endpoint::Directory => "Mailward, read-only: the organization's domains, their DNS records and plans, tasks, DMARC report summaries and senders.",
+                Endpoint::Main => "Mailward gets an organization's domains to DMARC enforcement and keeps them there. Start with get_account, then list_domains; get_dns_records says what to publish, verify_domain checks it, list_tasks says what to fix next.",
+            })
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&PROTOCOL_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(listed(self.endpoint)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.run(request).await.map(CallToolResponse::from)
+    }
+}

@@ -1,0 +1,467 @@
+//! The MCP endpoints over HTTP (JSON-RPC 2.0, Streamable HTTP, stateless): initialize and the
+//! protocol revisions, the tool lists of the three endpoints with their schemas, tool calls
+//! backed by the same services as the REST routes, and every bad input: malformed JSON-RPC,
+//! batches, unknown methods and tools, arguments failing their schema, viewers writing, and the
+//! public endpoint's own throttle.
+
+use crate::common::{add_domain, undmarced};
+use crate::oauth::connect;
+use mailward_api_tests::TestApp;
+use mailward_dns_fixture::{FixtureServer, Zone};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// Sends one JSON-RPC body; answers the status and the JSON body (null when none).
+async fn rpc(app: &TestApp, path: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+    let mut req = app
+        .request(Method::POST, path)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    // After initialize, clients send the negotiated revision on every request.
+    if body["method"] != "initialize" {
+        req = req.header("mcp-protocol-version", "2025-11-25");
+    }
+    if let Some(token) = token {
+        req = req.bearer_auth(token);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Calls a tool; answers the JSON-RPC result.
+async fn call(app: &TestApp, path: &str, token: Option<&str>, tool: &str, args: Value) -> Value {
+    let (status, body) = rpc(
+        app,
+        path,
+        token,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{tool}: {body}");
+    body["result"].clone()
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), undmarced("agent.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app.sign_up("agent@mcp.example", "Agent Co").await;
+    let added = add_domain(&app, &s.key, "agent.test").await;
+    let tokens = connect(&app, "agent@mcp.example", &s.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+
+    // initialize negotiates a revision we speak; an old one is answered with ours.
+    let (status, init) = rpc(
+        &app,
+        "/mcp",
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mailward");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+
+    // The main endpoint lists every tool that has a service, each with both schemas.
+    let (_, list) = rpc(
+        &app,
+        "/mcp",
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let main = names(&list);
+    for tool in [
+        "get_account",
+        "audit_domain",
+        "validate_spf_include",
+        "list_domains",
+        "get_domain",
+        "create_domain",
+        "update_domain",
+        "delete_domain",
+        "verify_domain",
+        "get_dns_records",
+        "get_domain_plan",
+        "get_spf",
+        "list_tasks",
+        "get_task",
+        "complete_task",
+        "dismiss_task",
+        "get_dmarc_summary",
+        "list_dmarc_senders",
+        "list_groups",
+        "create_group",
+        "update_group",
+        "delete_group",
+        "list_webhook_events",
+        "list_webhook_endpoints",
+        "create_webhook_endpoint",
+        "delete_webhook_endpoint",
+        "list_activity_log",
+        "list_activity_log_actions",
+        "preview_dns_change",
+    ] {
+        assert!(main.contains(&tool.to_owned()), "{tool} missing");
+    }
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{}", tool["name"]);
+        assert_eq!(tool["outputSchema"]["type"], "object", "{}", tool["name"]);
+        assert!(tool["description"].as_str().unwrap().len() > 40);
+    }
+    let (_, list) = rpc(
+        &app,
+        "/mcp/directory",
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let directory = names(&list);
+    assert_eq!(directory.len(), 14, "{directory:?}");
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(
+            tool["annotations"]["readOnlyHint"], true,
+            "{}",
+            tool["name"]
+        );
+    }
+    let (_, list) = rpc(
+        &app,
+        "/mcp/public",
+        None,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(names(&list), vec!["audit_domain", "validate_spf_include"]);
+
+    // Calls answer structured content equal to the REST answer, plus text.
+    let result = call(&app, "/mcp", Some(&token), "list_domains", json!({})).await;
+    assert_eq!(result["isError"], false, "{result}");
+    let rest = crate::common::get_json(&app, Method::GET, "/domains", &s.key).await;
+    assert_eq!(result["structuredContent"]["data"], rest["data"]);
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+    // get_domain by name or id.
+    let by_name = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "get_domain",
+        json!({"domain": "agent.test"}),
+    )
+    .await;
+    assert_eq!(by_name["structuredContent"]["id"], added["id"]);
+    let by_id = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "get_domain",
+        json!({"domain": added["id"]}),
+    )
+    .await;
+    assert_eq!(by_id["structuredContent"]["url"], "agent.test");
+    let account = call(&app, "/mcp", Some(&token), "get_account", json!({})).await;
+    assert_eq!(
+        account["structuredContent"]["organization"]["id"],
+        s.org_id.as_str()
+    );
+    assert_eq!(account["structuredContent"]["role"], "admin");
+    let summary = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "get_dmarc_summary",
+        json!({"domain": "agent.test", "period": "last_7_days"}),
+    )
+    .await;
+    assert_eq!(summary["isError"], false, "{summary}");
+    let audit = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "audit_domain",
+        json!({"domain": "agent.test"}),
+    )
+    .await;
+    assert_eq!(audit["isError"], false, "{audit}");
+    assert_eq!(
+        audit["structuredContent"]["summary"]["domain"], "agent.test",
+        "{audit}"
+    );
+    assert!(audit["structuredContent"]["summary"]["score"].is_number());
+    // A write through MCP lands like one through REST (and is logged as the person).
+    let created = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "create_domain",
+        json!({"url": "second.test"}),
+    )
+    .await;
+    assert_eq!(created["isError"], false, "{created}");
+    let rest = crate::common::get_json(&app, Method::GET, "/domains", &s.key).await;
+    assert_eq!(rest["data"].as_array().unwrap().len(), 2);
+    let again = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "create_domain",
+        json!({"url": "second.test"}),
+    )
+    .await;
+    assert_eq!(again["isError"], true);
+    assert_eq!(
+        again["structuredContent"]["error"]["code"], "domain_exists",
+        "{again}"
+    );
+
+    // Arguments failing their schema: a tool error naming the argument.
+    for (args, param) in [
+        (json!({}), "domain"),
+        (json!({"domain": "agent.test", "colour": "blue"}), "colour"),
+        (json!({"domain": 42}), "domain"),
+    ] {
+        let result = call(&app, "/mcp", Some(&token), "get_domain", args.clone()).await;
+        assert_eq!(result["isError"], true, "{args}");
+        assert_eq!(
+            result["structuredContent"]["error"]["code"], "invalid_arguments",
+            "{result}"
+        );
+        assert_eq!(
+            result["structuredContent"]["error"]["param"], param,
+            "{result}"
+        );
+    }
+    let result = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "get_domain",
+        json!({"domain": "nowhere.test"}),
+    )
+    .await;
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        "resource_not_found"
+    );
+    let result = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "list_domains",
+        json!({"per_page": 1000}),
+    )
+    .await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"]["param"], "per_page",
+        "{result}"
+    );
+
+    // Unknown tools and methods are protocol errors; the directory has no writing tools.
+    let (_, body) = rpc(&app, "/mcp", Some(&token), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "launch_rockets", "arguments": {}}})).await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    let (_, body) = rpc(&app, "/mcp/directory", Some(&token), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "delete_domain", "arguments": {"domain": "agent.test"}}})).await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    let (_, body) = rpc(
+        &app,
+        "/mcp",
+        Some(&token),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "resources/destroy"}),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+}
+
+#[tokio::test]
+async fn malformed_requests_and_unsupported_revisions_are_refused() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("proto@mcp.example", "Proto Co").await;
+    let tokens = connect(&app, "proto@mcp.example", &s.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+
+    // Not JSON, not JSON-RPC, a batch.
+    for body in [
+        "{not json",
+        "{\"hello\": 1}",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}]",
+    ] {
+        let res = app
+            .request(Method::POST, "/mcp")
+            .bearer_auth(&token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let text = res.text().await.unwrap();
+        assert!(
+            status.is_client_error() || text.contains("\"error\""),
+            "{body}: {status} {text}"
+        );
+        assert!(!status.is_server_error(), "{body}");
+    }
+    // An unsupported MCP-Protocol-Version header is 400.
+    let res = app
+        .request(Method::POST, "/mcp")
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "1999-01-01")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    // GET is not served (stateless: no server-initiated stream).
+    let res = app
+        .request(Method::GET, "/mcp")
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405);
+}
+
+#[tokio::test]
+async fn a_viewer_reads_but_cannot_write_through_mcp() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("boss@mcp.example", "Viewer Co").await;
+    crate::admin::member(&app, &s, "viewer@mcp.example", &["viewer"], &[]).await;
+    let tokens = connect(&app, "viewer@mcp.example", &s.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+    let read = call(&app, "/mcp", Some(&token), "list_domains", json!({})).await;
+    assert_eq!(read["isError"], false);
+    for (tool, args) in [
+        ("create_domain", json!({"url": "nope.test"})),
+        ("create_group", json!({"name": "g"})),
+        ("complete_task", json!({"task_id": uuid::Uuid::new_v4()})),
+    ] {
+        let result = call(&app, "/mcp", Some(&token), tool, args).await;
+        assert_eq!(result["isError"], true, "{tool}");
+        assert_eq!(
+            result["structuredContent"]["error"]["code"], "forbidden",
+            "{tool}: {result}"
+        );
+    }
+    let rest = crate::common::get_json(&app, Method::GET, "/domains", &s.key).await;
+    assert!(rest["data"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_public_endpoint_needs_nothing_and_throttles_per_address() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), undmarced("public.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.rate_limits.push((
+            mailward_services::config::Scope::McpDns,
+            "2/60".parse().unwrap(),
+        ));
+    })
+    .await;
+    // A credential sent is ignored (even a bad one).
+    let first = call(
+        &app,
+        "/mcp/public",
+        Some("garbage"),
+        "audit_domain",
+        json!({"domain": "public.test"}),
+    )
+    .await;
+    assert_eq!(first["isError"], false, "{first}");
+    let second = call(
+        &app,
+        "/mcp/public",
+        None,
+        "validate_spf_include",
+        json!({"domain": "public.test"}),
+    )
+    .await;
+    assert!(second["structuredContent"].is_object(), "{second}");
+    let third = call(
+        &app,
+        "/mcp/public",
+        None,
+        "audit_domain",
+        json!({"domain": "public.test"}),
+    )
+    .await;
+    assert_eq!(third["isError"], true);
+    let error = &third["structuredContent"]["error"];
+    assert_eq!(error["scope"], "mcp_dns", "{third}");
+    assert!(error["retry_after_seconds"].as_u64().unwrap() > 0);
+    // The REST DNS bucket is not shared with it.
+    let res = app
+        .request(Method::GET, "/tools/audit?domain=public.test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // Tools of the main endpoint are not reachable here.
+    let (_, body) = rpc(&app, "/mcp/public", None, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_domains", "arguments": {}}})).await;
+    assert_eq!(body["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn the_discovery_documents_describe_the_server_and_its_tools() {
+    let app = TestApp::start().await;
+    let doc: Value = app
+        .request(Method::GET, "/.well-known/mcp")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let endpoints = doc["endpoints"].as_array().unwrap();
+    assert_eq!(endpoints.len(), 3);
+    assert_eq!(endpoints[0]["url"], app.url("/mcp"));
+    assert_eq!(endpoints[2]["url"], app.url("/mcp/public"));
+    let audit = endpoints[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "audit_domain")
+        .unwrap();
+    assert_eq!(audit["inputSchema"]["required"], json!(["domain"]));
+    let card: Value = app
+        .request(Method::GET, "/.well-known/mcp/server-card.json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["transport"]["url"], app.url("/mcp"));
+    assert_eq!(card["authentication"]["client_id"], "mailward-mcp");
+    let root: Value = app
+        .request(Method::GET, "/.well-known/oauth-protected-resource")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(root["resource"], app.url("/mcp"));
+}
