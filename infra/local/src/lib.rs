@@ -30,6 +30,8 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// Public base URL; defaults to `http://<listen>`.
     pub base_url: Option<String>,
+    /// The MCP connector's client id (default `mailward-mcp`).
+    pub oauth_client_id: Option<String>,
     /// Secret key; defaults to one generated once and kept in `<data-dir>/secret.key`.
     pub secret_key: Option<String>,
     /// Sender address of outbound mail.
@@ -112,6 +114,7 @@ impl Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir,
             base_url: None,
+            oauth_client_id: None,
             secret_key: None,
             mail_from: "Mailward <noreply@mailward.local>".into(),
             max_receives: 5,
@@ -198,6 +201,9 @@ pub fn assemble(
         Arc::clone(&clock),
     ));
     let mut config = Config::new(base_url, secret);
+    if let Some(client) = &settings.oauth_client_id {
+        config.oauth_client_id = client.clone();
+    }
     config
         .rate_limits
         .extend(settings.rate_limits.iter().copied());

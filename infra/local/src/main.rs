@@ -68,6 +68,15 @@ struct Cli {
     /// Rate limit of the signup bucket (per client IP).
     #[arg(long, env = "MAILWARD_RATE_SIGNUP", global = true)]
     rate_signup: Option<RateLimit>,
+    /// Rate limit of the mcp_oauth bucket (MCP calls, per person).
+    #[arg(long, env = "MAILWARD_RATE_MCP_OAUTH", global = true)]
+    rate_mcp_oauth: Option<RateLimit>,
+    /// Rate limit of the mcp_dns bucket (the public MCP endpoint, per client address).
+    #[arg(long, env = "MAILWARD_RATE_MCP_DNS", global = true)]
+    rate_mcp_dns: Option<RateLimit>,
+    /// The public client id every MCP connector uses.
+    #[arg(long, env = "MAILWARD_OAUTH_CLIENT_ID", global = true)]
+    oauth_client_id: Option<String>,
     /// Signup codes one address may request per hour.
     #[arg(
         long,
@@ -230,6 +239,9 @@ enum Command {
         #[arg(long, requires = "imap")]
         imap_ca: Option<PathBuf>,
     },
+    /// Start signing MCP access tokens with a new ES256 key. The previous key stays in the JWKS
+    /// and keeps verifying until the tokens it signed expired (15 minutes).
+    OauthRotateKey,
     /// Answer a support ticket as Mailward support staff (the organization sees it as an
     /// unread reply).
     SupportReply {
@@ -287,12 +299,15 @@ async fn main() -> anyhow::Result<()> {
     settings.mx_tls_probe = cli.mx_tls_probe;
     settings.smtp_listen = cli.smtp_listen;
     settings.smtp_max_bytes = cli.smtp_max_bytes;
+    settings.oauth_client_id = cli.oauth_client_id.clone();
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),
         (Scope::Dns, cli.rate_dns),
         (Scope::ApiKeyDns, cli.rate_api_key_dns),
         (Scope::Signup, cli.rate_signup),
+        (Scope::McpOauth, cli.rate_mcp_oauth),
+        (Scope::McpDns, cli.rate_mcp_dns),
     ] {
         if let Some(limit) = limit {
             settings.rate_limits.push((scope, limit));
@@ -324,6 +339,7 @@ async fn main() -> anyhow::Result<()> {
             body,
             close,
         }) => support_reply(settings, org, ticket, &body, close).await,
+        Some(Command::OauthRotateKey) => oauth_rotate_key(settings).await,
     }
 }
 
@@ -550,6 +566,16 @@ async fn import_imap(
         eprintln!();
     }
     tally.summary("messages", read);
+    Ok(())
+}
+
+async fn oauth_rotate_key(settings: Settings) -> anyhow::Result<()> {
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let kid = mailward_services::oauth::signing::rotate(&assembled.state)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("New access-token signing key {kid}; the previous one verifies for 15 more minutes.");
     Ok(())
 }
 

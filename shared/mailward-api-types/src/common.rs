@@ -24,7 +24,7 @@ pub struct ErrorBody {
 pub struct RateLimitBody {
     /// Always `rate_limit_exceeded`.
     pub error: String,
-    /// The bucket that is exhausted: global, dns, api_key, api_key_dns or signup.
+    /// The bucket that is exhausted: global, dns, api_key, api_key_dns, signup or mcp_oauth.
     pub scope: String,
     /// For a person.
     pub message: String,

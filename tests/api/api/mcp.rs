@@ -465,3 +465,24 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
         .unwrap();
     assert_eq!(root["resource"], app.url("/mcp"));
 }
+
+#[tokio::test]
+async fn each_person_has_an_mcp_oauth_bucket() {
+    let app = TestApp::start_with(|s| {
+        s.rate_limits.push((
+            mailward_services::config::Scope::McpOauth,
+            "2/60".parse().unwrap(),
+        ));
+    })
+    .await;
+    let s = app.sign_up("busy@mcp.example", "Busy Co").await;
+    let tokens = connect(&app, "busy@mcp.example", &s.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    assert_eq!(rpc(&app, "/mcp", Some(&token), list.clone()).await.0, 200);
+    assert_eq!(rpc(&app, "/mcp", Some(&token), list.clone()).await.0, 200);
+    let (status, body) = rpc(&app, "/mcp", Some(&token), list).await;
+    assert_eq!(status, 429);
+    assert_eq!(body["scope"], "mcp_oauth", "{body}");
+    assert!(body["retry_after_seconds"].as_u64().unwrap() > 0);
+}

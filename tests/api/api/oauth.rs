@@ -881,3 +881,64 @@ async fn the_same_sign_in_opens_a_dashboard_session() {
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["param"], "email");
 }
+
+#[tokio::test]
+async fn signing_keys_rotate_without_breaking_issued_tokens() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("keys@oauth.example", "Keys Co").await;
+    let before = connect(&app, "keys@oauth.example", &s.org_id).await;
+    let old_access = before["access_token"].as_str().unwrap().to_owned();
+    let old_kid = jwt_header(&old_access)["kid"].clone();
+
+    let new_kid = mailward_services::oauth::signing::rotate(&app.stack.state)
+        .await
+        .unwrap();
+    let jwks: Value = app
+        .request(Method::GET, "/oauth/jwks")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kids: Vec<&Value> = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["kid"])
+        .collect();
+    assert!(
+        kids.contains(&&old_kid) && kids.contains(&&json!(new_kid)),
+        "{jwks}"
+    );
+    // Issued tokens keep working; new ones are signed with the new key.
+    assert_eq!(mcp_status(&app, "/mcp", &old_access).await, 200);
+    let (status, fresh) = refresh(&app, before["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        jwt_header(fresh["access_token"].as_str().unwrap())["kid"],
+        json!(new_kid)
+    );
+    // Once the old key's tokens expired, it leaves the JWKS.
+    app.clock.advance(time::Duration::minutes(20));
+    let jwks: Value = app
+        .request(Method::GET, "/oauth/jwks")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(jwks["keys"].as_array().unwrap().len(), 1, "{jwks}");
+    assert_eq!(jwks["keys"][0]["kid"], json!(new_kid));
+}
+
+fn jwt_header(token: &str) -> Value {
+    use base64::Engine as _;
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token.split('.').next().unwrap())
+            .unwrap(),
+    )
+    .unwrap()
+}
