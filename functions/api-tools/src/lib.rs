@@ -2,6 +2,7 @@
 //! audit and activation scans, and the sending-source catalogue (`/sources*`).
 
 pub mod audit;
+pub mod header_analysis;
 pub mod sources;
 pub mod tools;
 
@@ -12,4 +13,5 @@ pub fn routes() -> Routes {
     tools::routes()
         .merge(sources::routes())
         .merge(audit::routes())
+        .merge(header_analysis::routes())
 }

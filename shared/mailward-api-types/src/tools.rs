@@ -139,3 +139,152 @@ pub struct ScanParams {
     /// The audited domain.
     pub domain: String,
 }
+
+/// `POST /tools/header-analyze` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderAnalyzeRequest {
+    /// The message's headers as received (10 to 100,000 characters), optionally followed by a
+    /// blank line and the body (then body hashes are checked too).
+    pub headers: String,
+    /// Re-verify live (DKIM and ARC signatures against DNS keys, SPF of the connecting IP,
+    /// DMARC alignment). Default true.
+    #[serde(default)]
+    pub include_dns_validation: Option<bool>,
+}
+
+/// The verdicts the trusted Authentication-Results state (`unknown` when none says).
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderVerdicts {
+    /// SPF.
+    pub spf: String,
+    /// DKIM (`pass` when any signature passed).
+    pub dkim: String,
+    /// DMARC.
+    pub dmarc: String,
+    /// ARC.
+    pub arc: String,
+    /// The authentication service they come from (the final receiver), if any wrote one.
+    pub trusted_authserv_id: Option<String>,
+}
+
+/// Identifier alignment with the From domain, as the headers show it.
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderAlignment {
+    /// The From domain.
+    pub from_domain: Option<String>,
+    /// The envelope sender's domain (Return-Path, or `smtp.mailfrom` of the trusted results).
+    pub mail_from_domain: Option<String>,
+    /// The DKIM signing domains (`d=`).
+    pub dkim_domains: Vec<String>,
+    /// Whether the envelope domain equals the From domain (strict alignment).
+    pub spf_strict: Option<bool>,
+    /// Whether some signing domain equals the From domain (strict alignment).
+    pub dkim_strict: bool,
+}
+
+/// One DKIM or ARC signature re-verified against its DNS key.
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureCheck {
+    /// `d=`.
+    pub domain: String,
+    /// `s=`.
+    pub selector: String,
+    /// `a=`.
+    pub algorithm: String,
+    /// `c=` (header/body).
+    pub canonicalization: String,
+    /// `l=`, when the body hash covers only part of the body.
+    pub body_length: Option<u64>,
+    /// pass, fail, neutral, none, temperror or permerror.
+    pub result: String,
+    /// Why, when it did not pass (e.g. body hash mismatch, key not found, expired).
+    pub detail: Option<String>,
+    /// Whether `d=` aligns with the From domain (relaxed: same organizational domain).
+    pub aligned: Option<bool>,
+}
+
+/// The ARC chain, re-validated (RFC 8617).
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct ArcCheck {
+    /// Chain validation: pass, fail or none.
+    pub result: String,
+    /// ARC sets found.
+    pub sets: u32,
+    /// The `cv=` of the newest seal.
+    pub latest_cv: Option<String>,
+    /// Why, when it did not pass.
+    pub detail: Option<String>,
+}
+
+/// SPF evaluated for the connecting IP of the first trusted hop.
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct SpfCheck {
+    /// The connecting address the final receiver saw.
+    pub ip: Option<String>,
+    /// The Received hop it comes from (see `receivedHops`).
+    pub hop: Option<u32>,
+    /// The domain checked (envelope sender's, or the HELO name's).
+    pub domain: Option<String>,
+    /// pass, fail, softfail, neutral, none, temperror, permerror; `unknown` without an IP or domain.
+    pub result: String,
+    /// Whether that domain aligns with the From domain.
+    pub aligned: Option<bool>,
+}
+
+/// DMARC computed from the live checks (RFC 9989).
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct DmarcCheck {
+    /// The From domain.
+    pub domain: Option<String>,
+    /// The record that applies.
+    pub record: Option<String>,
+    /// Where it was found.
+    pub policy_domain: Option<String>,
+    /// The requested policy: none, quarantine or reject.
+    pub policy: Option<String>,
+    /// pass (an aligned SPF or DKIM pass), fail, none (no policy), temperror.
+    pub result: String,
+    /// Whether an aligned SPF pass was found.
+    pub spf_aligned: bool,
+    /// Whether an aligned DKIM pass was found.
+    pub dkim_aligned: bool,
+}
+
+/// The live re-verification.
+#[derive(Debug, Serialize, Deserialize, ToSchema, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct DnsValidation {
+    /// Every DKIM signature.
+    pub dkim: Vec<SignatureCheck>,
+    /// The ARC chain.
+    pub arc: ArcCheck,
+    /// SPF.
+    pub spf: SpfCheck,
+    /// DMARC.
+    pub dmarc: DmarcCheck,
+}
+
+/// `POST /tools/header-analyze` response (camelCase, like the audit).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderAnalysis {
+    /// What the headers say: From, Return-Path, subject, `receivedHops` (travel order, delay per
+    /// hop in milliseconds, clock skew shown, never a negative delay), every
+    /// `authenticationResults` header with `trusted` and `trustReason`, `dkimSignatures`,
+    /// `arcSets`.
+    #[serde(flatten)]
+    pub message: mailward_headers::Parsed,
+    /// The verdicts of the trusted Authentication-Results.
+    pub verdicts: HeaderVerdicts,
+    /// Alignment as the headers show it.
+    pub alignment: HeaderAlignment,
+    /// The live re-verification; null when `include_dns_validation` was false.
+    pub dns_validation: Option<DnsValidation>,
+}

@@ -184,10 +184,7 @@ pub fn trust(auth: &mut [AuthResults], received: &[(usize, Option<String>)]) -> 
     let domain = service_domain(&trusted_id);
     let accepted_at = received
         .iter()
-        .filter(|(_, by)| {
-            by.as_deref()
-                .is_some_and(|b| service_domain(b) == domain)
-        })
+        .filter(|(_, by)| by.as_deref().is_some_and(|b| service_domain(b) == domain))
         .map(|(p, _)| *p)
         .max();
     let boundary = accepted_at.or_else(|| received.first().map(|(p, _)| *p));
@@ -233,8 +230,14 @@ mod tests {
         assert_eq!(a.authserv_id, "mx.google.com");
         assert_eq!(a.first("dkim").unwrap().properties["header.s"], "sel");
         assert_eq!(a.first("spf").unwrap().result, Verdict::Pass);
-        assert_eq!(a.first("spf").unwrap().properties["smtp.mailfrom"], "a@example.com");
-        assert_eq!(a.first("dmarc").unwrap().properties["header.from"], "example.com");
+        assert_eq!(
+            a.first("spf").unwrap().properties["smtp.mailfrom"],
+            "a@example.com"
+        );
+        assert_eq!(
+            a.first("dmarc").unwrap().properties["header.from"],
+            "example.com"
+        );
         let arc = a.first("arc").unwrap();
         assert_eq!(arc.result, Verdict::Fail);
         assert_eq!(arc.reason.as_deref(), Some("chain broken"));
@@ -254,7 +257,10 @@ mod tests {
             (2, Some("mx.google.com".to_owned())),
             (5, Some("relay.evil.example".to_owned())),
         ];
-        assert_eq!(trust(&mut auth, &received).as_deref(), Some("mx.google.com"));
+        assert_eq!(
+            trust(&mut auth, &received).as_deref(),
+            Some("mx.google.com")
+        );
         assert!(auth[0].trusted);
         assert!(!auth[1].trusted);
         assert!(!auth[2].trusted, "{}", auth[2].trust_reason);

@@ -141,7 +141,14 @@ pub fn parse(raw: &str) -> Result<Input, HeaderError> {
     }
     let received_by: Vec<(usize, Option<String>)> = received
         .iter()
-        .map(|(p, r, _)| (*p, r.as_ref().and_then(|r| r.by.as_ref()).map(|b| b.to_string())))
+        .map(|(p, r, _)| {
+            (
+                *p,
+                r.as_ref()
+                    .and_then(|r| r.by.as_ref())
+                    .map(|b| b.to_string()),
+            )
+        })
         .collect();
     let trusted_authserv_id = trust(&mut auth, &received_by);
     let from = message
@@ -155,7 +162,9 @@ pub fn parse(raw: &str) -> Result<Input, HeaderError> {
         .map(|(_, d)| d.trim_end_matches('.').to_ascii_lowercase());
     let return_path = match message.return_path() {
         HeaderValue::Text(t) => Some(t.trim_matches(['<', '>', ' ']).to_owned()),
-        HeaderValue::TextList(list) => list.first().map(|t| t.trim_matches(['<', '>', ' ']).to_owned()),
+        HeaderValue::TextList(list) => list
+            .first()
+            .map(|t| t.trim_matches(['<', '>', ' ']).to_owned()),
         HeaderValue::Address(a) => a.first().and_then(|a| a.address()).map(str::to_owned),
         _ => None,
     }
@@ -214,7 +223,11 @@ mod tests {
         assert_eq!(third.clock_skew_ms, Some(2000));
         assert_eq!(third.from_ip.as_deref(), Some("192.0.2.10"));
         assert_eq!(third.by.as_deref(), Some("mx.receiver.example"));
-        assert!(third.raw.starts_with("from mail.example.org"), "{}", third.raw);
+        assert!(
+            third.raw.starts_with("from mail.example.org"),
+            "{}",
+            third.raw
+        );
     }
 
     #[test]
@@ -227,8 +240,16 @@ mod tests {
         assert_eq!(p.return_path.as_deref(), Some("bounce@example.org"));
         assert!(p.has_body);
         assert!(input.crlf.windows(2).any(|w| w == b"\r\n"));
-        assert!(!input.crlf.windows(2).any(|w| w[1] == b'\n' && w[0] != b'\r'));
-        assert_eq!(p.trusted_authserv_id.as_deref(), Some("mx.receiver.example"));
+        assert!(
+            !input
+                .crlf
+                .windows(2)
+                .any(|w| w[1] == b'\n' && w[0] != b'\r')
+        );
+        assert_eq!(
+            p.trusted_authserv_id.as_deref(),
+            Some("mx.receiver.example")
+        );
         assert!(p.authentication_results[0].trusted);
         // The same service's name below its own acceptance: the sender could have written it.
         assert!(!p.authentication_results[1].trusted);

@@ -64,9 +64,10 @@ pub fn hops(
             (Some(before), Some(now)) if now >= before => {
                 (Some(u64::try_from(now - before).unwrap_or(0) * 1000), None)
             }
-            (Some(before), Some(now)) => {
-                (Some(0), Some(u64::try_from(before - now).unwrap_or(0) * 1000))
-            }
+            (Some(before), Some(now)) => (
+                Some(0),
+                Some(u64::try_from(before - now).unwrap_or(0) * 1000),
+            ),
             _ => (None, None),
         };
         if stamp.is_some() {

@@ -19,6 +19,7 @@ pub mod domains;
 pub mod error;
 pub mod evaluation;
 pub mod groups;
+pub mod header_analysis;
 pub mod invitations;
 pub mod jobs;
 pub mod members;

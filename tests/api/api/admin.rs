@@ -1338,6 +1338,8 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/domains/{id}/preview"),
         ("POST", "/organizations/{id}/onboarding/dismiss"),
         ("POST", "/tools/dns-lookup"),
+        // Analysis only: nothing is stored.
+        ("POST", "/tools/header-analyze"),
         ("POST", "/signup"),
         ("POST", "/signup/verify"),
         ("POST", "/invitations/accept"),

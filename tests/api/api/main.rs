@@ -9,6 +9,7 @@ mod common;
 mod conventions;
 mod domains;
 mod failures;
+mod header_analysis;
 mod mcp;
 mod notifications;
 mod oauth;

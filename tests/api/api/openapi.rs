@@ -126,6 +126,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("delete", "/oauth/connections/{id}"),
         ("post", "/oauth/session/start"),
         ("post", "/oauth/session"),
+        ("post", "/tools/header-analyze"),
         ("post", "/mcp"),
         ("post", "/mcp/directory"),
         ("post", "/mcp/public"),

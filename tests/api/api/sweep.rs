@@ -754,7 +754,16 @@ async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() 
     for pass in 1..=3 {
         app.clock.advance(time::Duration::hours(8));
         mailward_services::sweep::sweep_now(&slow).await.unwrap();
-        let domain = read(&app, &s.key, &id).await;
+        let mut domain = read(&app, &s.key, &id).await;
+        // On a loaded machine one of the SERVFAIL answers may come too late and count as a
+        // timeout, which is never a verdict; the next sweep a few minutes later decides.
+        let mut retries = 0;
+        while pass == 3 && domain["monitoring_status"] == "setup" && retries < 3 {
+            retries += 1;
+            app.clock.advance(time::Duration::minutes(10));
+            mailward_services::sweep::sweep_now(&slow).await.unwrap();
+            domain = read(&app, &s.key, &id).await;
+        }
         if pass < 3 {
             assert_eq!(
                 domain["monitoring_status"], "setup",
