@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(10);
+const WAIT: Duration = Duration::from_secs(20);
 
 struct Setup {
     app: TestApp,
@@ -25,7 +25,7 @@ async fn setup() -> Setup {
         s.webhook_allow_loopback = true;
         s.extra_ca = Some(ca);
         // Short enough to keep the hang test quick, long enough for a loaded CI machine.
-        s.webhook_timeout = Duration::from_secs(3);
+        s.webhook_timeout = Duration::from_secs(6);
     })
     .await;
     let org = app.sign_up("hooks@example.com", "Hooks Org").await;
@@ -258,7 +258,7 @@ async fn hangs_resets_and_huge_bodies_are_contained() {
     let endpoint = s.create_endpoint("/hook", json!([])).await;
     let id = endpoint["id"].as_str().unwrap();
     s.receiver.script([
-        Reply::Hang(Duration::from_secs(8)),
+        Reply::Hang(Duration::from_secs(12)),
         Reply::Reset,
         Reply::HugeBody,
     ]);
@@ -279,7 +279,8 @@ async fn hangs_resets_and_huge_bodies_are_contained() {
     let attempts = s.wait_deliveries(id, 3).await;
     assert_eq!(
         attempts[0]["status"], "succeeded",
-        "a huge body is read only up to the cap"
+        "a huge body is read only up to the cap: {}",
+        attempts[0]
     );
 }
 
