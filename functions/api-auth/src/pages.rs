@@ -3,6 +3,7 @@
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+pub use mailward_services::html::escape;
 
 /// A page with `status`.
 pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
@@ -23,22 +24,6 @@ pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
         ),
     )
         .into_response()
-}
-
-/// Escapes text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// An error line, when there is one.

@@ -10,6 +10,7 @@ use mailward_api_types::ErrorBody;
 use mailward_api_types::notifications::{UnsubscribeParams, Unsubscribed};
 use mailward_http::extract::Query;
 use mailward_http::{ApiError, AppState, Routes};
+use mailward_services::html::escape;
 use mailward_services::notifications::unsubscribe;
 
 const NOTE: &str = "No credentials: the link's token is signed for one organization and one \
@@ -84,13 +85,6 @@ fn page(body: &str) -> Response {
         ),
     )
         .into_response()
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// This module's routes.

@@ -166,8 +166,9 @@ pub fn parse_header(position: usize, raw_value: &str) -> AuthResults {
     }
 }
 
-/// The last two labels of a host name: the service's domain, for matching `by` hosts.
-fn service_domain(host: &str) -> String {
+/// The last two labels of a host name: an authentication service's domain, for matching the
+/// `by` hosts of Received headers (a heuristic: `co.uk`-style suffixes are not special).
+pub fn service_domain(host: &str) -> String {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     let labels: Vec<&str> = host.split('.').collect();
     if labels.len() <= 2 {

@@ -9,7 +9,7 @@ pub mod received;
 pub mod signature;
 pub mod verdict;
 
-pub use auth_results::{AuthResults, MethodResult, trust};
+pub use auth_results::{AuthResults, MethodResult, service_domain, trust};
 pub use message::{HeaderError, Parsed, parse};
 pub use received::{Hop, hops};
 pub use signature::{SignatureTags, signature_tags};

@@ -273,10 +273,18 @@ async fn aligns(
 /// (the earliest hop received by a host of its domain); without a trusted receiver, the last
 /// hop with an address.
 fn spf_hop(parsed: &Parsed) -> Option<&mailward_headers::Hop> {
-    let service = parsed.trusted_authserv_id.as_deref().map(last_two_labels);
+    let service = parsed
+        .trusted_authserv_id
+        .as_deref()
+        .map(mailward_headers::service_domain);
     let by_receiver = service.as_ref().and_then(|s| {
         parsed.received_hops.iter().find(|h| {
-            h.from_ip.is_some() && h.by.as_deref().map(last_two_labels).as_ref() == Some(s)
+            h.from_ip.is_some()
+                && h.by
+                    .as_deref()
+                    .map(mailward_headers::service_domain)
+                    .as_ref()
+                    == Some(s)
         })
     });
     by_receiver.or_else(|| {
@@ -286,16 +294,6 @@ fn spf_hop(parsed: &Parsed) -> Option<&mailward_headers::Hop> {
             .rev()
             .find(|h| h.from_ip.is_some())
     })
-}
-
-fn last_two_labels(host: &str) -> String {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    let labels: Vec<&str> = host.split('.').collect();
-    if labels.len() <= 2 {
-        host
-    } else {
-        labels[labels.len() - 2..].join(".")
-    }
 }
 
 /// The RFC 8617 structure checks `mail-auth` leaves out, on the raw ARC headers: each ARC-Seal

@@ -20,6 +20,7 @@ pub mod error;
 pub mod evaluation;
 pub mod groups;
 pub mod header_analysis;
+pub mod html;
 pub mod invitations;
 pub mod jobs;
 pub mod members;

@@ -426,14 +426,7 @@ async fn the_public_endpoint_needs_nothing_and_throttles_per_address() {
 #[tokio::test]
 async fn the_discovery_documents_describe_the_server_and_its_tools() {
     let app = TestApp::start().await;
-    let doc: Value = app
-        .request(Method::GET, "/.well-known/mcp")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = crate::oauth::public_json(&app, "/.well-known/mcp").await;
     let endpoints = doc["endpoints"].as_array().unwrap();
     assert_eq!(endpoints.len(), 3);
     assert_eq!(endpoints[0]["url"], app.url("/mcp"));
@@ -445,24 +438,11 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
         .find(|t| t["name"] == "audit_domain")
         .unwrap();
     assert_eq!(audit["inputSchema"]["required"], json!(["domain"]));
-    let card: Value = app
-        .request(Method::GET, "/.well-known/mcp/server-card.json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = crate::oauth::public_json(&app, "/.well-known/mcp/server-card.json").await;
     assert_eq!(card["transport"]["url"], app.url("/mcp"));
     assert_eq!(card["authentication"]["client_id"], "mailward-mcp");
-    let root: Value = app
-        .request(Method::GET, "/.well-known/oauth-protected-resource")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let root: Value =
+        crate::oauth::public_json(&app, "/.well-known/oauth-protected-resource").await;
     assert_eq!(root["resource"], app.url("/mcp"));
 }
 

@@ -148,6 +148,17 @@ pub async fn authorize(app: &TestApp, email: &str, org: &str, extra: &[(&str, &s
     param(&params, "code").expect("a code").to_owned()
 }
 
+/// A public document's JSON (discovery, JWKS).
+pub async fn public_json(app: &TestApp, path: &str) -> Value {
+    app.request(Method::GET, path)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// `POST /oauth/token`: status and body.
 pub async fn token(app: &TestApp, form: &[(&str, &str)]) -> (StatusCode, Value) {
     let res = post_form(app, "/oauth/token", form).await;
@@ -215,14 +226,7 @@ async fn the_whole_flow_signs_in_picks_an_organization_refreshes_and_revokes() {
     assert_ne!(s.org_id, other.org_id);
 
     // Discovery: RFC 8414 metadata with S256 and every endpoint; no agent_auth.
-    let meta: Value = app
-        .request(Method::GET, "/.well-known/oauth-authorization-server")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let meta: Value = public_json(&app, "/.well-known/oauth-authorization-server").await;
     assert_eq!(meta["issuer"], app.url(""));
     assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
     for key in [
@@ -255,14 +259,7 @@ async fn the_whole_flow_signs_in_picks_an_organization_refreshes_and_revokes() {
         );
     }
     assert!(meta.get("agent_auth").is_none());
-    let jwks: Value = app
-        .request(Method::GET, "/oauth/jwks")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks: Value = public_json(&app, "/oauth/jwks").await;
     assert_eq!(jwks["keys"][0]["alg"], "ES256");
     assert_eq!(jwks["keys"][0]["kty"], "EC");
 
@@ -705,14 +702,7 @@ async fn the_mcp_endpoint_refuses_every_token_it_should() {
             challenge,
             format!("Bearer resource_metadata=\"{}\"", app.url(metadata))
         );
-        let doc: Value = app
-            .request(Method::GET, metadata)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let doc: Value = public_json(&app, metadata).await;
         assert_eq!(
             doc["resource"],
             app.url(path),
@@ -893,14 +883,7 @@ async fn signing_keys_rotate_without_breaking_issued_tokens() {
     let new_kid = mailward_services::oauth::signing::rotate(&app.stack.state)
         .await
         .unwrap();
-    let jwks: Value = app
-        .request(Method::GET, "/oauth/jwks")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks: Value = public_json(&app, "/oauth/jwks").await;
     let kids: Vec<&Value> = jwks["keys"]
         .as_array()
         .unwrap()
@@ -921,14 +904,7 @@ async fn signing_keys_rotate_without_breaking_issued_tokens() {
     );
     // Once the old key's tokens expired, it leaves the JWKS.
     app.clock.advance(time::Duration::minutes(20));
-    let jwks: Value = app
-        .request(Method::GET, "/oauth/jwks")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks: Value = public_json(&app, "/oauth/jwks").await;
     assert_eq!(jwks["keys"].as_array().unwrap().len(), 1, "{jwks}");
     assert_eq!(jwks["keys"][0]["kid"], json!(new_kid));
 }

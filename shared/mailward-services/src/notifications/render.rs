@@ -2,6 +2,7 @@
 //! organization's, a domain's) are escaped in the HTML.
 
 use super::Kind;
+use crate::html::escape;
 use crate::state::AppState;
 use mailward_domain::domain::Domain;
 use mailward_domain::mailer::OutboundEmail;
@@ -197,34 +198,5 @@ pub fn reminder(
         text,
         html: Some(html),
         unsubscribe_url: Some(unsubscribe_url.to_owned()),
-    }
-}
-
-/// Escapes text for HTML content and attribute values.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::escape;
-
-    #[test]
-    fn names_are_escaped() {
-        assert_eq!(
-            escape("<b>\"Acme\" & 'Co'</b>"),
-            "&lt;b&gt;&quot;Acme&quot; &amp; &#39;Co&#39;&lt;/b&gt;"
-        );
     }
 }
