@@ -1,9 +1,11 @@
 //! The `api-reports` function: what a domain's aggregate reports say
 //! (`/domains/{id}/reports/*`), who sends as the domain (`/domains/{id}/sources*`), the organization's report data
-//! (`/report-data/*`) and SMTP TLS reports (`/domains/{id}/tls-reports*`).
+//! (`/report-data/*`), SMTP TLS reports (`/domains/{id}/tls-reports*`) and prospecting reports
+//! (`/prospecting-reports*`, except the public PDF download, which is `api-report-pdf`'s).
 
 pub mod data;
 pub mod export;
+pub mod prospecting;
 pub mod sources;
 pub mod summary;
 pub mod tls;
@@ -17,4 +19,5 @@ pub fn routes() -> Routes {
         .merge(data::routes())
         .merge(tls::routes())
         .merge(export::routes())
+        .merge(prospecting::routes())
 }

@@ -15,6 +15,9 @@ use mailward_api_types::domains::{
     CreateDomainRequest, Domain as DomainView, DomainList, ListDomainsParams, UpdateDomainRequest,
 };
 use mailward_api_types::organizations::Organization;
+use mailward_api_types::prospecting::{
+    CreateProspectingReport, ProspectingReport, ProspectingReportList,
+};
 use mailward_api_types::records::{DnsRecordsResponse, VerifyResponse};
 use mailward_api_types::reports::{ReportSummary, SendersParams, SendersView, SummaryParams};
 use mailward_api_types::tasks::{
@@ -29,7 +32,9 @@ use mailward_audit::AuditResult;
 use mailward_http::AppState;
 use mailward_services::caller::Caller;
 use mailward_services::error::ServiceError;
-use mailward_services::{activity, audit, domains, groups, organizations, reports, tasks, tools};
+use mailward_services::{
+    activity, audit, domains, groups, organizations, prospecting, reports, tasks, tools,
+};
 use mailward_tasks::TaskStatus;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -355,6 +360,10 @@ fn group_only() -> Value {
     object(vec![("group_id", uuid("The group id"), true)])
 }
 
+fn report_only() -> Value {
+    object(vec![("report_id", uuid("The prospecting report id"), true)])
+}
+
 fn endpoint_only() -> Value {
     object(vec![("endpoint_id", uuid("The webhook endpoint id"), true)])
 }
@@ -653,6 +662,42 @@ pub static TOOLS: &[ToolDef] = &[
         output: deleted,
     },
     ToolDef {
+        name: "create_prospecting_report",
+        description: "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.",
+        writes: true,
+        directory: false,
+        public: false,
+        input: || schema::of::<CreateProspectingReport>(),
+        output: schema::of::<ProspectingReport>,
+    },
+    ToolDef {
+        name: "list_prospecting_reports",
+        description: "The organization's prospecting reports, newest first, without their content (each with its public `url` and `expires_at`). Call get_prospecting_report for one report's findings.",
+        writes: false,
+        directory: false,
+        public: false,
+        input: || object(paging()),
+        output: schema::of::<ProspectingReportList>,
+    },
+    ToolDef {
+        name: "get_prospecting_report",
+        description: "One prospecting report with its content: the cover, each domain's findings and sending services, the potential loss and the plan.",
+        writes: false,
+        directory: false,
+        public: false,
+        input: report_only,
+        output: schema::of::<ProspectingReport>,
+    },
+    ToolDef {
+        name: "delete_prospecting_report",
+        description: "Deletes a prospecting report; its public link stops working at once. Editors and administrators; a member limited to groups deletes only their own.",
+        writes: true,
+        directory: false,
+        public: false,
+        input: report_only,
+        output: deleted,
+    },
+    ToolDef {
         name: "list_activity_log",
         description: "Who changed what in the organization, newest first, filtered by actor, action, target and time (administrators not limited to groups).",
         writes: false,
@@ -795,6 +840,12 @@ struct UpdateGroupArgs {
 #[serde(deny_unknown_fields)]
 struct EndpointArg {
     endpoint_id: Uuid,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReportArg {
+    report_id: Uuid,
 }
 
 #[derive(Deserialize)]
@@ -1043,6 +1094,30 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
             output(Deleted {
                 deleted: true,
                 id: a.endpoint_id,
+            })
+        }
+        "create_prospecting_report" => {
+            let input: CreateProspectingReport = parse(args)?;
+            output(prospecting::create(app, ctx.caller()?, input).await?)
+        }
+        "list_prospecting_reports" => {
+            let a: PageArgs = parse(args)?;
+            let page = PageParams {
+                page: a.page,
+                per_page: a.per_page,
+            };
+            output(prospecting::list(app, ctx.caller()?, page).await?)
+        }
+        "get_prospecting_report" => {
+            let a: ReportArg = parse(args)?;
+            output(prospecting::get(app, ctx.caller()?, a.report_id).await?)
+        }
+        "delete_prospecting_report" => {
+            let a: ReportArg = parse(args)?;
+            prospecting::delete(app, ctx.caller()?, a.report_id).await?;
+            output(Deleted {
+                deleted: true,
+                id: a.report_id,
             })
         }
         "list_activity_log" => {

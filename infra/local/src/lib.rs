@@ -284,6 +284,7 @@ pub fn all_routes() -> mailward_http::Routes {
         .merge(api_domains::routes())
         .merge(api_tasks::routes())
         .merge(api_reports::routes())
+        .merge(api_report_pdf::routes())
         .merge(api_auth::routes())
         .merge(mcp::routes())
 }
@@ -291,7 +292,7 @@ pub fn all_routes() -> mailward_http::Routes {
 /// The functions and their routes, as `template.yaml` deploys them: each function's name and
 /// its `(METHOD, path)` pairs.
 pub fn functions() -> Vec<(&'static str, Vec<(String, String)>)> {
-    let groups: [(&str, mailward_http::Routes); 9] = [
+    let groups: [(&str, mailward_http::Routes); 10] = [
         ("ApiPublicFunction", api_public::routes()),
         ("ApiAccountFunction", api_account::routes()),
         ("ApiWebhooksFunction", api_webhooks::routes()),
@@ -299,6 +300,7 @@ pub fn functions() -> Vec<(&'static str, Vec<(String, String)>)> {
         ("ApiDomainsFunction", api_domains::routes()),
         ("ApiTasksFunction", api_tasks::routes()),
         ("ApiReportsFunction", api_reports::routes()),
+        ("ApiReportPdfFunction", api_report_pdf::routes()),
         ("ApiAuthFunction", api_auth::routes()),
         ("McpFunction", mcp::routes()),
     ];

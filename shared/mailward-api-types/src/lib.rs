@@ -13,6 +13,7 @@ pub mod domains;
 pub mod notifications;
 pub mod oauth;
 pub mod organizations;
+pub mod prospecting;
 pub mod records;
 pub mod report_data;
 pub mod reports;

@@ -175,6 +175,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorKind::Gone => StatusCode::GONE,
         ErrorKind::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
         ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,

@@ -47,6 +47,17 @@ async fn fresh_audit(
     Ok(result)
 }
 
+/// The audit of an already validated domain name: the ten-minute cache, else a fresh audit.
+pub(crate) async fn cached_or_fresh(
+    app: &AppState,
+    domain: &str,
+) -> Result<AuditResult, ServiceError> {
+    match audits::cached::<AuditResult>(app.store.as_ref(), domain).await? {
+        Some(result) => Ok(result),
+        None => fresh_audit(app, domain, false).await,
+    }
+}
+
 /// Audits a domain (optional credential: a caller's organization is kept with a lead).
 /// `journey_id` is the visitor journey id the edge read, kept with a lead.
 pub async fn audit(

@@ -20,6 +20,8 @@ pub enum ErrorKind {
     Conflict,
     /// Well-formed input the service refuses on its merits (422).
     Unprocessable,
+    /// The resource existed and is gone for good, e.g. an expired public link (410).
+    Gone,
     /// Too many attempts; `retry_after_secs` says when to try again (429).
     TooManyRequests,
     /// A backing service is down; retrying later may work (503).

@@ -29,6 +29,7 @@ pub mod oauth;
 pub mod organizations;
 pub mod outbound;
 pub mod pagination;
+pub mod prospecting;
 pub mod reports;
 pub mod secret_box;
 pub mod signup;

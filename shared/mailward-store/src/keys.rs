@@ -47,11 +47,26 @@
 //! | audit cache (TTL 10 min) | `AUDIT#<domain>` | `RESULT` | |
 //! | activation scan (TTL 24 h) | `ACTIVATION#<domain>` | `SCAN` | |
 //! | lead | `LEAD#<yyyy-mm-dd>` | `<unix ms>#<id>` | |
+//! | prospecting report | `ORG#<org>` | `PROSPECT#<id>` | |
+//! | prospecting report link (id → organization, for the public download) | `PROSPECT#<id>` | `LINK` | |
 //!
 //! Every tenant item's partition starts with `ORG#<org>`, and the organization always comes
 //! from the credential, so one organization's handler cannot address another's items.
 
 use uuid::Uuid;
+
+/// Sort-key prefix of an organization's prospecting reports.
+pub const PROSPECT_PREFIX: &str = "PROSPECT#";
+/// Sort key of a prospecting report in its organization's partition.
+pub fn prospect_sk(id: Uuid) -> String {
+    format!("{PROSPECT_PREFIX}{id}")
+}
+/// Partition of a prospecting report's public link.
+pub fn prospect_link_pk(id: Uuid) -> String {
+    format!("PROSPECT#{id}")
+}
+/// Sort key of a prospecting report's public link.
+pub const PROSPECT_LINK_SK: &str = "LINK";
 
 /// Index partition (GSI1) of the organizations created from `parent`.
 pub fn children_gsi(parent: Uuid) -> String {

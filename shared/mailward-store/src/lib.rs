@@ -20,6 +20,7 @@ pub mod onboarding;
 pub mod optimistic;
 pub mod orgs;
 pub mod outbox;
+pub mod prospecting;
 pub mod rate_limits;
 pub mod reports;
 pub mod senders;

@@ -1332,6 +1332,12 @@ async fn viewers_and_read_only_keys_never_write() {
             "/support/presigned-url",
             Some(json!({"file_name": "a.png", "mime_type": "image/png"})),
         ),
+        (
+            "POST",
+            "/prospecting-reports",
+            Some(json!({"generated_for": "X", "domains": ["example.invalid"]})),
+        ),
+        ("DELETE", "/prospecting-reports/{id}", None),
     ];
     // Writes any member may make (documented on each route), and public routes.
     let exempt = [
@@ -1340,6 +1346,7 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/tools/dns-lookup"),
         // Analysis only: nothing is stored.
         ("POST", "/tools/header-analyze"),
+        ("POST", "/prospecting-reports/preview"),
         ("POST", "/signup"),
         ("POST", "/signup/verify"),
         ("POST", "/invitations/accept"),

@@ -13,7 +13,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 /// A 2048-bit RSA public key (SPKI, base64), as in the audit engine's own fixture tests.
-const KEY_2048: &str = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAr+yaDax+Q7JKiRtEo58HVYrEsK1CcE/oKY6ASKvlKs+bLLytOuCzHO4IfFFePMldibGJioOAZxXG69tEFPU6iTzVyoPTmHsyTume1KxOO1IudivAfC0PmtH5m6Thg74u00utR1PgFkxA5f4CZeRoeY57Px0EHB+6tBlAM3NcyD7H+fo/L5C/HLNgto5H8KWyfkbc4Lh03oQOUKim1ZtPpCbCvPYB6MKT8izpwf5VSBmKc0JVaRuZrALxY/o+DajzCq3igOtMOczwlNKxxfAIn8UpPIdGQvBUguomF939xRKGWabehBezWSLNdwmxUSnLRm0Mb3ufnRsKzZK9df6uWwIDAQAB";
+pub(crate) const KEY_2048: &str = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAr+yaDax+Q7JKiRtEo58HVYrEsK1CcE/oKY6ASKvlKs+bLLytOuCzHO4IfFFePMldibGJioOAZxXG69tEFPU6iTzVyoPTmHsyTume1KxOO1IudivAfC0PmtH5m6Thg74u00utR1PgFkxA5f4CZeRoeY57Px0EHB+6tBlAM3NcyD7H+fo/L5C/HLNgto5H8KWyfkbc4Lh03oQOUKim1ZtPpCbCvPYB6MKT8izpwf5VSBmKc0JVaRuZrALxY/o+DajzCq3igOtMOczwlNKxxfAIn8UpPIdGQvBUguomF939xRKGWabehBezWSLNdwmxUSnLRm0Mb3ufnRsKzZK9df6uWwIDAQAB";
 /// A 1024-bit RSA public key (SPKI, base64): accepted but weak.
 const KEY_1024: &str = "MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCbPsEmNCidIobSwiUIqawIH939MOHg0OH1VQihbjPIrrsU+i+uYpNurp0J+17SWuVg/u1wQy/xVgQplw0lux6wDZe+NlwdjVGjL9trG4gHktuIzLA9giEX1bti4LLuNdVQqTKG+sWAumOcEV3w18mKp4EZ4N9FqLpvQRlUdSYcrwIDAQAB";
 

@@ -15,6 +15,7 @@ mod notifications;
 mod oauth;
 mod openapi;
 mod organizations;
+mod prospecting;
 mod report_data;
 mod reports;
 mod senders;

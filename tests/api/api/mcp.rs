@@ -118,6 +118,10 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         "list_activity_log",
         "list_activity_log_actions",
         "preview_dns_change",
+        "create_prospecting_report",
+        "list_prospecting_reports",
+        "get_prospecting_report",
+        "delete_prospecting_report",
     ] {
         assert!(main.contains(&tool.to_owned()), "{tool} missing");
     }
@@ -273,6 +277,77 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
     assert_eq!(
         result["structuredContent"]["error"]["param"], "per_page",
         "{result}"
+    );
+
+    // Prospecting reports: the same service as the REST routes, the link public.
+    let created = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "create_prospecting_report",
+        json!({"generated_for": "Prospect Inc", "domains": ["agent.test"], "language": "fr"}),
+    )
+    .await;
+    let report = &created["structuredContent"];
+    assert_eq!(
+        report["report"]["domains"][0]["domain"], "agent.test",
+        "{created}"
+    );
+    let report_id = report["id"].as_str().unwrap().to_owned();
+    let listed = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "list_prospecting_reports",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        listed["structuredContent"]["data"][0]["id"],
+        report_id.as_str()
+    );
+    let (status, rest) = crate::admin::call(
+        &app,
+        Method::GET,
+        &format!("/prospecting-reports/{report_id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(rest["report"]["language"], "fr");
+    let result = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "create_prospecting_report",
+        json!({"generated_for": "X", "domains": ["agent.test"], "currency": "JPY"}),
+    )
+    .await;
+    assert_eq!(
+        result["structuredContent"]["error"]["param"], "currency",
+        "{result}"
+    );
+    let deleted = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "delete_prospecting_report",
+        json!({"report_id": report_id}),
+    )
+    .await;
+    assert_eq!(deleted["structuredContent"]["deleted"], true, "{deleted}");
+    let gone = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "get_prospecting_report",
+        json!({"report_id": report_id}),
+    )
+    .await;
+    assert_eq!(
+        gone["structuredContent"]["error"]["code"],
+        "resource_not_found"
     );
 
     // Unknown tools and methods are protocol errors; the directory has no writing tools.
