@@ -277,6 +277,9 @@ async fn html_previews_are_self_contained_and_translated() {
             .starts_with("text/html")
     );
     let html = res.text().await.unwrap();
+    if let Ok(dir) = std::env::var("PROSPECTING_PDF_OUT") {
+        std::fs::write(format!("{dir}/fr-dark.html"), &html).unwrap();
+    }
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<html lang=\"fr\">"));
     assert!(html.contains("Évaluation de la sécurité de la messagerie"));

@@ -174,7 +174,7 @@ main{{max-width:860px;margin:0 auto;padding:40px 24px}}
 .cover{{background:{surface};border:1px solid {border};border-radius:12px;padding:32px;margin-bottom:32px}}
 .cover h1{{margin:0 0 8px;font-size:30px;color:{accent}}}
 .meta{{display:grid;grid-template-columns:repeat(2,1fr);gap:12px 24px;margin:24px 0}}
-.meta div span{{display:block;color:{muted};font-size:12px;text-transform:uppercase;letter-spacing:.04em}}
+.meta .label{{display:block;color:{muted};font-size:12px;text-transform:uppercase;letter-spacing:.04em}}
 .muted{{color:{muted}}}.mono{{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12px;word-break:break-all}}
 .badge{{display:inline-block;color:#fff;border-radius:999px;padding:1px 10px;font-size:12px;font-weight:600;white-space:nowrap}}
 section{{border-top:1px solid {border};padding-top:16px;margin-top:24px}}
@@ -198,7 +198,7 @@ td.status{{width:110px}}
     );
     let _ = write!(
         out,
-        r#"<div class="cover"><h1>{}</h1><p class="muted">{}</p><div class="meta"><div><span>{}</span>{}</div>"#,
+        r#"<div class="cover"><h1>{}</h1><p class="muted">{}</p><div class="meta"><div><span class="label">{}</span>{}</div>"#,
         escape(&cover.title),
         escape(&cover.subtitle),
         escape(&labels.prepared_for),
@@ -207,14 +207,14 @@ td.status{{width:110px}}
     if let Some(by) = &cover.prepared_by {
         let _ = write!(
             out,
-            "<div><span>{}</span>{}</div>",
+            "<div><span class=\"label\">{}</span>{}</div>",
             escape(&labels.prepared_by),
             escape(by)
         );
     }
     let _ = write!(
         out,
-        "<div><span>{}</span>{}</div><div><span>{}</span>{}</div><div><span>{}</span>{}/100</div>",
+        "<div><span class=\"label\">{}</span>{}</div><div><span class=\"label\">{}</span>{}</div><div><span class=\"label\">{}</span>{}/100</div>",
         escape(&labels.date),
         escape(&cover.date),
         escape(&labels.deadline),
@@ -223,7 +223,11 @@ td.status{{width:110px}}
         cover.average_score
     );
     if let (Some(risk), Some(word)) = (cover.overall_risk, &cover.overall_risk_word) {
-        let _ = write!(out, "<div><span>{}</span>", escape(&labels.overall_risk));
+        let _ = write!(
+            out,
+            "<div><span class=\"label\">{}</span>",
+            escape(&labels.overall_risk)
+        );
         badge(&mut out, risk_colour(risk), word);
         out.push_str("</div>");
     }
