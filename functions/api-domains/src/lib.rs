@@ -1,10 +1,12 @@
 //! The `api-domains` function: `/domains*`: CRUD, bulk, records guidance (`dns-records`),
-//! verification, SPF diagnostics, DNS snapshots, the rollout plan and the change preview; and
+//! verification, SPF diagnostics, DNS snapshots, the rollout plan, the change preview, hosted
+//! DMARC; and
 //! `/groups*`, the groups domains belong to.
 
 pub mod bulk;
 pub mod domains;
 pub mod groups;
+pub mod hosted;
 pub mod plan;
 pub mod records;
 pub mod snapshots;
@@ -19,4 +21,5 @@ pub fn routes() -> Routes {
         .merge(snapshots::routes())
         .merge(plan::routes())
         .merge(groups::routes())
+        .merge(hosted::routes())
 }

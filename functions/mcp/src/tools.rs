@@ -18,7 +18,7 @@ use mailward_api_types::organizations::Organization;
 use mailward_api_types::prospecting::{
     CreateProspectingReport, ProspectingReport, ProspectingReportList,
 };
-use mailward_api_types::records::{DnsRecordsResponse, VerifyResponse};
+use mailward_api_types::records::{DnsRecordsResponse, HostedDmarcResponse, VerifyResponse};
 use mailward_api_types::reports::{ReportSummary, SendersParams, SendersView, SummaryParams};
 use mailward_api_types::tasks::{
     DomainPlan, ListTasksParams, PreviewRequest, PreviewResponse, Task as TaskView, TaskList,
@@ -662,6 +662,15 @@ pub static TOOLS: &[ToolDef] = &[
         output: deleted,
     },
     ToolDef {
+        name: "enable_hosted_dmarc",
+        description: "Turns on hosted DMARC for a domain (by id or name): Mailward serves the DMARC record built from the domain's dmarc_options behind a CNAME. The answer's `record` is the CNAME the person must publish at _dmarc.<domain>, and any DMARC TXT there must be deleted (`instructions`). `hosted_dmarc_active` is true once live DNS shows the CNAME; until then managed_dns_status.dmarc is syncing. Safe to call again.",
+        writes: true,
+        directory: false,
+        public: false,
+        input: domain_only,
+        output: schema::of::<HostedDmarcResponse>,
+    },
+    ToolDef {
         name: "create_prospecting_report",
         description: "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.",
         writes: true,
@@ -1095,6 +1104,11 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
                 deleted: true,
                 id: a.endpoint_id,
             })
+        }
+        "enable_hosted_dmarc" => {
+            let a: DomainArg = parse(args)?;
+            let id = domain_id(ctx, &a.domain).await?;
+            output(domains::hosted::enable(app, ctx.caller()?, id).await?)
         }
         "create_prospecting_report" => {
             let input: CreateProspectingReport = parse(args)?;

@@ -2,6 +2,7 @@
 //! queue workers and periodic chores beside it, on the embedded adapters (SQLite file, durable
 //! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
 
+pub mod dns_server;
 pub mod imap;
 pub mod smtp;
 pub mod uploads;
@@ -87,6 +88,8 @@ pub struct Settings {
     pub smtp_listen: Option<SocketAddr>,
     /// Largest message the SMTP listener accepts, in bytes.
     pub smtp_max_bytes: usize,
+    /// Where the authoritative DNS server of the hosted zone listens (none: no server).
+    pub dns_listen: Option<SocketAddr>,
     /// Other adapters for the store and queue ports (the black-box tests run the whole service
     /// on DynamoDB and SQS this way); `None` keeps the embedded SQLite ones.
     pub ports: Option<Ports>,
@@ -142,6 +145,7 @@ impl Settings {
             evaluate_new_domains: true,
             smtp_listen: None,
             smtp_max_bytes: DEFAULT_SMTP_MAX_BYTES,
+            dns_listen: None,
             ports: None,
         }
     }
@@ -349,6 +353,8 @@ pub struct LocalStack {
     pub state: AppState,
     /// Where the report mailbox listens, when it does.
     pub smtp_addr: Option<SocketAddr>,
+    /// The hosted zone's DNS server, when it runs (`dns_addr()`).
+    zone_server: Option<dns_server::ZoneServer>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -428,13 +434,34 @@ impl LocalStack {
             }
             None => None,
         };
+        let zone_server = match settings.dns_listen {
+            Some(at) => Some(
+                dns_server::ZoneServer::start(
+                    at,
+                    Arc::clone(&state.zone),
+                    vec![
+                        state.config.hosted_zone.clone(),
+                        state.config.report_domain.clone(),
+                    ],
+                )
+                .await
+                .with_context(|| format!("binding the DNS server to {at}"))?,
+            ),
+            None => None,
+        };
         Ok(Self {
             addr,
             state,
             smtp_addr,
+            zone_server,
             shutdown,
             tasks,
         })
+    }
+
+    /// Where the hosted zone's DNS server listens (UDP and TCP), when it runs.
+    pub fn dns_addr(&self) -> Option<SocketAddr> {
+        self.zone_server.as_ref().map(dns_server::ZoneServer::addr)
     }
 
     /// Stops accepting requests, lets in-flight work finish, and waits for every task.

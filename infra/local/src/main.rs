@@ -169,6 +169,10 @@ struct Cli {
     /// mail for the report domain's addresses into report ingestion.
     #[arg(long, env = "MAILWARD_SMTP_LISTEN", global = true)]
     smtp_listen: Option<SocketAddr>,
+    /// Serve the hosted zone (hosted DMARC records, report authorizations) on this address
+    /// (UDP and TCP, e.g. 127.0.0.1:5353): `dig @127.0.0.1 -p 5353 TXT <name>`.
+    #[arg(long, env = "MAILWARD_DNS_LISTEN", global = true)]
+    dns_listen: Option<SocketAddr>,
     /// Largest message the SMTP listener accepts, in bytes.
     #[arg(long, env = "MAILWARD_SMTP_MAX_BYTES", global = true, default_value_t = mailward_local_stack::DEFAULT_SMTP_MAX_BYTES)]
     smtp_max_bytes: usize,
@@ -298,6 +302,7 @@ async fn main() -> anyhow::Result<()> {
     settings.task_event_delay = Duration::from_secs(cli.task_event_delay);
     settings.mx_tls_probe = cli.mx_tls_probe;
     settings.smtp_listen = cli.smtp_listen;
+    settings.dns_listen = cli.dns_listen;
     settings.smtp_max_bytes = cli.smtp_max_bytes;
     settings.oauth_client_id = cli.oauth_client_id.clone();
     for (scope, limit) in [
@@ -602,6 +607,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     println!("Mailward listening on http://{}", stack.addr);
     if let Some(smtp) = stack.smtp_addr {
         println!("Report mailbox (SMTP) listening on {smtp}");
+    }
+    if let Some(dns) = stack.dns_addr() {
+        println!("Hosted zone (DNS) listening on {dns}");
     }
     println!(
         "Data directory: {} (outgoing mail: {}/outbox/*.eml)",

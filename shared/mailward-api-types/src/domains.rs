@@ -217,16 +217,16 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             mechanism_descriptions: d.spf_options.mechanism_descriptions.clone(),
         },
         managed_dns_status: ManagedDnsStatus {
-            dmarc: unknown(),
+            dmarc: snake(&d.managed_dmarc.status),
             spf: unknown(),
             dkim: unknown(),
             bimi: unknown(),
             mta_sts: unknown(),
         },
         managed_dns_status_since: ManagedDnsStatusSince {
-            // SPEC §2.1: the DMARC move predates tracking (hosted DMARC is not built), so it
-            // falls back to `dmarc_setup_at`.
-            dmarc: d.dmarc_setup_at.and_then(|at| {
+            // SPEC §2.1: when the hosted-record move predates tracking (never hosted), it falls
+            // back to `dmarc_setup_at`.
+            dmarc: d.managed_dmarc.since.or(d.dmarc_setup_at).and_then(|at| {
                 at.format(&time::format_description::well_known::Rfc3339)
                     .ok()
             }),
@@ -250,7 +250,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         score: d.score,
         score_band: snake(&ScoreBand::of(d.score)),
         is_parked: d.is_parked,
-        is_dmarc_managed: false,
+        is_dmarc_managed: d.is_dmarc_managed,
         is_spf_managed: false,
         is_dkim_managed: false,
         is_bimi_managed: false,
@@ -261,7 +261,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             certificate: d.bimi_options.certificate.clone(),
         },
         bimi_error_reason: None,
-        dmarc_error_reason: None,
+        dmarc_error_reason: d.managed_dmarc.error_reason.clone(),
         spf_error_reason: None,
         dkim_error_reason: None,
         mta_sts_error_reason: None,

@@ -65,3 +65,17 @@ pub struct SpfDiagnostics {
     /// What to do next.
     pub next_action: NextAction,
 }
+
+/// `POST /domains/{id}/hosted-dmarc` response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HostedDmarcResponse {
+    /// True once live DNS shows `_dmarc.<domain>` as a CNAME to Mailward's target.
+    pub hosted_dmarc_active: bool,
+    /// The CNAME to publish at `_dmarc.<domain>` (the record Mailward serves behind it is
+    /// rebuilt from the current `dmarc_options`).
+    pub record: mailward_plan::ExpectedRecord,
+    /// What to do, for a person: publish the CNAME and delete any DMARC TXT at that host.
+    pub instructions: String,
+    /// The domain after the change (`is_dmarc_managed`, `managed_dns_status.dmarc`).
+    pub domain: crate::domains::Domain,
+}

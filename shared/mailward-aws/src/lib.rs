@@ -11,6 +11,7 @@
 
 mod config;
 mod dynamo;
+pub mod route53;
 mod s3;
 mod ses;
 mod sqs;

@@ -290,3 +290,64 @@ async fn s3_object_store_stores_and_accepts_signed_form_uploads() {
     // size and type conditions are checked on the signed document in the adapter's unit test;
     // real S3 refuses such uploads with EntityTooLarge.
 }
+
+#[tokio::test]
+async fn route53_zone_upserts_reads_and_removes_record_sets() {
+    use mailward_domain::hosted_zone::{HostedZone, ZoneError, ZoneRecord, ZoneRecordKind};
+    let Some(config) = moto().await else { return };
+    let client = aws_sdk_route53::Client::new(&config);
+    let apex = format!("{}.example.com", uuid::Uuid::new_v4().simple());
+    let created = client
+        .create_hosted_zone()
+        .name(&apex)
+        .caller_reference(uuid::Uuid::new_v4().to_string())
+        .send()
+        .await
+        .unwrap();
+    let id = created.hosted_zone().unwrap().id().to_owned();
+    let zones = mailward_aws::route53::parse_zones(&format!("{apex}={id}")).unwrap();
+    let zone = mailward_aws::route53::Route53Zone::new(client, zones)
+        .with_backoff(Duration::from_millis(1));
+
+    let name = format!("client.test._dmarc.{apex}");
+    let long = format!(
+        "v=DMARC1; p=reject; rua=mailto:{}@x.example",
+        "a".repeat(300)
+    );
+    zone.upsert(&[ZoneRecord::txt(&name, "v=DMARC1; p=none", 300)])
+        .await
+        .unwrap();
+    let read = zone.records(&name).await.unwrap();
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].kind, ZoneRecordKind::Txt);
+    assert_eq!(read[0].values, ["v=DMARC1; p=none"]);
+    assert_eq!(read[0].ttl, 300);
+    // Replaced, with a value longer than one TXT string.
+    zone.upsert(&[ZoneRecord::txt(&name, &long, 300)])
+        .await
+        .unwrap();
+    assert_eq!(zone.records(&name).await.unwrap()[0].values, [long]);
+    // Many record sets go out in batches.
+    let many: Vec<ZoneRecord> = (0..450)
+        .map(|i| ZoneRecord::txt(&format!("d{i}._report._dmarc.{apex}"), "v=DMARC1", 300))
+        .collect();
+    zone.upsert(&many).await.unwrap();
+    assert_eq!(
+        zone.records(&format!("d449._report._dmarc.{apex}"))
+            .await
+            .unwrap()[0]
+            .values,
+        ["v=DMARC1"]
+    );
+    // Removing, twice: the second is a no-op.
+    let key = vec![(name.clone(), ZoneRecordKind::Txt)];
+    zone.remove(&key).await.unwrap();
+    assert!(zone.records(&name).await.unwrap().is_empty());
+    zone.remove(&key).await.unwrap();
+    // A name outside every zone is refused before any call.
+    assert!(matches!(
+        zone.upsert(&[ZoneRecord::txt("x.elsewhere.example", "v=DMARC1", 300)])
+            .await,
+        Err(ZoneError::Rejected(_))
+    ));
+}

@@ -276,10 +276,47 @@ pub struct Domain {
     /// The first UTC day an aggregate report covered (`yyyy-mm-dd`).
     #[serde(default)]
     pub monitoring_since: Option<String>,
+    /// Hosted DMARC is on: Mailward serves the record behind the customer's `_dmarc` CNAME.
+    #[serde(default)]
+    pub is_dmarc_managed: bool,
+    /// Where the hosted DMARC record stands (`managed_dns_status.dmarc`).
+    #[serde(default)]
+    pub managed_dmarc: ManagedRecord,
+    /// The RFC 9989 report-destination authorization for this name is published in the
+    /// service's zone (the sweep publishes it while false).
+    #[serde(default)]
+    pub reports_authorized: bool,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+/// SPEC §2.1 `managed_dns_status` values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ManagedStatus {
+    /// Not hosted, or not checked yet.
+    #[default]
+    Unknown,
+    /// Served by Mailward; the customer's CNAME is not seen in live DNS yet.
+    Syncing,
+    /// Served, and the customer's CNAME points at it.
+    Ready,
+    /// Something is wrong; `error_reason` says what.
+    Error,
+}
+
+/// One hosted record's state: its status, when it last entered `syncing`, and why it is in
+/// error (SPEC §2.1 `*_error_reason`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagedRecord {
+    pub status: ManagedStatus,
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub since: Option<OffsetDateTime>,
+    /// setup_timeout, drift, record_conflict, delegation_missing, publish_failed, check_failed…
+    #[serde(default)]
+    pub error_reason: Option<String>,
 }
 
 /// Message counts of a domain's aggregate reports over a 14-day window.
@@ -341,6 +378,9 @@ impl Domain {
             mx_tls_check: None,
             report_figures: None,
             monitoring_since: None,
+            is_dmarc_managed: false,
+            managed_dmarc: ManagedRecord::default(),
+            reports_authorized: false,
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

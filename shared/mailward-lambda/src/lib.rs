@@ -88,6 +88,18 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         config,
     )
     .with_direct_dns(direct);
+    // The hosted zone in Route 53 where the deployment names its zones; otherwise the records
+    // stay in the table (served by nothing on AWS: hosted DMARC then never becomes ready).
+    let state = match std::env::var("MAILWARD_ROUTE53_ZONES") {
+        Ok(list) if !list.trim().is_empty() => {
+            let zones = mailward_aws::route53::parse_zones(&list).map_err(anyhow::Error::msg)?;
+            let sdk = mailward_aws::aws_config_from_env().await;
+            state.with_zone(Arc::new(mailward_aws::route53::Route53Zone::from_config(
+                &sdk, zones,
+            )))
+        }
+        _ => state,
+    };
     // Object storage where the function was given a bucket (support attachments).
     Ok(match std::env::var("MAILWARD_OBJECTS_BUCKET") {
         Ok(bucket) if !bucket.trim().is_empty() => {

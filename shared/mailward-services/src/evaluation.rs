@@ -32,10 +32,10 @@ pub fn plan_context(
         monitoring_email: monitoring,
         report_domain: app.config.report_domain.clone(),
         hosted_zone: app.config.hosted_zone.clone(),
-        // Hosted DMARC (CNAME delegation), MTA-STS hosting, registered DKIM keys and confirmed
-        // senders arrive with their own endpoints; until then DMARC is the customer-published
-        // TXT and DKIM the keys the domain already serves.
-        dmarc_delegated: false,
+        // Hosted DMARC: the customer publishes the CNAME delegation instead of the TXT. MTA-STS
+        // hosting, registered DKIM keys and confirmed senders arrive with their own endpoints;
+        // until then DKIM is the keys the domain already serves.
+        dmarc_delegated: domain.is_dmarc_managed,
         mta_sts: None,
         dkim: if domain.is_parked { Vec::new() } else { dkim },
         known_sender_includes: Vec::new(),

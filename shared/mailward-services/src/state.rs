@@ -32,6 +32,9 @@ pub struct App {
     /// Object storage (a directory or S3); `None` where none is configured, and then the
     /// operations that need it answer 503.
     pub objects: Option<Arc<dyn mailward_domain::objects::ObjectStore>>,
+    /// The records Mailward serves itself (hosted DMARC, report authorizations): the item
+    /// store by default (served by the local stack's embedded DNS server), Route 53 on AWS.
+    pub zone: Arc<dyn mailward_domain::hosted_zone::HostedZone>,
     /// Rate-limit counters (in memory in the local process, the shared store on AWS).
     pub rate_counter: Arc<dyn mailward_domain::rate_limits::RateCounter>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
@@ -54,6 +57,9 @@ impl AppState {
             rate_counter: Arc::new(mailward_store::rate_limits::StoreRateCounter::new(
                 Arc::clone(&store),
             )),
+            zone: Arc::new(mailward_store::hosted_zone::StoreZone::new(Arc::clone(
+                &store,
+            ))),
             store,
             queue,
             mailer,
@@ -83,6 +89,14 @@ impl AppState {
     ) -> Self {
         if let Some(app) = Arc::get_mut(&mut self.0) {
             app.rate_counter = counter;
+        }
+        self
+    }
+
+    /// Replaces the hosted zone (call before the state is shared).
+    pub fn with_zone(mut self, zone: Arc<dyn mailward_domain::hosted_zone::HostedZone>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.zone = zone;
         }
         self
     }

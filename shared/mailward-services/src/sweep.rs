@@ -340,7 +340,9 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     let resolver = Budgeted::new(&direct, DOMAIN_QUERY_BUDGET).in_lane(state.sweep_dns_lane());
     let expect = Expectation {
         monitoring_email: claimed.monitoring_email(&state.config.report_domain),
-        delegated_target: None,
+        delegated_target: claimed
+            .is_dmarc_managed
+            .then(|| crate::domains::hosted::dmarc_target(state, &claimed)),
     };
     // The DMARC record's TTL is noted as the observation reads it (uncached: the TTL served).
     let dmarc_host = format!("_dmarc.{}", claimed.url);
@@ -392,6 +394,25 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     // DNS was inconclusive (a failed observation lookup, or no audit) the stored conflicts stay
     // as they are, instead of being dropped and later counted again from one.
     let dns_conclusive = observation.transient_failures.is_empty() && audit.is_some();
+    let hosted_dmarc = crate::domains::hosted::reconcile_dmarc(
+        state,
+        &claimed,
+        &observation.delegation,
+        observation.transient_failures.is_empty(),
+        now,
+    )
+    .await;
+    if let Some(managed) = &hosted_dmarc {
+        next.managed_dmarc = managed.clone();
+    }
+    if !claimed.reports_authorized {
+        match crate::domains::hosted::authorize_reports(state, &claimed.url).await {
+            Ok(()) => next.reports_authorized = true,
+            Err(e) => {
+                tracing::warn!(domain.id = %id, error = %e, "report authorization not published; next pass tries again")
+            }
+        }
+    }
     if let Some(direct) = state.direct_dns.as_ref().filter(|_| dns_conclusive) {
         let mut input = mailward_conflicts::ConflictInput::new(&claimed.url);
         input.dkim_selectors = audit
@@ -473,6 +494,22 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
                 };
                 ops.extend(snapshots::record_ops(org, &snapshot)?);
             }
+        }
+    }
+    if next.managed_dmarc.status != claimed.managed_dmarc.status {
+        let kind = match next.managed_dmarc.status {
+            mailward_domain::domain::ManagedStatus::Ready => {
+                Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_READY)
+            }
+            mailward_domain::domain::ManagedStatus::Error => {
+                Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_ERROR)
+            }
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            let mut event = OutboxEvent::new(kind, org, now, after_view.clone(), None);
+            event.record = Some("dmarc".to_owned());
+            ops.push(event.write_op()?);
         }
     }
     let mut events = moved.events.clone();

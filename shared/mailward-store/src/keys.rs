@@ -47,6 +47,7 @@
 //! | audit cache (TTL 10 min) | `AUDIT#<domain>` | `RESULT` | |
 //! | activation scan (TTL 24 h) | `ACTIVATION#<domain>` | `SCAN` | |
 //! | lead | `LEAD#<yyyy-mm-dd>` | `<unix ms>#<id>` | |
+//! | hosted-zone record set (local adapter of the hosted-zone port) | `ZONE#<name>` | `<TXT or CNAME>` | |
 //! | prospecting report | `ORG#<org>` | `PROSPECT#<id>` | |
 //! | prospecting report link (id → organization, for the public download) | `PROSPECT#<id>` | `LINK` | |
 //!
@@ -54,6 +55,11 @@
 //! from the credential, so one organization's handler cannot address another's items.
 
 use uuid::Uuid;
+
+/// Partition of the hosted-zone record sets at one name.
+pub fn zone_pk(name: &str) -> String {
+    format!("ZONE#{name}")
+}
 
 /// Sort-key prefix of an organization's prospecting reports.
 pub const PROSPECT_PREFIX: &str = "PROSPECT#";

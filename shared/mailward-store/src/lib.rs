@@ -12,6 +12,7 @@ pub mod api_keys;
 pub mod audits;
 pub mod domains;
 pub mod groups;
+pub mod hosted_zone;
 pub mod invitations;
 pub mod keys;
 pub mod notifications;

@@ -1338,6 +1338,7 @@ async fn viewers_and_read_only_keys_never_write() {
             Some(json!({"generated_for": "X", "domains": ["example.invalid"]})),
         ),
         ("DELETE", "/prospecting-reports/{id}", None),
+        ("POST", "/domains/{id}/hosted-dmarc", None),
     ];
     // Writes any member may make (documented on each route), and public routes.
     let exempt = [

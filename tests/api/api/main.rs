@@ -10,6 +10,7 @@ mod conventions;
 mod domains;
 mod failures;
 mod header_analysis;
+mod hosted;
 mod mcp;
 mod notifications;
 mod oauth;

@@ -118,6 +118,7 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         "list_activity_log",
         "list_activity_log_actions",
         "preview_dns_change",
+        "enable_hosted_dmarc",
         "create_prospecting_report",
         "list_prospecting_reports",
         "get_prospecting_report",

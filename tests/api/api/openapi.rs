@@ -127,6 +127,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/oauth/session/start"),
         ("post", "/oauth/session"),
         ("post", "/tools/header-analyze"),
+        ("post", "/domains/{id}/hosted-dmarc"),
         ("get", "/prospecting-reports"),
         ("post", "/prospecting-reports"),
         ("post", "/prospecting-reports/preview"),

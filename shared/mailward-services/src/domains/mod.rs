@@ -6,6 +6,7 @@
 
 pub mod bulk;
 pub mod dkim_discovery;
+pub mod hosted;
 pub mod plan;
 pub mod preview;
 pub mod records;
@@ -841,10 +842,62 @@ pub async fn update(
         }
     })
     .await?;
+    if saved.is_dmarc_managed
+        && saved.dmarc_options != before.dmarc_options
+        && let Err(e) = hosted::publish_dmarc(app, &saved).await
+    {
+        // The sweep's reconciliation republishes it (or marks it publish_failed).
+        tracing::warn!(domain.id = %saved.id, error = %e.message(), "hosted DMARC record not republished");
+    }
     if backfill {
         return backfill_tasks(app, caller, id).await;
     }
     Ok(app.domain_view(&saved))
+}
+
+/// Saves a change to a domain's hosting fields (made by `change` on the latest version), with
+/// its activity entry and `domain.updated` event; nothing is written when nothing changes.
+pub(crate) async fn set_hosting(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    current: Versioned<Domain>,
+    change: impl Fn(&Domain) -> Domain,
+) -> Result<Domain, ServiceError> {
+    let change = &change;
+    write_unless_person_changed(app, caller, id, current, |base| async move {
+        let mut next = change(&base.value);
+        if next == base.value {
+            return Ok(next);
+        }
+        next.updated_at = app.clock.now();
+        let old_view = serde_json::to_value(app.domain_view(&base.value))?;
+        let new_view = serde_json::to_value(app.domain_view(&next))?;
+        let previous = previous_attributes(&old_view, &new_view);
+        let entry = activity::ops(
+            app,
+            caller,
+            Change::new(
+                "domain.updated",
+                "domain",
+                Some(next.id),
+                format!("changed hosting of {}", next.url),
+            )
+            .previous(previous.clone()),
+        )?;
+        let event = OutboxEvent::new(
+            DOMAIN_UPDATED,
+            next.org_id,
+            next.updated_at,
+            new_view,
+            previous,
+        );
+        let mut ops = vec![domains::save_op(&next, base.version)?, event.write_op()?];
+        ops.extend(entry);
+        app.store.transact(ops).await?;
+        Ok(next)
+    })
+    .await
 }
 
 /// `backfill_tickets`: evaluates the domain now (as the sweep does), so its tasks are derived at
@@ -880,7 +933,10 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
             ),
         )?);
         domains::remove(app.store.as_ref(), &base.value, base.version, extra).await?;
-        Ok(())
+        Ok(base.value)
     })
     .await
+    .map(|removed| async move { hosted::withdraw(app, &removed).await })?
+    .await;
+    Ok(())
 }

@@ -1,0 +1,302 @@
+//! Hosted DMARC and the report authorizations over HTTP: the record served by the embedded DNS
+//! server, republished on policy edits; `managed_dns_status.dmarc` syncing → ready when the
+//! customer's CNAME appears in live DNS (the DNS fixture) and error (drift) when it goes, with
+//! `domain.hosted_record.*` events; the RFC 9989 authorization of every monitored domain; and
+//! the refusals.
+
+use crate::admin::{call, call_as, member};
+use crate::common::{add_domain, outbox_events};
+use mailward_api_tests::TestApp;
+use mailward_dns_fixture::{FixtureServer, Zone};
+use mailward_domain::dns::{DnsError, DnsResolver, RecordData, RecordType};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+const HOSTED_ZONE: &str = "hosted.mailward.local";
+
+async fn start() -> (FixtureServer, TestApp, mailward_api_tests::SignedUp) {
+    let client = Zone::new("client.test")
+        .ns("@", "ns1.client.test.")
+        .mx("@", 10, "mx.client.test.")
+        .a("mx", "192.0.2.10")
+        .txt("@", "v=spf1 mx -all")
+        .txt("_dmarc", "v=DMARC1; p=none");
+    // Stands in for the Internet's delegation of the hosted zone: the test copies what the
+    // embedded server serves into it.
+    let hosted = Zone::new(HOSTED_ZONE);
+    let dns = FixtureServer::start(vec![Zone::new("test"), client, hosted])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.dns_cache_ttl_cap = Some(std::time::Duration::ZERO);
+        s.publish_outbox = false;
+        s.evaluate_new_domains = false;
+        s.dns_listen = Some("127.0.0.1:0".parse().unwrap());
+    })
+    .await;
+    let s = app.sign_up("owner@hosted.example", "Hosted Co").await;
+    (dns, app, s)
+}
+
+/// A resolver asking only the stack's embedded DNS server.
+fn embedded(app: &TestApp) -> mailward_dns::HickoryResolver {
+    let addr = app.stack.dns_addr().expect("the DNS server runs");
+    let mut settings = mailward_dns::ResolverSettings::from_server_list(&addr.to_string()).unwrap();
+    settings.cache_ttl_cap = std::time::Duration::ZERO;
+    mailward_dns::HickoryResolver::new(settings).unwrap()
+}
+
+async fn served_txt(app: &TestApp, name: &str) -> Result<Vec<String>, DnsError> {
+    let answer = embedded(app).lookup(name, RecordType::Txt).await?;
+    Ok(answer
+        .records
+        .into_iter()
+        .filter_map(|r| match r {
+            RecordData::Txt(strings) => {
+                Some(String::from_utf8_lossy(&strings.concat()).into_owned())
+            }
+            _ => None,
+        })
+        .collect())
+}
+
+/// One sweep pass, a sweep interval after the last (so every domain is due again and events
+/// are ordered in time).
+async fn sweep(app: &TestApp) {
+    app.clock.advance(time::Duration::seconds(301));
+    mailward_services::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+}
+
+async fn hosted_events(app: &TestApp) -> Vec<(String, String)> {
+    let mut events = outbox_events(app).await;
+    events.sort_by(|a, b| a["created"].as_str().cmp(&b["created"].as_str()));
+    events
+        .iter()
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("domain.hosted_record."))
+        })
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["record"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
+    let (dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let rua = domain["monitoring_email"].as_str().unwrap().to_owned();
+    let target = format!("client.test._dmarc.{HOSTED_ZONE}");
+    assert_eq!(domain["is_dmarc_managed"], false);
+    assert_eq!(domain["managed_dns_status"]["dmarc"], "unknown");
+
+    let path = format!("/domains/{id}/hosted-dmarc");
+    let (status, enabled) = call(&app, Method::POST, &path, &s.key, None).await;
+    assert_eq!(status, 200, "{enabled}");
+    assert_eq!(enabled["hosted_dmarc_active"], false);
+    assert_eq!(enabled["record"]["type"], "CNAME");
+    assert_eq!(enabled["record"]["host"], "_dmarc.client.test");
+    assert_eq!(enabled["record"]["value"], target.as_str());
+    assert!(
+        enabled["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("delete any TXT")
+    );
+    assert_eq!(enabled["domain"]["is_dmarc_managed"], true);
+    assert_eq!(enabled["domain"]["managed_dns_status"]["dmarc"], "syncing");
+    assert!(enabled["domain"]["managed_dns_status_since"]["dmarc"].is_string());
+
+    // The embedded server serves the record built from the domain's options.
+    let served = served_txt(&app, &target).await.unwrap();
+    assert_eq!(served.len(), 1);
+    assert!(served[0].starts_with("v=DMARC1; p=none"), "{served:?}");
+    assert!(served[0].contains(&format!("mailto:{rua}")), "{served:?}");
+    // Idempotent.
+    let (status, again) = call(&app, Method::POST, &path, &s.key, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(again["domain"]["managed_dns_status"]["dmarc"], "syncing");
+    assert_eq!(served_txt(&app, &target).await.unwrap(), served);
+
+    // The records guidance now plans the CNAME delegation.
+    let (_, records) = call(
+        &app,
+        Method::GET,
+        &format!("/domains/{id}/dns-records"),
+        &s.key,
+        None,
+    )
+    .await;
+    let dmarc = records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["purpose"] == "dmarc" && r["action"] != "delete")
+        .unwrap();
+    assert_eq!(dmarc["type"], "CNAME", "{records}");
+
+    // A policy edit republishes.
+    let mut options = domain["dmarc_options"].clone();
+    options["policy"] = json!("quarantine");
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{id}"),
+        &s.key,
+        Some(json!({ "dmarc_options": options })),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let served = served_txt(&app, &target).await.unwrap();
+    assert!(
+        served[0].starts_with("v=DMARC1; p=quarantine"),
+        "{served:?}"
+    );
+
+    // The customer still has a TXT where the CNAME belongs: record_conflict.
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["managed_dns_status"]["dmarc"], "error", "{read}");
+    assert_eq!(read["dmarc_error_reason"], "record_conflict");
+
+    // The customer replaces it with the CNAME (the hosted zone's answer is delegated to the
+    // fixture by copying it): ready, with the event.
+    dns.remove("_dmarc.client.test", Some(RecordType::Txt))
+        .unwrap();
+    dns.set(
+        "_dmarc.client.test",
+        RecordType::Cname,
+        vec![RecordData::Cname(format!("{target}."))],
+    )
+    .unwrap();
+    dns.set_txt(&target, &served[0]).unwrap();
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["managed_dns_status"]["dmarc"], "ready", "{read}");
+    assert_eq!(read["dmarc_error_reason"], Value::Null);
+    let (_, active) = call(&app, Method::POST, &path, &s.key, None).await;
+    assert_eq!(active["hosted_dmarc_active"], true);
+
+    // The CNAME is removed: drift.
+    dns.remove("_dmarc.client.test", None).unwrap();
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["managed_dns_status"]["dmarc"], "error");
+    assert_eq!(read["dmarc_error_reason"], "drift");
+    assert_eq!(
+        hosted_events(&app).await,
+        [
+            ("domain.hosted_record.error".to_owned(), "dmarc".to_owned()),
+            ("domain.hosted_record.ready".to_owned(), "dmarc".to_owned()),
+            ("domain.hosted_record.error".to_owned(), "dmarc".to_owned()),
+        ]
+    );
+
+    // A lost record is put back by the sweep.
+    app.stack
+        .state
+        .zone
+        .remove(&[(
+            target.clone(),
+            mailward_domain::hosted_zone::ZoneRecordKind::Txt,
+        )])
+        .await
+        .unwrap();
+    assert!(matches!(
+        served_txt(&app, &target).await,
+        Err(DnsError::NxDomain)
+    ));
+    sweep(&app).await;
+    assert!(served_txt(&app, &target).await.unwrap()[0].starts_with("v=DMARC1; p=quarantine"));
+}
+
+#[tokio::test]
+async fn every_monitored_domain_authorizes_its_reports_until_deleted() {
+    let (_dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let report_host = app.stack.state.config.report_domain.clone();
+    let name = format!("client.test._report._dmarc.{report_host}");
+    sweep(&app).await;
+    assert_eq!(served_txt(&app, &name).await.unwrap(), ["v=DMARC1"]);
+
+    // Another organization watching the same name keeps it after the first deletes theirs.
+    let other = app.sign_up("other@hosted.example", "Other Co").await;
+    let theirs = add_domain(&app, &other.key, "client.test").await;
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/domains/{id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    assert_eq!(served_txt(&app, &name).await.unwrap(), ["v=DMARC1"]);
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/domains/{}", theirs["id"].as_str().unwrap()),
+        &other.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    assert!(matches!(
+        served_txt(&app, &name).await,
+        Err(DnsError::NxDomain)
+    ));
+    // Names outside the service's zones are refused.
+    assert!(matches!(
+        embedded(&app).lookup("client.test", RecordType::Txt).await,
+        Err(DnsError::Refused)
+    ));
+}
+
+#[tokio::test]
+async fn hosted_dmarc_refusals() {
+    let (_dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let path = format!("/domains/{id}/hosted-dmarc");
+    let viewer = member(&app, &s, "viewer@hosted.example", &["viewer"], &[]).await;
+    assert_eq!(
+        call_as(&app, Method::POST, &path, &viewer, None).await.0,
+        403
+    );
+    let other = app.sign_up("stranger@hosted.example", "Stranger Co").await;
+    assert_eq!(
+        call(&app, Method::POST, &path, &other.key, None).await.0,
+        404
+    );
+    let unknown = format!("/domains/{}/hosted-dmarc", uuid::Uuid::new_v4());
+    assert_eq!(
+        call(&app, Method::POST, &unknown, &s.key, None).await.0,
+        404
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/domains/nope/hosted-dmarc",
+            &s.key,
+            None
+        )
+        .await
+        .0,
+        400
+    );
+    // Nothing was stored by the refused calls.
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["is_dmarc_managed"], false);
+}
