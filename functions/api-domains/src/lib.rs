@@ -1,9 +1,10 @@
 //! The `api-domains` function: `/domains*`: CRUD, bulk, records guidance (`dns-records`),
 //! verification, SPF diagnostics, DNS snapshots, the rollout plan, the change preview, hosted
-//! DMARC; and
+//! DMARC and hosted DKIM keys; and
 //! `/groups*`, the groups domains belong to.
 
 pub mod bulk;
+pub mod dkim_keys;
 pub mod domains;
 pub mod groups;
 pub mod hosted;
@@ -22,4 +23,5 @@ pub fn routes() -> Routes {
         .merge(plan::routes())
         .merge(groups::routes())
         .merge(hosted::routes())
+        .merge(dkim_keys::routes())
 }

@@ -67,26 +67,14 @@ fn failure(request: &Request, code: ResponseCode) -> ResponseInfo {
     })
 }
 
-/// TXT strings longer than 255 bytes are split into several character-strings of one record.
-fn txt_strings(value: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    for c in value.chars() {
-        if current.len() + c.len_utf8() > 255 {
-            out.push(std::mem::take(&mut current));
-        }
-        current.push(c);
-    }
-    out.push(current);
-    out
-}
-
 fn to_records(owner: &Name, set: &ZoneRecord) -> Vec<Record> {
     set.values
         .iter()
         .filter_map(|value| {
             let rdata = match set.kind {
-                ZoneRecordKind::Txt => RData::TXT(TXT::new(txt_strings(value))),
+                ZoneRecordKind::Txt => {
+                    RData::TXT(TXT::new(mailward_dmarc::to_character_strings(value)))
+                }
                 ZoneRecordKind::Cname => {
                     let mut target = Name::from_ascii(value).ok()?;
                     target.set_fqdn(true);

@@ -252,7 +252,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         is_parked: d.is_parked,
         is_dmarc_managed: d.is_dmarc_managed,
         is_spf_managed: false,
-        is_dkim_managed: false,
+        is_dkim_managed: d.is_dkim_managed,
         is_bimi_managed: false,
         is_mta_sts_managed: false,
         bimi_options: BimiOptionsView {

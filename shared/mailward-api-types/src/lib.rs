@@ -9,6 +9,7 @@ pub mod activity;
 pub mod admin;
 pub mod api_keys;
 pub mod common;
+pub mod dkim_keys;
 pub mod domains;
 pub mod notifications;
 pub mod oauth;

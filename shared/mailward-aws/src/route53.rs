@@ -59,16 +59,7 @@ fn rr_type(kind: ZoneRecordKind) -> RrType {
 
 /// A TXT value in zone-file form: quoted strings of at most 255 bytes, `"` and `\` escaped.
 fn txt_wire(value: &str) -> String {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    for c in value.chars() {
-        if current.len() + c.len_utf8() > 255 {
-            parts.push(std::mem::take(&mut current));
-        }
-        current.push(c);
-    }
-    parts.push(current);
-    parts
+    mailward_dmarc::to_character_strings(value)
         .iter()
         .map(|p| format!("\"{}\"", p.replace('\\', "\\\\").replace('"', "\\\"")))
         .collect::<Vec<_>>()

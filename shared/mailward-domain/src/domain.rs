@@ -282,6 +282,9 @@ pub struct Domain {
     /// Where the hosted DMARC record stands (`managed_dns_status.dmarc`).
     #[serde(default)]
     pub managed_dmarc: ManagedRecord,
+    /// The domain has live hosted DKIM keys.
+    #[serde(default)]
+    pub is_dkim_managed: bool,
     /// The RFC 9989 report-destination authorization for this name is published in the
     /// service's zone (the sweep publishes it while false).
     #[serde(default)]
@@ -381,6 +384,7 @@ impl Domain {
             is_dmarc_managed: false,
             managed_dmarc: ManagedRecord::default(),
             reports_authorized: false,
+            is_dkim_managed: false,
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

@@ -11,6 +11,7 @@ pub mod certificates;
 pub mod clock;
 pub mod conflicts;
 pub mod diff;
+pub mod dkim_keys;
 pub mod dns;
 pub mod dns_providers;
 pub mod domain;

@@ -47,6 +47,7 @@
 //! | audit cache (TTL 10 min) | `AUDIT#<domain>` | `RESULT` | |
 //! | activation scan (TTL 24 h) | `ACTIVATION#<domain>` | `SCAN` | |
 //! | lead | `LEAD#<yyyy-mm-dd>` | `<unix ms>#<id>` | |
+//! | hosted DKIM key | `ORG#<org>` | `DKIMKEY#<domain>#<id>` | |
 //! | hosted-zone record set (local adapter of the hosted-zone port) | `ZONE#<name>` | `<TXT or CNAME>` | |
 //! | prospecting report | `ORG#<org>` | `PROSPECT#<id>` | |
 //! | prospecting report link (id → organization, for the public download) | `PROSPECT#<id>` | `LINK` | |
@@ -55,6 +56,16 @@
 //! from the credential, so one organization's handler cannot address another's items.
 
 use uuid::Uuid;
+
+/// Sort-key prefix of a domain's hosted DKIM keys.
+pub fn dkim_keys_prefix(domain: Uuid) -> String {
+    format!("DKIMKEY#{domain}#")
+}
+
+/// Sort key of a hosted DKIM key.
+pub fn dkim_key_sk(domain: Uuid, id: Uuid) -> String {
+    format!("DKIMKEY#{domain}#{id}")
+}
 
 /// Partition of the hosted-zone record sets at one name.
 pub fn zone_pk(name: &str) -> String {

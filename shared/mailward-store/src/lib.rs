@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod activity;
 pub mod api_keys;
 pub mod audits;
+pub mod dkim_keys;
 pub mod domains;
 pub mod groups;
 pub mod hosted_zone;

@@ -1339,6 +1339,17 @@ async fn viewers_and_read_only_keys_never_write() {
         ),
         ("DELETE", "/prospecting-reports/{id}", None),
         ("POST", "/domains/{id}/hosted-dmarc", None),
+        (
+            "POST",
+            "/domains/{id}/dkim-keys",
+            Some(json!({"selector": "s1", "record_type": "CNAME", "value": "s1.example.net"})),
+        ),
+        (
+            "POST",
+            "/domains/{id}/dkim-keys/{key_id}",
+            Some(json!({"selector": "s1", "record_type": "CNAME", "value": "s1.example.net"})),
+        ),
+        ("DELETE", "/domains/{id}/dkim-keys/{key_id}", None),
     ];
     // Writes any member may make (documented on each route), and public routes.
     let exempt = [
@@ -1402,7 +1413,8 @@ async fn viewers_and_read_only_keys_never_write() {
                     id.to_string()
                 },
             )
-            .replace("{source_id}", &uuid::Uuid::new_v4().to_string());
+            .replace("{source_id}", &uuid::Uuid::new_v4().to_string())
+            .replace("{key_id}", &uuid::Uuid::new_v4().to_string());
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let (status, err) = call(&app, method.clone(), &path, &read_only, body.clone()).await;
         assert_eq!(

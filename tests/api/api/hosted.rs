@@ -300,3 +300,208 @@ async fn hosted_dmarc_refusals() {
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["is_dmarc_managed"], false);
 }
+
+#[tokio::test]
+async fn dkim_keys_are_served_followed_and_soft_deleted() {
+    let (dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let keys_path = format!("/domains/{id}/dkim-keys");
+    let txt = format!("v=DKIM1; k=rsa; p={}", crate::audit_matrix::KEY_2048);
+    let (status, key) = call(
+        &app,
+        Method::POST,
+        &keys_path,
+        &s.key,
+        Some(json!({"selector": "MW1", "record_type": "TXT", "value": txt})),
+    )
+    .await;
+    assert_eq!(status, 201, "{key}");
+    let target = format!("mw1._domainkey.client.test.{HOSTED_ZONE}");
+    assert_eq!(key["selector"], "mw1");
+    assert_eq!(key["dns_status"], "syncing");
+    assert_eq!(key["publish_error"], Value::Null);
+    assert_eq!(key["ttl"], 3600);
+    assert_eq!(key["cname_target"], target.as_str());
+    assert_eq!(key["created_by"], s.key_id.as_str());
+    assert!(key["last_published_at"].is_string());
+    assert_eq!(
+        served_txt(&app, &target).await.unwrap(),
+        std::slice::from_ref(&txt)
+    );
+    let key_path = format!("{keys_path}/{}", key["id"].as_str().unwrap());
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["is_dkim_managed"], true);
+
+    // Refusals name the field.
+    let bad = [
+        (
+            json!({"selector": "mw1", "record_type": "TXT", "value": txt}),
+            409,
+            "selector",
+        ),
+        (
+            json!({"selector": "bad selector", "record_type": "TXT", "value": txt}),
+            400,
+            "selector",
+        ),
+        (
+            json!({"selector": "s2", "record_type": "TXT", "value": "v=DKIM1; p="}),
+            400,
+            "value",
+        ),
+        (
+            json!({"selector": "s2", "record_type": "TXT", "value": txt, "ttl": 86401}),
+            400,
+            "ttl",
+        ),
+        (
+            json!({"selector": "s2", "record_type": "TXT", "value": txt, "ttl": 0}),
+            400,
+            "ttl",
+        ),
+        (
+            json!({"selector": "s2", "record_type": "MX", "value": txt}),
+            400,
+            "record_type",
+        ),
+        (
+            json!({"selector": "s2", "record_type": "CNAME", "value": "not a host!"}),
+            400,
+            "value",
+        ),
+        (
+            json!({"selector": "s2", "record_type": "TXT"}),
+            400,
+            "value",
+        ),
+    ];
+    for (body, status, param) in bad {
+        let (got, err) = call(&app, Method::POST, &keys_path, &s.key, Some(body.clone())).await;
+        assert_eq!(
+            (got.as_u16(), err["param"].as_str()),
+            (status, Some(param)),
+            "{body}: {err}"
+        );
+    }
+    let viewer = member(&app, &s, "keys-viewer@hosted.example", &["viewer"], &[]).await;
+    let (status, _) = call_as(
+        &app,
+        Method::POST,
+        &keys_path,
+        &viewer,
+        Some(json!({"selector": "s3", "record_type": "TXT", "value": txt})),
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    // The customer publishes the CNAME: the sweep marks the key ready.
+    dns.set(
+        "mw1._domainkey.client.test",
+        RecordType::Cname,
+        vec![RecordData::Cname(format!("{target}."))],
+    )
+    .unwrap();
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &key_path, &s.key, None).await;
+    assert_eq!(read["dns_status"], "ready", "{read}");
+    let (_, ready) = call(
+        &app,
+        Method::GET,
+        &format!("{keys_path}?dns_status=ready"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(ready.as_array().unwrap().len(), 1);
+    let (_, none) = call(
+        &app,
+        Method::GET,
+        &format!("{keys_path}?dns_status=error"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(none.as_array().unwrap().len(), 0);
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("{keys_path}?dns_status=bogus"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 400);
+
+    // Replaced by a CNAME to the sending service.
+    let (status, updated) = call(
+        &app,
+        Method::POST,
+        &key_path,
+        &s.key,
+        Some(json!({"selector": "mw1", "record_type": "CNAME", "value": "MW1.dkim.Sender.example.", "ttl": 300})),
+    )
+    .await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(updated["value"], "mw1.dkim.sender.example");
+    let answer = embedded(&app)
+        .lookup(&target, RecordType::Cname)
+        .await
+        .unwrap();
+    assert!(
+        answer
+            .records
+            .iter()
+            .any(|r| matches!(r, RecordData::Cname(t) if t.trim_end_matches('.') == "mw1.dkim.sender.example")),
+        "{answer:?}"
+    );
+
+    // Soft delete.
+    let (status, _) = call(&app, Method::DELETE, &key_path, &s.key, None).await;
+    assert_eq!(status, 204);
+    let (status, gone) = call(&app, Method::GET, &key_path, &s.key, None).await;
+    assert_eq!(status, 200);
+    assert!(gone["deleted_at"].is_string());
+    let (_, list) = call(&app, Method::GET, &keys_path, &s.key, None).await;
+    assert_eq!(list, json!([]));
+    assert!(matches!(
+        embedded(&app).lookup(&target, RecordType::Cname).await,
+        Err(DnsError::NxDomain)
+    ));
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["is_dkim_managed"], false);
+    assert_eq!(
+        call(&app, Method::DELETE, &key_path, &s.key, None).await.0,
+        404
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &key_path,
+            &s.key,
+            Some(json!({"selector": "mw1", "record_type": "TXT", "value": txt}))
+        )
+        .await
+        .0,
+        404
+    );
+    // Another organization sees nothing.
+    let other = app.sign_up("keys-other@hosted.example", "Keys Other").await;
+    assert_eq!(
+        call(&app, Method::GET, &key_path, &other.key, None).await.0,
+        404
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::GET,
+            &format!("/domains/{id}/dkim-keys/not-a-uuid"),
+            &s.key,
+            None
+        )
+        .await
+        .0,
+        400
+    );
+}

@@ -26,6 +26,11 @@ async fn setup() -> Setup {
         s.extra_ca = Some(ca);
         // Short enough to keep the hang test quick, long enough for a loaded CI machine.
         s.webhook_timeout = Duration::from_secs(6);
+        // The tests poll the deliveries list for up to WAIT: no 429 from the key's bucket.
+        s.rate_limits.push((
+            mailward_services::config::Scope::ApiKey,
+            "100000/60".parse().unwrap(),
+        ));
     })
     .await;
     let org = app.sign_up("hooks@example.com", "Hooks Org").await;

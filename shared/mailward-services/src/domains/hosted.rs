@@ -76,18 +76,21 @@ pub async fn publish_dmarc(app: &AppState, domain: &Domain) -> Result<(), Servic
 
 /// Whether live DNS shows `_dmarc.<domain>` delegated to our target (`None`: the lookup failed).
 pub async fn delegation_seen(app: &AppState, domain: &Domain) -> Option<bool> {
-    let direct = mailward_domain::dns::Uncached(app.resolver.as_ref());
     let host = format!("_dmarc.{}", domain.url);
-    let target = dmarc_target(app, domain);
+    cname_points_at(app, &host, &dmarc_target(app, domain)).await
+}
+
+/// Whether `host` is, in live DNS without caches, a CNAME to `target` (`None`: the lookup
+/// failed; NXDOMAIN or no CNAME is `Some(false)`).
+pub(crate) async fn cname_points_at(app: &AppState, host: &str, target: &str) -> Option<bool> {
+    let direct = mailward_domain::dns::Uncached(app.resolver.as_ref());
     match direct
-        .lookup(&host, mailward_domain::dns::RecordType::Cname)
+        .lookup(host, mailward_domain::dns::RecordType::Cname)
         .await
     {
-        Ok(answer) => Some(answer.records.iter().any(|r| match r {
-            mailward_domain::dns::RecordData::Cname(t) => {
-                mailward_domain::hosted_zone::normalize(t) == target
-            }
-            _ => false,
+        Ok(answer) => Some(answer.records.iter().any(|r| {
+            matches!(r, mailward_domain::dns::RecordData::Cname(t)
+                if mailward_domain::hosted_zone::normalize(t) == target)
         })),
         Err(mailward_domain::dns::DnsError::NxDomain) => Some(false),
         Err(_) => None,
@@ -248,7 +251,7 @@ pub async fn authorize_reports(app: &AppState, domain: &str) -> Result<(), ZoneE
 }
 
 /// Removes a deleted domain's served records: its report authorization, unless another
-/// organization still monitors the name, and its hosted DMARC record.
+/// organization still monitors the name, its hosted DMARC record and its DKIM keys.
 pub async fn withdraw(app: &AppState, domain: &Domain) {
     let mut keys = Vec::new();
     let watched = mailward_store::reports::watchers(app.store.as_ref(), &domain.url)
@@ -263,6 +266,25 @@ pub async fn withdraw(app: &AppState, domain: &Domain) {
     }
     if domain.is_dmarc_managed {
         keys.push((dmarc_target(app, domain), ZoneRecordKind::Txt));
+    }
+    if domain.is_dkim_managed
+        && let Ok(dkim) =
+            mailward_store::dkim_keys::list(app.store.as_ref(), domain.org_id, domain.id).await
+    {
+        for key in dkim.iter().filter(|k| k.value.deleted_at.is_none()) {
+            let kind = match key.value.record_type {
+                mailward_domain::dkim_keys::DkimRecordType::Txt => ZoneRecordKind::Txt,
+                mailward_domain::dkim_keys::DkimRecordType::Cname => ZoneRecordKind::Cname,
+            };
+            keys.push((
+                mailward_domain::dkim_keys::hosted_name(
+                    &key.value.selector,
+                    &domain.url,
+                    &app.config.hosted_zone,
+                ),
+                kind,
+            ));
+        }
     }
     if !keys.is_empty()
         && let Err(e) = app.zone.remove(&keys).await

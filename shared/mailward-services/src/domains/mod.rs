@@ -6,6 +6,7 @@
 
 pub mod bulk;
 pub mod dkim_discovery;
+pub mod dkim_keys;
 pub mod hosted;
 pub mod plan;
 pub mod preview;
@@ -813,32 +814,8 @@ pub async fn update(
         async move {
             let mut next = with_person_fields(base.value.clone(), wanted);
             next.verified_purposes.retain(|p| !stale.contains(p));
-            next.updated_at = app.clock.now();
-            let old_view = serde_json::to_value(app.domain_view(&base.value))?;
-            let new_view = serde_json::to_value(app.domain_view(&next))?;
-            let previous = previous_attributes(&old_view, &new_view);
-            let entry = activity::ops(
-                app,
-                caller,
-                Change::new(
-                    "domain.updated",
-                    "domain",
-                    Some(next.id),
-                    format!("changed {}", next.url),
-                )
-                .previous(previous.clone()),
-            )?;
-            let event = OutboxEvent::new(
-                DOMAIN_UPDATED,
-                next.org_id,
-                next.updated_at,
-                new_view,
-                previous,
-            );
-            let mut ops = vec![domains::save_op(&next, base.version)?, event.write_op()?];
-            ops.extend(entry);
-            app.store.transact(ops).await?;
-            Ok(next)
+            let summary = format!("changed {}", next.url);
+            save_updated(app, caller, &base, next, summary).await
         }
     })
     .await?;
@@ -866,38 +843,45 @@ pub(crate) async fn set_hosting(
 ) -> Result<Domain, ServiceError> {
     let change = &change;
     write_unless_person_changed(app, caller, id, current, |base| async move {
-        let mut next = change(&base.value);
+        let next = change(&base.value);
         if next == base.value {
             return Ok(next);
         }
-        next.updated_at = app.clock.now();
-        let old_view = serde_json::to_value(app.domain_view(&base.value))?;
-        let new_view = serde_json::to_value(app.domain_view(&next))?;
-        let previous = previous_attributes(&old_view, &new_view);
-        let entry = activity::ops(
-            app,
-            caller,
-            Change::new(
-                "domain.updated",
-                "domain",
-                Some(next.id),
-                format!("changed hosting of {}", next.url),
-            )
-            .previous(previous.clone()),
-        )?;
-        let event = OutboxEvent::new(
-            DOMAIN_UPDATED,
-            next.org_id,
-            next.updated_at,
-            new_view,
-            previous,
-        );
-        let mut ops = vec![domains::save_op(&next, base.version)?, event.write_op()?];
-        ops.extend(entry);
-        app.store.transact(ops).await?;
-        Ok(next)
+        let summary = format!("changed hosting of {}", next.url);
+        save_updated(app, caller, &base, next, summary).await
     })
     .await
+}
+
+/// Saves `next` over `base` (read at its version) with the `domain.updated` activity entry and
+/// event, in one transaction.
+async fn save_updated(
+    app: &AppState,
+    caller: &Caller,
+    base: &Versioned<Domain>,
+    mut next: Domain,
+    summary: String,
+) -> Result<Domain, ServiceError> {
+    next.updated_at = app.clock.now();
+    let old_view = serde_json::to_value(app.domain_view(&base.value))?;
+    let new_view = serde_json::to_value(app.domain_view(&next))?;
+    let previous = previous_attributes(&old_view, &new_view);
+    let entry = activity::ops(
+        app,
+        caller,
+        Change::new("domain.updated", "domain", Some(next.id), summary).previous(previous.clone()),
+    )?;
+    let event = OutboxEvent::new(
+        DOMAIN_UPDATED,
+        next.org_id,
+        next.updated_at,
+        new_view,
+        previous,
+    );
+    let mut ops = vec![domains::save_op(&next, base.version)?, event.write_op()?];
+    ops.extend(entry);
+    app.store.transact(ops).await?;
+    Ok(next)
 }
 
 /// `backfill_tickets`: evaluates the domain now (as the sweep does), so its tasks are derived at
