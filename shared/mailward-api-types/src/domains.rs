@@ -219,7 +219,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         managed_dns_status: ManagedDnsStatus {
             dmarc: snake(&d.managed_dmarc.status),
             spf: unknown(),
-            dkim: unknown(),
+            dkim: snake(&d.managed_dkim.status),
             bimi: unknown(),
             mta_sts: unknown(),
         },
@@ -231,7 +231,10 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
                     .ok()
             }),
             spf: None,
-            dkim: None,
+            dkim: d.managed_dkim.since.and_then(|at| {
+                at.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            }),
             bimi: None,
             mta_sts: None,
         },
@@ -263,7 +266,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         bimi_error_reason: None,
         dmarc_error_reason: d.managed_dmarc.error_reason.clone(),
         spf_error_reason: None,
-        dkim_error_reason: None,
+        dkim_error_reason: d.managed_dkim.error_reason.clone(),
         mta_sts_error_reason: None,
         dns_conflicts: d.dns_conflicts.clone(),
         bimi_cname_target: format!("{}.bimi.{}", d.url, zones.hosted_zone),

@@ -285,6 +285,9 @@ pub struct Domain {
     /// The domain has live hosted DKIM keys.
     #[serde(default)]
     pub is_dkim_managed: bool,
+    /// Where its hosted DKIM keys stand together (`managed_dns_status.dkim`).
+    #[serde(default)]
+    pub managed_dkim: ManagedRecord,
     /// The RFC 9989 report-destination authorization for this name is published in the
     /// service's zone (the sweep publishes it while false).
     #[serde(default)]
@@ -385,6 +388,7 @@ impl Domain {
             managed_dmarc: ManagedRecord::default(),
             reports_authorized: false,
             is_dkim_managed: false,
+            managed_dkim: ManagedRecord::default(),
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

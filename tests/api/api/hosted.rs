@@ -64,6 +64,19 @@ async fn served_txt(app: &TestApp, name: &str) -> Result<Vec<String>, DnsError> 
 
 /// One sweep pass, a sweep interval after the last (so every domain is due again and events
 /// are ordered in time).
+/// `GET /domains/{id}/dns-records`.
+async fn dns_records(app: &TestApp, key: &str, id: &str) -> Value {
+    call(
+        app,
+        Method::GET,
+        &format!("/domains/{id}/dns-records"),
+        key,
+        None,
+    )
+    .await
+    .1
+}
+
 async fn sweep(app: &TestApp) {
     app.clock.advance(time::Duration::seconds(301));
     mailward_services::sweep::sweep_now(&app.stack.state)
@@ -129,14 +142,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
     assert_eq!(served_txt(&app, &target).await.unwrap(), served);
 
     // The records guidance now plans the CNAME delegation.
-    let (_, records) = call(
-        &app,
-        Method::GET,
-        &format!("/domains/{id}/dns-records"),
-        &s.key,
-        None,
-    )
-    .await;
+    let records = dns_records(&app, &s.key, &id).await;
     let dmarc = records["records"]
         .as_array()
         .unwrap()
@@ -201,6 +207,23 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
             ("domain.hosted_record.error".to_owned(), "dmarc".to_owned()),
         ]
     );
+
+    // The administrators are mailed that the delegation is missing: the publisher hands each
+    // event to the notifications (run by hand here, the outbox being inspected), and only the
+    // drift qualifies (a record conflict is not a missing delegation).
+    for row in outbox_events(&app).await {
+        let event: mailward_store::outbox::OutboxEvent = serde_json::from_value(row).unwrap();
+        mailward_services::notifications::on_event(&app.stack.state, &event)
+            .await
+            .unwrap();
+    }
+    let mails =
+        crate::notifications::mails_about(&app, "the hosted DMARC delegation is missing", 1).await;
+    assert_eq!(mails.len(), 1, "one mail for the drift");
+    let text = &crate::notifications::parts(&mails[0])[0];
+    assert!(text.contains(&target), "{text}");
+    assert!(text.contains("was removed"), "{text}");
+    assert!(text.contains("delegation_missing"), "{text}");
 
     // A lost record is put back by the sweep.
     app.stack
@@ -332,6 +355,21 @@ async fn dkim_keys_are_served_followed_and_soft_deleted() {
     let key_path = format!("{keys_path}/{}", key["id"].as_str().unwrap());
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["is_dkim_managed"], true);
+    assert_eq!(read["managed_dns_status"]["dkim"], "syncing");
+    assert!(read["managed_dns_status_since"]["dkim"].is_string());
+    // The records guidance plans the hosted key as the CNAME to it.
+    let records = dns_records(&app, &s.key, &id).await;
+    assert!(
+        records["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["purpose"] == "dkim"
+                && r["type"] == "CNAME"
+                && r["host"] == "mw1._domainkey.client.test"
+                && r["value"] == target.as_str()),
+        "{records}"
+    );
 
     // Refusals name the field.
     let bad = [
@@ -405,6 +443,15 @@ async fn dkim_keys_are_served_followed_and_soft_deleted() {
     sweep(&app).await;
     let (_, read) = call(&app, Method::GET, &key_path, &s.key, None).await;
     assert_eq!(read["dns_status"], "ready", "{read}");
+    let (_, domain_now) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(
+        domain_now["managed_dns_status"]["dkim"], "ready",
+        "{domain_now}"
+    );
+    assert_eq!(
+        hosted_events(&app).await,
+        [("domain.hosted_record.ready".to_owned(), "dkim".to_owned())]
+    );
     let (_, ready) = call(
         &app,
         Method::GET,
@@ -470,6 +517,7 @@ async fn dkim_keys_are_served_followed_and_soft_deleted() {
     ));
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["is_dkim_managed"], false);
+    assert_eq!(read["managed_dns_status"]["dkim"], "unknown");
     assert_eq!(
         call(&app, Method::DELETE, &key_path, &s.key, None).await.0,
         404

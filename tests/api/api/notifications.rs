@@ -30,7 +30,7 @@ fn subject(mail: &str) -> &str {
 }
 
 /// The mails whose subject contains `needle`, once at least `count` arrived (or after 30 s).
-async fn mails_about(app: &TestApp, needle: &str, count: usize) -> Vec<String> {
+pub(crate) async fn mails_about(app: &TestApp, needle: &str, count: usize) -> Vec<String> {
     let mut found = Vec::new();
     for _ in 0..600 {
         found = mails(app)
@@ -66,7 +66,7 @@ async fn switches(app: &TestApp, key: &str, org: &str) -> Value {
 }
 
 /// The base64 parts of a multipart mail, decoded.
-fn parts(mail: &str) -> Vec<String> {
+pub(crate) fn parts(mail: &str) -> Vec<String> {
     use base64::Engine as _;
     mail.split("Content-Transfer-Encoding: base64\r\n\r\n")
         .skip(1)

@@ -13,7 +13,7 @@ use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_api_types::dkim_keys::{DkimKey as DkimKeyView, DkimKeyRequest, ListDkimKeysParams};
 use mailward_domain::dkim_keys::{DkimDnsStatus, DkimKey, DkimRecordType, hosted_name};
-use mailward_domain::domain::Domain;
+use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
 use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind, normalize};
 use mailward_store::dkim_keys as stored;
 use time::OffsetDateTime;
@@ -142,23 +142,73 @@ async fn remove_served(app: &AppState, domain: &Domain, key: &DkimKey) {
     }
 }
 
-/// Keeps `is_dkim_managed` true exactly while the domain has a live key.
+/// `managed_dns_status.dkim` from the live keys: unknown without keys, error
+/// (`dkim_key_error`) when one is in error, ready when all are, syncing otherwise. `since` is
+/// when it last entered syncing.
+pub fn aggregate(keys: &[DkimKey], current: &ManagedRecord, now: OffsetDateTime) -> ManagedRecord {
+    let live: Vec<&DkimKey> = keys.iter().filter(|k| k.deleted_at.is_none()).collect();
+    if live.is_empty() {
+        return ManagedRecord::default();
+    }
+    let status = if live.iter().any(|k| k.dns_status == DkimDnsStatus::Error) {
+        ManagedStatus::Error
+    } else if live.iter().all(|k| k.dns_status == DkimDnsStatus::Ready) {
+        ManagedStatus::Ready
+    } else {
+        ManagedStatus::Syncing
+    };
+    let since = if status == ManagedStatus::Syncing && current.status != ManagedStatus::Syncing {
+        Some(now)
+    } else {
+        current.since.or(Some(now))
+    };
+    ManagedRecord {
+        status,
+        since,
+        error_reason: (status == ManagedStatus::Error).then(|| "dkim_key_error".to_owned()),
+    }
+}
+
+/// Keeps `is_dkim_managed` (a live key exists) and `managed_dns_status.dkim` in step with the
+/// keys after a person's change.
 async fn mark_managed(
     app: &AppState,
     caller: &Caller,
     domain_id: Uuid,
 ) -> Result<Domain, ServiceError> {
     let current = super::load(app, caller, domain_id).await?;
-    let live = stored::list(app.store.as_ref(), caller.org_id, domain_id)
+    let keys: Vec<DkimKey> = stored::list(app.store.as_ref(), caller.org_id, domain_id)
         .await?
-        .iter()
-        .any(|k| k.value.deleted_at.is_none());
+        .into_iter()
+        .map(|k| k.value)
+        .collect();
+    let now = app.clock.now();
     super::set_hosting(app, caller, domain_id, current, |d| {
         let mut next = d.clone();
-        next.is_dkim_managed = live;
+        next.is_dkim_managed = keys.iter().any(|k| k.deleted_at.is_none());
+        next.managed_dkim = aggregate(&keys, &d.managed_dkim, now);
         next
     })
     .await
+}
+
+/// The hosted keys as the records guidance plans them: `<selector>._domainkey.<domain>` CNAME
+/// to where Mailward serves the key.
+pub async fn hosted_plans(app: &AppState, domain: &Domain) -> Vec<mailward_plan::DkimPlan> {
+    if !domain.is_dkim_managed {
+        return Vec::new();
+    }
+    stored::list(app.store.as_ref(), domain.org_id, domain.id)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|k| k.value.deleted_at.is_none())
+        .map(|k| mailward_plan::DkimPlan {
+            value: hosted_name(&k.value.selector, &domain.url, &app.config.hosted_zone),
+            selector: k.value.selector,
+            record_type: mailward_plan::RecordKind::Cname,
+        })
+        .collect()
 }
 
 async fn live_selector_taken(
@@ -288,6 +338,7 @@ pub async fn update(
     }
     publish(app, &domain, &mut key, now).await;
     save_read(app, &key, current.version).await?;
+    let domain = mark_managed(app, caller, domain_id).await?;
     Ok(view(app, &key, &domain))
 }
 
@@ -357,5 +408,96 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                 tracing::debug!(key.id = %key.id, error = %e, "DKIM key changed meanwhile; next pass");
             }
         }
+    }
+    if let Err(e) = save_aggregate(app, domain.org_id, domain.id, now).await {
+        tracing::debug!(domain.id = %domain.id, error = %e, "managed DKIM state not saved; next pass");
+    }
+}
+
+/// Saves `managed_dns_status.dkim` after the sweep moved keys, with `domain.hosted_record.*`
+/// (`record` dkim) when it becomes ready or error.
+async fn save_aggregate(
+    app: &AppState,
+    org: Uuid,
+    id: Uuid,
+    now: OffsetDateTime,
+) -> anyhow::Result<()> {
+    let Some(current) = mailward_store::domains::get(app.store.as_ref(), org, id).await? else {
+        return Ok(());
+    };
+    let keys: Vec<DkimKey> = stored::list(app.store.as_ref(), org, id)
+        .await?
+        .into_iter()
+        .map(|k| k.value)
+        .collect();
+    let managed = aggregate(&keys, &current.value.managed_dkim, now);
+    if managed == current.value.managed_dkim {
+        return Ok(());
+    }
+    let mut next = current.value.clone();
+    next.managed_dkim = managed;
+    let mut ops = vec![mailward_store::domains::save_op(&next, current.version)?];
+    let kind = match next.managed_dkim.status {
+        ManagedStatus::Ready => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_READY),
+        ManagedStatus::Error => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_ERROR),
+        _ => None,
+    };
+    if let Some(kind) =
+        kind.filter(|_| next.managed_dkim.status != current.value.managed_dkim.status)
+    {
+        let view = serde_json::to_value(app.domain_view(&next))?;
+        let mut event = mailward_store::outbox::OutboxEvent::new(kind, org, now, view, None);
+        event.record = Some("dkim".to_owned());
+        ops.push(event.write_op()?);
+    }
+    app.store.transact(ops).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(status: DkimDnsStatus, deleted: bool) -> DkimKey {
+        let at = OffsetDateTime::UNIX_EPOCH;
+        DkimKey {
+            id: Uuid::new_v4(),
+            org_id: Uuid::nil(),
+            domain_id: Uuid::nil(),
+            selector: "s1".into(),
+            record_type: DkimRecordType::Txt,
+            value: "v=DKIM1; p=x".into(),
+            ttl: None,
+            dns_status: status,
+            publish_error: None,
+            created_by: None,
+            created_at: at,
+            updated_at: at,
+            last_published_at: None,
+            deleted_at: deleted.then_some(at),
+        }
+    }
+
+    #[test]
+    fn the_keys_make_one_managed_state() {
+        use DkimDnsStatus::{Error, Ready, Syncing};
+        let now = OffsetDateTime::UNIX_EPOCH + time::Duration::hours(1);
+        let none = ManagedRecord::default();
+        assert_eq!(aggregate(&[], &none, now), none);
+        assert_eq!(aggregate(&[key(Ready, true)], &none, now), none);
+        let syncing = aggregate(&[key(Ready, false), key(Syncing, false)], &none, now);
+        assert_eq!(
+            (syncing.status, syncing.since),
+            (ManagedStatus::Syncing, Some(now))
+        );
+        let later = now + time::Duration::hours(1);
+        let ready = aggregate(&[key(Ready, false), key(Error, true)], &syncing, later);
+        assert_eq!(
+            (ready.status, ready.since),
+            (ManagedStatus::Ready, Some(now))
+        );
+        let error = aggregate(&[key(Ready, false), key(Error, false)], &ready, later);
+        assert_eq!(error.status, ManagedStatus::Error);
+        assert_eq!(error.error_reason.as_deref(), Some("dkim_key_error"));
     }
 }

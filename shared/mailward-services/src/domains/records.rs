@@ -42,10 +42,16 @@ async fn context(
 ) -> PlanContext {
     // The live SPF record and the DKIM keys are independent lookups: asked at once, so a slow
     // DNS costs one timeout, not two in a row.
-    let (live_spf, dkim) = tokio::join!(
+    let (live_spf, mut dkim, hosted) = tokio::join!(
         mailward_plan::fetch_live_spf(resolver, &domain.url),
         dkim_keys(domain, resolver, probe_dkim_catalogue),
+        super::dkim_keys::hosted_plans(app, domain),
     );
+    // A hosted key is planned as the CNAME to where Mailward serves it.
+    for plan in hosted {
+        dkim.retain(|p| p.selector != plan.selector);
+        dkim.push(plan);
+    }
     crate::evaluation::plan_context(app, domain, live_spf.ok().flatten(), dkim)
 }
 

@@ -43,6 +43,8 @@ pub enum Switch {
     SetupReminders,
     /// `invitation_reminders`.
     InvitationReminders,
+    /// `delegation_missing`.
+    DelegationMissing,
 }
 
 impl Switch {
@@ -56,6 +58,7 @@ impl Switch {
             Switch::TasksDigests => "tasks_digests",
             Switch::SetupReminders => "setup_reminders",
             Switch::InvitationReminders => "invitation_reminders",
+            Switch::DelegationMissing => "delegation_missing",
         }
     }
 
@@ -69,6 +72,7 @@ impl Switch {
             Switch::TasksDigests,
             Switch::SetupReminders,
             Switch::InvitationReminders,
+            Switch::DelegationMissing,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -84,6 +88,7 @@ impl Switch {
             Switch::TasksDigests => settings.tasks_digests,
             Switch::SetupReminders => settings.setup_reminders,
             Switch::InvitationReminders => settings.invitation_reminders,
+            Switch::DelegationMissing => settings.delegation_missing,
         }
     }
 
@@ -97,6 +102,7 @@ impl Switch {
             Switch::TasksDigests => settings.tasks_digests = false,
             Switch::SetupReminders => settings.setup_reminders = false,
             Switch::InvitationReminders => settings.invitation_reminders = false,
+            Switch::DelegationMissing => settings.delegation_missing = false,
         }
     }
 }
@@ -115,6 +121,9 @@ pub enum Kind {
     DomainDrifted,
     /// The domain's first aggregate report arrived.
     FirstReport,
+    /// Hosted DMARC is on but the customer's `_dmarc` CNAME is missing: removed after working
+    /// (`drift`) or never published within the window (`setup_timeout`).
+    DelegationMissing,
 }
 
 impl Kind {
@@ -125,6 +134,7 @@ impl Kind {
             Kind::DomainFailed => Switch::DomainFailed,
             Kind::DomainDrifted => Switch::DomainDrifted,
             Kind::FirstReport => Switch::FirstReport,
+            Kind::DelegationMissing => Switch::DelegationMissing,
         }
     }
 }
@@ -151,6 +161,18 @@ pub async fn on_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<(
         types::DOMAIN_MONITORING_RECOVERED => Kind::DomainRecovered,
         types::DOMAIN_MONITORING_FAILED => Kind::DomainFailed,
         types::DOMAIN_MONITORING_DRIFTED => Kind::DomainDrifted,
+        types::DOMAIN_HOSTED_RECORD_ERROR
+            if event.record.as_deref() == Some("dmarc")
+                && matches!(
+                    event
+                        .object
+                        .get("dmarc_error_reason")
+                        .and_then(|v| v.as_str()),
+                    Some("drift" | "setup_timeout")
+                ) =>
+        {
+            Kind::DelegationMissing
+        }
         _ => return Ok(()),
     };
     let Some(domain_id) = event

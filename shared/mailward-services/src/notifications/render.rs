@@ -67,6 +67,22 @@ pub fn render(
                 "Restore the record listed at {records}; monitoring resumes at the next check once it is back."
             ),
         ),
+        Kind::DelegationMissing => {
+            let target = crate::domains::hosted::dmarc_target(state, domain);
+            let why = match domain.managed_dmarc.error_reason.as_deref() {
+                Some("setup_timeout") => "was never published".to_owned(),
+                _ => "was removed".to_owned(),
+            };
+            (
+                format!("{name}: the hosted DMARC delegation is missing"),
+                format!(
+                    "Mailward hosts the DMARC record of {name}, but the CNAME at _dmarc.{name} that points receivers to it {why}, so receivers no longer find the domain's DMARC policy."
+                ),
+                format!(
+                    "Publish _dmarc.{name} as a CNAME to {target} (and no TXT record at that name). The next check marks it ready again; the records are listed at {records}."
+                ),
+            )
+        }
         Kind::FirstReport => (
             format!("{name}: the first DMARC report arrived"),
             format!("Mailward received the first DMARC aggregate report for {name}."),
