@@ -93,6 +93,19 @@ pub struct Settings {
     /// Other adapters for the store and queue ports (the black-box tests run the whole service
     /// on DynamoDB and SQS this way); `None` keeps the embedded SQLite ones.
     pub ports: Option<Ports>,
+    /// Another adapter for the hosted zone (tests inject a failing one); `None` keeps the
+    /// records in the item store.
+    pub zone: Option<ZoneOverride>,
+}
+
+/// A hosted-zone adapter to run the stack with.
+#[derive(Clone)]
+pub struct ZoneOverride(pub Arc<dyn mailward_domain::hosted_zone::HostedZone>);
+
+impl std::fmt::Debug for ZoneOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZoneOverride").finish_non_exhaustive()
+    }
 }
 
 /// A store and a queue to run the stack on instead of the embedded ones.
@@ -147,6 +160,7 @@ impl Settings {
             smtp_max_bytes: DEFAULT_SMTP_MAX_BYTES,
             dns_listen: None,
             ports: None,
+            zone: None,
         }
     }
 }
@@ -271,6 +285,9 @@ pub fn assemble(
     let mut state = AppState::new(store, queue, mailer, clock, resolver, config)
         .with_direct_dns(direct)
         .with_objects(objects.clone());
+    if let Some(zone) = &settings.zone {
+        state = state.with_zone(Arc::clone(&zone.0));
+    }
     if settings.ports.is_none() {
         // One process: count rate-limit windows in memory, off the single SQLite writer. With
         // injected ports (the AWS adapters under test) the counters stay in the shared store.

@@ -9,6 +9,7 @@ use crate::common::{add_domain, outbox_events};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use mailward_domain::dns::{DnsError, DnsResolver, RecordData, RecordType};
+use mailward_domain::hosted_zone::{HostedZone, ZoneError, ZoneRecord, ZoneRecordKind};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -229,10 +230,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
     app.stack
         .state
         .zone
-        .remove(&[(
-            target.clone(),
-            mailward_domain::hosted_zone::ZoneRecordKind::Txt,
-        )])
+        .remove(&[(target.clone(), ZoneRecordKind::Txt)])
         .await
         .unwrap();
     assert!(matches!(
@@ -551,5 +549,147 @@ async fn dkim_keys_are_served_followed_and_soft_deleted() {
         .await
         .0,
         400
+    );
+}
+
+/// A hosted zone whose changes fail while `failing` is set (a provider throttling past its
+/// retries), over the item-store zone.
+struct FlakyZone {
+    inner: mailward_store::hosted_zone::StoreZone,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl HostedZone for FlakyZone {
+    async fn upsert(&self, records: &[ZoneRecord]) -> Result<(), ZoneError> {
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(ZoneError::Throttled("Rate exceeded".into()));
+        }
+        self.inner.upsert(records).await
+    }
+
+    async fn remove(&self, keys: &[(String, ZoneRecordKind)]) -> Result<(), ZoneError> {
+        self.inner.remove(keys).await
+    }
+
+    async fn records(&self, name: &str) -> Result<Vec<ZoneRecord>, ZoneError> {
+        self.inner.records(name).await
+    }
+}
+
+#[tokio::test]
+async fn a_failing_zone_stores_nothing_for_dmarc_and_marks_keys_in_error_until_it_recovers() {
+    let dns = FixtureServer::start(vec![
+        Zone::new("test"),
+        Zone::new("client.test")
+            .ns("@", "ns1.client.test.")
+            .mx("@", 10, "mx.client.test.")
+            .a("mx", "192.0.2.10"),
+    ])
+    .await
+    .unwrap();
+    let addr = dns.addr().to_string();
+    // The flaky zone keeps its records in a database of its own: what matters is the failure.
+    let zone_dir = tempfile::tempdir().unwrap();
+    let store: std::sync::Arc<dyn mailward_domain::store::ItemStore> =
+        std::sync::Arc::new(mailward_local::EmbeddedStore::new(
+            mailward_local::Database::open(&zone_dir.path().join("zone.db")).unwrap(),
+            std::sync::Arc::new(mailward_domain::SystemClock),
+        ));
+    let flaky = std::sync::Arc::new(FlakyZone {
+        inner: mailward_store::hosted_zone::StoreZone::new(store),
+        failing: std::sync::atomic::AtomicBool::new(true),
+    });
+    let injected = std::sync::Arc::clone(&flaky);
+    let app = TestApp::start_with(move |s| {
+        s.dns = Some(addr);
+        s.dns_cache_ttl_cap = Some(std::time::Duration::ZERO);
+        s.publish_outbox = false;
+        s.evaluate_new_domains = false;
+        s.zone = Some(mailward_local_stack::ZoneOverride(injected));
+    })
+    .await;
+    let s = app.sign_up("flaky@hosted.example", "Flaky Co").await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+
+    // Hosted DMARC: 503 publish_failed, and nothing stored.
+    let path = format!("/domains/{id}/hosted-dmarc");
+    let (status, err) = call(&app, Method::POST, &path, &s.key, None).await;
+    assert_eq!(
+        (status.as_u16(), err["code"].as_str()),
+        (503, Some("publish_failed")),
+        "{err}"
+    );
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["is_dmarc_managed"], false);
+    assert_eq!(read["managed_dns_status"]["dmarc"], "unknown");
+
+    // A DKIM key is kept, in error, with the provider's reason.
+    let txt = format!("v=DKIM1; k=rsa; p={}", crate::audit_matrix::KEY_2048);
+    let (status, key) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{id}/dkim-keys"),
+        &s.key,
+        Some(json!({"selector": "s1", "record_type": "TXT", "value": txt})),
+    )
+    .await;
+    assert_eq!(status, 201, "{key}");
+    assert_eq!(key["dns_status"], "error");
+    assert!(
+        key["publish_error"]
+            .as_str()
+            .unwrap()
+            .contains("throttling"),
+        "{key}"
+    );
+    assert_eq!(key["last_published_at"], Value::Null);
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["managed_dns_status"]["dkim"], "error");
+    assert_eq!(read["dkim_error_reason"], "dkim_key_error");
+
+    // The provider recovers: the sweep republishes the key, and hosted DMARC can be enabled.
+    flaky
+        .failing
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    sweep(&app).await;
+    let key_path = format!("/domains/{id}/dkim-keys/{}", key["id"].as_str().unwrap());
+    let (_, key) = call(&app, Method::GET, &key_path, &s.key, None).await;
+    assert_eq!(key["dns_status"], "syncing", "{key}");
+    assert_eq!(key["publish_error"], Value::Null);
+    let (status, enabled) = call(&app, Method::POST, &path, &s.key, None).await;
+    assert_eq!(status, 200, "{enabled}");
+
+    // A policy edit while the provider fails: the edit stands, the stale record is caught by
+    // the sweep as publish_failed, and repaired once the provider is back.
+    flaky
+        .failing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut options = domain["dmarc_options"].clone();
+    options["policy"] = json!("reject");
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{id}"),
+        &s.key,
+        Some(json!({ "dmarc_options": options })),
+    )
+    .await;
+    assert_eq!(status, 200);
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["dmarc_error_reason"], "publish_failed", "{read}");
+    flaky
+        .failing
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["managed_dns_status"]["dmarc"], "syncing", "{read}");
+    let target = format!("client.test._dmarc.{HOSTED_ZONE}");
+    let served = flaky.records(&target).await.unwrap();
+    assert!(
+        served[0].values[0].starts_with("v=DMARC1; p=reject"),
+        "{served:?}"
     );
 }
