@@ -31,9 +31,8 @@ impl ZoneServer {
         zone: Arc<dyn HostedZone>,
         apexes: Vec<String>,
     ) -> std::io::Result<Self> {
-        let udp = UdpSocket::bind(listen).await?;
+        let (udp, tcp) = bind(listen).await?;
         let addr = udp.local_addr()?;
-        let tcp = TcpListener::bind(addr).await?;
         let mut server = Server::new(ZoneHandler {
             zone,
             apexes: apexes.iter().map(|a| normalize(a)).collect(),
@@ -50,6 +49,24 @@ impl ZoneServer {
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
+}
+
+/// How many ports to try when `listen` asks for any port: UDP picks one, and the same number
+/// may be taken for TCP.
+const BIND_TRIES: usize = 20;
+
+/// Binds UDP and TCP on the same port (any free one when the port is 0).
+async fn bind(listen: SocketAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
+    let tries = if listen.port() == 0 { BIND_TRIES } else { 1 };
+    let mut last = None;
+    for _ in 0..tries {
+        let udp = UdpSocket::bind(listen).await?;
+        match TcpListener::bind(udp.local_addr()?).await {
+            Ok(tcp) => return Ok((udp, tcp)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free port")))
 }
 
 /// Answers queries from the hosted zone.
