@@ -316,11 +316,7 @@ pub async fn update(
     input: DkimKeyRequest,
 ) -> Result<DkimKeyView, ServiceError> {
     caller.require_write()?;
-    let domain = super::load(app, caller, domain_id).await?.value;
-    let current = stored::get(app.store.as_ref(), caller.org_id, domain_id, id)
-        .await?
-        .filter(|k| k.value.deleted_at.is_none())
-        .ok_or_else(|| ServiceError::not_found("DKIM key"))?;
+    let (domain, current) = load_live(app, caller, domain_id, id).await?;
     let (selector, value, ttl) = validate(&input)?;
     if live_selector_taken(app, caller.org_id, domain_id, &selector, Some(id)).await? {
         return Err(selector_taken());
@@ -340,6 +336,21 @@ pub async fn update(
     save_read(app, &key, current.version).await?;
     let domain = mark_managed(app, caller, domain_id).await?;
     Ok(view(app, &key, &domain))
+}
+
+/// The domain and one of its live (not deleted) keys, or 404.
+async fn load_live(
+    app: &AppState,
+    caller: &Caller,
+    domain_id: Uuid,
+    id: Uuid,
+) -> Result<(Domain, mailward_store::Versioned<DkimKey>), ServiceError> {
+    let domain = super::load(app, caller, domain_id).await?.value;
+    let key = stored::get(app.store.as_ref(), caller.org_id, domain_id, id)
+        .await?
+        .filter(|k| k.value.deleted_at.is_none())
+        .ok_or_else(|| ServiceError::not_found("DKIM key"))?;
+    Ok((domain, key))
 }
 
 /// Saves a person's change to a key read at `version` (409 when it changed meanwhile).
@@ -363,11 +374,7 @@ pub async fn delete(
     id: Uuid,
 ) -> Result<(), ServiceError> {
     caller.require_write()?;
-    let domain = super::load(app, caller, domain_id).await?.value;
-    let current = stored::get(app.store.as_ref(), caller.org_id, domain_id, id)
-        .await?
-        .filter(|k| k.value.deleted_at.is_none())
-        .ok_or_else(|| ServiceError::not_found("DKIM key"))?;
+    let (domain, current) = load_live(app, caller, domain_id, id).await?;
     let mut key = current.value.clone();
     let now = app.clock.now();
     key.deleted_at = Some(now);
