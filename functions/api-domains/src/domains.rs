@@ -83,9 +83,11 @@ the old live record as `replace`/`verifying` until it is verified again rather t
 sending unchanged values withdraws nothing. A concurrent change by another request to a \
 field a person sets (group, parking, options, `target_spf`, `dmarc_setup_at`) answers 409 \
 `conflict` and applies nothing; the service's own writes meanwhile (the monitoring sweep, a \
-verification) are not conflicts: the change is applied on top of them. Emits `domain.updated` with `previous_attributes`.",
+verification) are not conflicts: the change is applied on top of them. Emits `domain.updated` with `previous_attributes`.
+
+**Hosted SPF** (`spf_options.enabled`): Mailward serves the domain's senders, resolved into `ip4:`/`ip6:` networks, at `<domain>._spf.<hosted zone>` (chained as `s2.`, `s3.`… when longer than 450 octets), and the domain publishes one record that includes it: the records guidance and `GET /domains/{id}/spf` (`hosted_spf.record`) give it verbatim. What is flattened is `target_spf` when set, else the domain's SPF record as it was when hosting began (our include left out) merged with its confirmed senders' includes. Without `force_flattening`, includes are flattened most expensive first only until the whole evaluation fits the 10-lookup limit; with it every flattenable include is. Includes whose tree uses macros, `exists`, `ptr`, non-pass terms or `+all`, or has no record, are served as themselves; mechanisms whose meaning depends on the domain (macros, `exists`, `ptr`, qualifiers other than `+`) stay in the domain's own record in front of the include. Turning it on or changing `force_flattening`/`target_spf` while on flattens and publishes first: a sender's record that does not answer gives 503 `spf_flattening_failed`, a zone that refuses gives 503 `publish_failed`, and nothing is stored. `managed_dns_status.spf` is `syncing` until live DNS shows the include, then `ready`; `error` with `drift` (include removed after working), `setup_timeout`, `record_conflict` (several SPF records) or `publish_failed`. The monitoring sweep re-flattens hourly and records which sender's ranges changed. Turning it off withdraws the served records.",
     security(("api_key" = []), ("session" = [])),
-    responses((status = 200, body = Domain), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+    responses((status = 200, body = Domain), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn update_domain(
     State(app): State<AppState>,
     principal: Principal,

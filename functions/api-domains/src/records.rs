@@ -15,10 +15,12 @@ use mailward_services::domains::{records, spf};
 #[utoipa::path(get, path = "/domains/{id}/dns-records", tag = "domains",
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Computes the exact records for the domain's options: DMARC (TXT with Mailward's \
-report address first in `rua`, `t=y` when `dmarc_options.pct` < 100), SPF (`target_spf`, or the \
-live record kept with its `all`), DKIM (the usable keys the domain already serves at the \
-selectors found by the monitoring sweep or a DKIM verification, planned as published: TXT, or \
-the CNAME to the sender's key host; registering keys with Mailward is not available yet), \
+report address first in `rua`, `t=y` when `dmarc_options.pct` < 100; with hosted DMARC the \
+`_dmarc` CNAME to Mailward's zone instead), SPF (with hosted SPF, `spf_options.enabled`, the one \
+record that includes the chain Mailward serves; otherwise `target_spf`, or the live record kept \
+with its `all`), DKIM (the usable keys the domain already serves at the selectors found by the \
+monitoring sweep or a DKIM verification, planned as published: TXT, or the CNAME to the \
+sender's key host; keys registered with Mailward as the CNAME to where Mailward serves them), \
 TLS-RPT (`_smtp._tls` with the domain's report address; not required), BIMI when enabled. A \
 parked domain (`is_parked`) is locked down instead: DMARC `p=reject; sp=reject`, SPF \
 `v=spf1 -all` unless `target_spf` is set, no DKIM. Each record says `action` \
@@ -108,7 +110,9 @@ pub async fn verify_domain_dkim(
     description = "Walks the live SPF record's whole tree (every include and redirect, without a \
 sender) and reports the lookup count as SPEC §8.2 counts it, the void lookups, the tree and every \
 problem, plus hosted-SPF state and a suggested next action. Looks DNS up without caches; counts in \
-the DNS buckets.",
+the DNS buckets. `hosted_spf` gives, while hosted SPF is on, the record to publish, the served \
+chain, the lookups a receiver makes, each source term (flattened or why not, with its \
+`mechanism_descriptions` entry) and the senders' range changes seen by the hourly re-flattening.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = SpfDiagnostics), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_spf_diagnostics(

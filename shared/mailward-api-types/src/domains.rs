@@ -185,7 +185,8 @@ pub struct Domain {
     pub updated_at: OffsetDateTime,
 }
 
-fn snake<T: Serialize>(value: &T) -> String {
+/// A unit enum's wire word (its serde name), for fields typed as strings.
+pub fn snake<T: Serialize>(value: &T) -> String {
     serde_json::to_value(value)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -218,7 +219,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         },
         managed_dns_status: ManagedDnsStatus {
             dmarc: snake(&d.managed_dmarc.status),
-            spf: unknown(),
+            spf: snake(&d.managed_spf.status),
             dkim: snake(&d.managed_dkim.status),
             bimi: unknown(),
             mta_sts: unknown(),
@@ -230,7 +231,10 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
                 at.format(&time::format_description::well_known::Rfc3339)
                     .ok()
             }),
-            spf: None,
+            spf: d.managed_spf.since.and_then(|at| {
+                at.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            }),
             dkim: d.managed_dkim.since.and_then(|at| {
                 at.format(&time::format_description::well_known::Rfc3339)
                     .ok()
@@ -254,7 +258,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         score_band: snake(&ScoreBand::of(d.score)),
         is_parked: d.is_parked,
         is_dmarc_managed: d.is_dmarc_managed,
-        is_spf_managed: false,
+        is_spf_managed: d.is_spf_managed,
         is_dkim_managed: d.is_dkim_managed,
         is_bimi_managed: false,
         is_mta_sts_managed: false,
@@ -265,7 +269,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         },
         bimi_error_reason: None,
         dmarc_error_reason: d.managed_dmarc.error_reason.clone(),
-        spf_error_reason: None,
+        spf_error_reason: d.managed_spf.error_reason.clone(),
         dkim_error_reason: d.managed_dkim.error_reason.clone(),
         mta_sts_error_reason: None,
         dns_conflicts: d.dns_conflicts.clone(),

@@ -45,12 +45,77 @@ pub struct NextAction {
 /// Hosted (flattened) SPF state.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HostedSpf {
-    /// Whether the domain asked for hosted, flattened SPF (`spf_options.force_flattening`).
-    pub requested: bool,
-    /// Whether Mailward serves it. Hosted SPF is not available yet, so this is always false.
+    /// Whether hosted SPF is on (`spf_options.enabled`).
+    pub enabled: bool,
+    /// Whether every flattenable include is flattened, even when the record would fit the
+    /// lookup limit without it (`spf_options.force_flattening`).
+    pub force_flattening: bool,
+    /// True once the domain's live SPF record includes the served chain (`status` ready).
     pub active: bool,
-    /// `managed_dns_status.spf`: unknown until hosting exists.
+    /// `managed_dns_status.spf`: unknown|syncing|ready|error.
     pub status: String,
+    /// `spf_error_reason` when `status` is error.
+    pub error_reason: Option<String>,
+    /// The name the customer's record includes (`<domain>._spf.<hosted zone>`), when on.
+    pub include: Option<String>,
+    /// The record to publish at the domain, when on.
+    pub record: Option<String>,
+    /// The chain Mailward serves, first record first (empty when off).
+    pub served_records: Vec<ServedSpfRecord>,
+    /// Lookups a receiver makes evaluating the customer's record (at most 10 unless terms
+    /// that cannot be flattened already exceed it).
+    pub lookup_count: Option<u32>,
+    /// The source record's terms that authorize senders through DNS, and whether each is
+    /// flattened.
+    pub terms: Vec<HostedSpfTerm>,
+    /// When the served records were last flattened (hourly while hosting is on).
+    #[schema(format = DateTime)]
+    pub flattened_at: Option<String>,
+    /// Recent changes of a sending service's ranges seen by re-flattening, newest first.
+    pub range_changes: Vec<SpfRangeChangeView>,
+}
+
+/// One record of the served SPF chain.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServedSpfRecord {
+    /// Where Mailward serves it.
+    pub name: String,
+    /// The TXT value.
+    pub value: String,
+}
+
+/// A term of the flattened source record.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HostedSpfTerm {
+    /// `include:…`, `a:…` or `mx:…` as written in the source record.
+    pub term: String,
+    /// Its networks are served in place of the term.
+    pub flattened: bool,
+    /// Lookups the term would cost served as itself.
+    pub lookups: u32,
+    /// How many networks it authorizes (0 when it cannot be flattened).
+    pub networks: usize,
+    /// Why it is served as itself (macros, `exists`, `+all`, no record…).
+    pub note: Option<String>,
+    /// `spf_options.mechanism_descriptions` entry for the term, if any.
+    pub description: Option<String>,
+    /// When re-flattening last saw its networks change.
+    #[schema(format = DateTime)]
+    pub changed_at: Option<String>,
+}
+
+/// A change of a term's networks.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpfRangeChangeView {
+    /// The term.
+    pub term: String,
+    /// When it was seen.
+    #[schema(format = DateTime)]
+    pub at: String,
+    /// Networks that appeared.
+    pub added: Vec<String>,
+    /// Networks that went away.
+    pub removed: Vec<String>,
 }
 
 /// `GET /domains/{domainId}/spf` response (SPEC §2.13 content).

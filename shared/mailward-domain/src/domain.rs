@@ -282,6 +282,17 @@ pub struct Domain {
     /// Where the hosted DMARC record stands (`managed_dns_status.dmarc`).
     #[serde(default)]
     pub managed_dmarc: ManagedRecord,
+    /// Hosted SPF is on (`spf_options.enabled`): Mailward serves the flattened record the
+    /// customer's SPF record includes.
+    #[serde(default)]
+    pub is_spf_managed: bool,
+    /// Where the hosted SPF record stands (`managed_dns_status.spf`).
+    #[serde(default)]
+    pub managed_spf: ManagedRecord,
+    /// With hosted SPF, the record the customer publishes at the domain (one `include:` of
+    /// the served chain, after any term that must stay in their own record).
+    #[serde(default)]
+    pub hosted_spf_record: Option<String>,
     /// The domain has live hosted DKIM keys.
     #[serde(default)]
     pub is_dkim_managed: bool,
@@ -389,6 +400,9 @@ impl Domain {
             reports_authorized: false,
             is_dkim_managed: false,
             managed_dkim: ManagedRecord::default(),
+            is_spf_managed: false,
+            managed_spf: ManagedRecord::default(),
+            hosted_spf_record: None,
             dns_conflicts: Vec::new(),
             created_at: now,
             updated_at: now,

@@ -17,6 +17,7 @@ pub mod dns_providers;
 pub mod domain;
 pub mod email;
 pub mod events;
+pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod mailer;
 pub mod model;

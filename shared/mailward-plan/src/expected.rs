@@ -24,6 +24,17 @@ pub fn dmarc_cname_target(domain: &str, hosted_zone: &str) -> String {
     format!("{}._dmarc.{}", norm_name(domain), norm_name(hosted_zone))
 }
 
+/// Where Mailward serves a domain's hosted SPF record: `<domain>._spf.<hosted_zone>`, which
+/// the customer's record includes (further records of a long chain are `s2.`, `s3.`… below it).
+pub fn spf_include_target(domain: &str, hosted_zone: &str) -> String {
+    format!("{}._spf.{}", norm_name(domain), norm_name(hosted_zone))
+}
+
+/// The SPF record the plan would ask for without hosted SPF: what hosted SPF flattens.
+pub fn planned_spf_source(ctx: &PlanContext) -> String {
+    source_spf_value(ctx, &mut Vec::new())
+}
+
 /// The CNAME target of `mta-sts.<domain>`: `<domain>.mta-sts.<hosted_zone>` (no underscore: it is
 /// an HTTPS host name), where Mailward serves the policy file.
 pub fn mta_sts_policy_target(domain: &str, hosted_zone: &str) -> String {
@@ -83,6 +94,7 @@ fn locked_down(ctx: &PlanContext) -> PlanContext {
     {
         locked.target_spf = Some("v=spf1 -all".to_owned());
     }
+    locked.hosted_spf_record = None;
     locked.known_sender_includes.clear();
     locked.dkim.clear();
     locked
@@ -379,7 +391,20 @@ fn dmarc_policy(p: Policy) -> mailward_dmarc::Policy {
 /// 4. The ten-lookup limit is never exceeded silently: a count of the record's own
 ///    lookup terms over 10 is warned about here; [`crate::compare`] adds the count through the
 ///    whole include tree.
+///
+/// With hosted SPF the customer's record (one include of the served chain) replaces all of it.
 fn spf_value(ctx: &PlanContext, w: &mut Vec<Warning>) -> String {
+    if let Some(hosted) = ctx
+        .hosted_spf_record
+        .as_deref()
+        .filter(|h| !h.trim().is_empty())
+    {
+        return hosted.to_owned();
+    }
+    source_spf_value(ctx, w)
+}
+
+fn source_spf_value(ctx: &PlanContext, w: &mut Vec<Warning>) -> String {
     if let Some(target) = ctx.target_spf.as_deref().filter(|t| !t.trim().is_empty()) {
         let value = target.split_whitespace().collect::<Vec<_>>().join(" ");
         if let Err(e) = mailward_spf::parse_record(&value) {

@@ -64,6 +64,9 @@ pub struct PlanContext {
     pub bimi: BimiOptions,
     /// `target_spf`: when set, the SPF record to publish, verbatim.
     pub target_spf: Option<String>,
+    /// With hosted SPF, the record the customer publishes (an `include:` of the chain Mailward
+    /// serves): planned verbatim, in place of the rules below.
+    pub hosted_spf_record: Option<String>,
     /// The live `v=spf1` record at the apex, if any (see [`crate::fetch_live_spf`]). Merged with
     /// `known_sender_includes` when `target_spf` is not set.
     pub live_spf: Option<String>,

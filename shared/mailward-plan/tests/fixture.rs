@@ -19,6 +19,7 @@ fn ctx(domain: &str) -> PlanContext {
         spf: SpfOptions::default(),
         bimi: BimiOptions::default(),
         target_spf: None,
+        hosted_spf_record: None,
         live_spf: None,
         monitoring_email: format!("{}@reports.mailward.test", domain.replace('.', "-")),
         report_domain: "reports.mailward.test".into(),

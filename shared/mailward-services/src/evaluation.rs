@@ -26,6 +26,10 @@ pub fn plan_context(
         spf: domain.spf_options.clone(),
         bimi: domain.bimi_options.clone(),
         target_spf: domain.target_spf.clone(),
+        hosted_spf_record: domain
+            .is_spf_managed
+            .then(|| domain.hosted_spf_record.clone())
+            .flatten(),
         live_spf,
         // TLS-RPT reports go to the domain's own report address, like DMARC aggregates.
         tls_rpt_rua: Some(monitoring.clone()),

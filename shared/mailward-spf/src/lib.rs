@@ -16,6 +16,7 @@
 
 pub mod audit;
 pub mod eval;
+pub mod flatten;
 pub mod macros;
 pub mod names;
 pub mod parse;

@@ -1,8 +1,8 @@
 //! Hosted DKIM keys, in their organization's partition under `DKIMKEY#<domain>#<id>`.
 
-use super::{Versioned, decode_versioned, encode, keys};
+use super::{Versioned, decode_versioned, keys};
 use mailward_domain::dkim_keys::DkimKey;
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, query_all};
+use mailward_domain::store::{ItemStore, Query, StoreError, query_all};
 use uuid::Uuid;
 
 /// Writes a key: created when `version` is `None`, else replacing the version read.
@@ -11,17 +11,14 @@ pub async fn save(
     key: &DkimKey,
     version: Option<u64>,
 ) -> Result<(), StoreError> {
-    let (condition, next) = match version {
-        None => (Condition::NotExists, 1),
-        Some(v) => (Condition::Version(v), v + 1),
-    };
-    let item = Item::new(
+    super::put_versioned(
+        store,
         keys::org_pk(key.org_id),
         keys::dkim_key_sk(key.domain_id, key.id),
-        encode(key)?,
+        key,
+        version,
     )
-    .with_version(next);
-    store.put(item, condition).await
+    .await
 }
 
 /// One key of a domain.

@@ -67,6 +67,11 @@ pub fn dkim_key_sk(domain: Uuid, id: Uuid) -> String {
     format!("DKIMKEY#{domain}#{id}")
 }
 
+/// Sort key of a domain's hosted SPF state.
+pub fn hosted_spf_sk(domain: Uuid) -> String {
+    format!("HOSTEDSPF#{domain}")
+}
+
 /// Partition of the hosted-zone record sets at one name.
 pub fn zone_pk(name: &str) -> String {
     format!("ZONE#{name}")

@@ -13,6 +13,7 @@ pub mod audits;
 pub mod dkim_keys;
 pub mod domains;
 pub mod groups;
+pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod invitations;
 pub mod keys;
@@ -56,6 +57,24 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
 pub fn decode<T: DeserializeOwned>(item: &Item) -> Result<T, StoreError> {
     serde_json::from_slice(&item.data)
         .map_err(|e| StoreError::Unavailable(format!("corrupt item {}/{}: {e}", item.pk, item.sk)))
+}
+
+/// Writes `value` at `pk`/`sk` with optimistic versioning: created when `version` is `None`
+/// (failing if something is there), else replacing exactly the version read.
+pub async fn put_versioned<T: Serialize>(
+    store: &dyn mailward_domain::store::ItemStore,
+    pk: String,
+    sk: String,
+    value: &T,
+    version: Option<u64>,
+) -> Result<(), StoreError> {
+    use mailward_domain::store::Condition;
+    let (condition, next) = match version {
+        None => (Condition::NotExists, 1),
+        Some(v) => (Condition::Version(v), v + 1),
+    };
+    let item = Item::new(pk, sk, encode(value)?).with_version(next);
+    store.put(item, condition).await
 }
 
 /// Deserializes an item with its version.

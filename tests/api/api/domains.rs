@@ -719,7 +719,7 @@ async fn spf_mechanism_descriptions_and_dmarc_address_lists_are_bounded() {
             .json(&body)
             .send()
     };
-    let spf = |descriptions: Value| json!({"spf_options": {"force_flattening": false, "enabled": true, "mechanism_descriptions": descriptions}});
+    let spf = |descriptions: Value| json!({"spf_options": {"force_flattening": false, "enabled": false, "mechanism_descriptions": descriptions}});
     let res = update(spf(
         json!({"include:_spf.google.com": "Google Workspace", "ip4:192.0.2.1": "Büro-Server"}),
     ))

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 const HOSTED_ZONE: &str = "hosted.mailward.local";
 
-async fn start() -> (FixtureServer, TestApp, mailward_api_tests::SignedUp) {
+pub(crate) async fn start() -> (FixtureServer, TestApp, mailward_api_tests::SignedUp) {
     let client = Zone::new("client.test")
         .ns("@", "ns1.client.test.")
         .mx("@", 10, "mx.client.test.")
@@ -49,7 +49,7 @@ fn embedded(app: &TestApp) -> mailward_dns::HickoryResolver {
     mailward_dns::HickoryResolver::new(settings).unwrap()
 }
 
-async fn served_txt(app: &TestApp, name: &str) -> Result<Vec<String>, DnsError> {
+pub(crate) async fn served_txt(app: &TestApp, name: &str) -> Result<Vec<String>, DnsError> {
     let answer = embedded(app).lookup(name, RecordType::Txt).await?;
     Ok(answer
         .records
@@ -78,14 +78,14 @@ async fn dns_records(app: &TestApp, key: &str, id: &str) -> Value {
     .1
 }
 
-async fn sweep(app: &TestApp) {
+pub(crate) async fn sweep(app: &TestApp) {
     app.clock.advance(time::Duration::seconds(301));
     mailward_services::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
 }
 
-async fn hosted_events(app: &TestApp) -> Vec<(String, String)> {
+pub(crate) async fn hosted_events(app: &TestApp) -> Vec<(String, String)> {
     let mut events = outbox_events(app).await;
     events.sort_by(|a, b| a["created"].as_str().cmp(&b["created"].as_str()));
     events

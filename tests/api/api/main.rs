@@ -11,6 +11,7 @@ mod domains;
 mod failures;
 mod header_analysis;
 mod hosted;
+mod hosted_spf;
 mod mcp;
 mod notifications;
 mod oauth;

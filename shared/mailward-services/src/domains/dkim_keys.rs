@@ -429,36 +429,15 @@ async fn save_aggregate(
     id: Uuid,
     now: OffsetDateTime,
 ) -> anyhow::Result<()> {
-    let Some(current) = mailward_store::domains::get(app.store.as_ref(), org, id).await? else {
-        return Ok(());
-    };
     let keys: Vec<DkimKey> = stored::list(app.store.as_ref(), org, id)
         .await?
         .into_iter()
         .map(|k| k.value)
         .collect();
-    let managed = aggregate(&keys, &current.value.managed_dkim, now);
-    if managed == current.value.managed_dkim {
-        return Ok(());
-    }
-    let mut next = current.value.clone();
-    next.managed_dkim = managed;
-    let mut ops = vec![mailward_store::domains::save_op(&next, current.version)?];
-    let kind = match next.managed_dkim.status {
-        ManagedStatus::Ready => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_READY),
-        ManagedStatus::Error => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_ERROR),
-        _ => None,
-    };
-    if let Some(kind) =
-        kind.filter(|_| next.managed_dkim.status != current.value.managed_dkim.status)
-    {
-        let view = serde_json::to_value(app.domain_view(&next))?;
-        let mut event = mailward_store::outbox::OutboxEvent::new(kind, org, now, view, None);
-        event.record = Some("dkim".to_owned());
-        ops.push(event.write_op()?);
-    }
-    app.store.transact(ops).await?;
-    Ok(())
+    super::hosted::save_managed(app, org, id, "dkim", now, |d| {
+        d.managed_dkim = aggregate(&keys, &d.managed_dkim, now);
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ fn plan_context(app: &AppState, domain: &Domain) -> mailward_plan::PlanContext {
     ctx
 }
 
-fn publish_failed(e: ZoneError) -> ServiceError {
+pub(crate) fn publish_failed(e: ZoneError) -> ServiceError {
     ServiceError::new(
         ErrorKind::Unavailable,
         "publish_failed",
@@ -240,6 +240,46 @@ pub async fn reconcile_dmarc(
     ))
 }
 
+/// Saves a change the sweep made to a domain's hosting fields (`change` on the latest version),
+/// with `domain.hosted_record.ready|error` (`data.record` = `record`) when the managed status
+/// of that record moves to ready or error. Nothing is written when nothing changed.
+pub(crate) async fn save_managed(
+    app: &AppState,
+    org: Uuid,
+    id: Uuid,
+    record: &str,
+    now: OffsetDateTime,
+    change: impl Fn(&mut Domain),
+) -> anyhow::Result<()> {
+    let Some(current) = mailward_store::domains::get(app.store.as_ref(), org, id).await? else {
+        return Ok(());
+    };
+    let mut next = current.value.clone();
+    change(&mut next);
+    if next == current.value {
+        return Ok(());
+    }
+    let status = |d: &Domain| match record {
+        "dmarc" => d.managed_dmarc.status,
+        "spf" => d.managed_spf.status,
+        _ => d.managed_dkim.status,
+    };
+    let mut ops = vec![mailward_store::domains::save_op(&next, current.version)?];
+    let kind = match status(&next) {
+        ManagedStatus::Ready => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_READY),
+        ManagedStatus::Error => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_ERROR),
+        _ => None,
+    };
+    if let Some(kind) = kind.filter(|_| status(&next) != status(&current.value)) {
+        let view = serde_json::to_value(app.domain_view(&next))?;
+        let mut event = mailward_store::outbox::OutboxEvent::new(kind, org, now, view, None);
+        event.record = Some(record.to_owned());
+        ops.push(event.write_op()?);
+    }
+    app.store.transact(ops).await?;
+    Ok(())
+}
+
 /// Publishes the report-destination authorization of a domain (idempotent).
 pub async fn authorize_reports(app: &AppState, domain: &str) -> Result<(), ZoneError> {
     let record = ZoneRecord::txt(
@@ -285,6 +325,9 @@ pub async fn withdraw(app: &AppState, domain: &Domain) {
                 kind,
             ));
         }
+    }
+    if domain.is_spf_managed {
+        super::hosted_spf::withdraw(app, domain).await;
     }
     if !keys.is_empty()
         && let Err(e) = app.zone.remove(&keys).await

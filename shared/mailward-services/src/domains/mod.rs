@@ -8,6 +8,7 @@ pub mod bulk;
 pub mod dkim_discovery;
 pub mod dkim_keys;
 pub mod hosted;
+pub mod hosted_spf;
 pub mod plan;
 pub mod preview;
 pub mod records;
@@ -809,11 +810,15 @@ pub async fn update(
         return Ok(app.domain_view(&wanted));
     }
     let stale = purposes_to_reverify(&before, &wanted);
+    // Hosted SPF is flattened and published before anything is stored.
+    let spf = hosted_spf::prepare(app, &before, &wanted).await?;
+    let now = app.clock.now();
     let saved = write_unless_person_changed(app, caller, id, current, |base| {
-        let (wanted, stale) = (&wanted, &stale);
+        let (wanted, stale, spf) = (&wanted, &stale, &spf);
         async move {
             let mut next = with_person_fields(base.value.clone(), wanted);
             next.verified_purposes.retain(|p| !stale.contains(p));
+            hosted_spf::apply(spf, &mut next, now);
             let summary = format!("changed {}", next.url);
             save_updated(app, caller, &base, next, summary).await
         }
@@ -826,6 +831,7 @@ pub async fn update(
         // The sweep's reconciliation republishes it (or marks it publish_failed).
         tracing::warn!(domain.id = %saved.id, error = %e.message(), "hosted DMARC record not republished");
     }
+    hosted_spf::finish(app, &saved, spf).await;
     if backfill {
         return backfill_tasks(app, caller, id).await;
     }

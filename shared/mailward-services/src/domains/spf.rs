@@ -6,7 +6,7 @@ use super::load;
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use mailward_api_types::records::{HostedSpf, NextAction, SpfDiagnostics};
+use mailward_api_types::records::{NextAction, SpfDiagnostics};
 use mailward_dns::{Budgeted, Deadline};
 use mailward_domain::dns::Uncached;
 use uuid::Uuid;
@@ -71,11 +71,7 @@ pub async fn diagnostics(
     let resolver = Budgeted::new(&deadline, QUERY_BUDGET);
     let audit = mailward_spf::audit_domain(&resolver, &domain.url).await;
     let next_action = next_action(&audit);
-    let hosted_spf = HostedSpf {
-        requested: domain.spf_options.force_flattening,
-        active: false,
-        status: "unknown".into(),
-    };
+    let hosted_spf = super::hosted_spf::view(app, &domain).await?;
     Ok(SpfDiagnostics {
         audit,
         hosted_spf,

@@ -45,6 +45,8 @@ pub enum Switch {
     InvitationReminders,
     /// `delegation_missing`.
     DelegationMissing,
+    /// `hosted_spf_live`.
+    HostedSpfLive,
 }
 
 impl Switch {
@@ -59,6 +61,7 @@ impl Switch {
             Switch::SetupReminders => "setup_reminders",
             Switch::InvitationReminders => "invitation_reminders",
             Switch::DelegationMissing => "delegation_missing",
+            Switch::HostedSpfLive => "hosted_spf_live",
         }
     }
 
@@ -73,6 +76,7 @@ impl Switch {
             Switch::SetupReminders,
             Switch::InvitationReminders,
             Switch::DelegationMissing,
+            Switch::HostedSpfLive,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -89,6 +93,7 @@ impl Switch {
             Switch::SetupReminders => settings.setup_reminders,
             Switch::InvitationReminders => settings.invitation_reminders,
             Switch::DelegationMissing => settings.delegation_missing,
+            Switch::HostedSpfLive => settings.hosted_spf_live,
         }
     }
 
@@ -103,6 +108,7 @@ impl Switch {
             Switch::SetupReminders => settings.setup_reminders = false,
             Switch::InvitationReminders => settings.invitation_reminders = false,
             Switch::DelegationMissing => settings.delegation_missing = false,
+            Switch::HostedSpfLive => settings.hosted_spf_live = false,
         }
     }
 }
@@ -124,6 +130,9 @@ pub enum Kind {
     /// Hosted DMARC is on but the customer's `_dmarc` CNAME is missing: removed after working
     /// (`drift`) or never published within the window (`setup_timeout`).
     DelegationMissing,
+    /// Hosted SPF went live: the domain's record includes the chain Mailward serves
+    /// (`domain.hosted_record.ready` with `record` spf).
+    HostedSpfLive,
 }
 
 impl Kind {
@@ -135,6 +144,7 @@ impl Kind {
             Kind::DomainDrifted => Switch::DomainDrifted,
             Kind::FirstReport => Switch::FirstReport,
             Kind::DelegationMissing => Switch::DelegationMissing,
+            Kind::HostedSpfLive => Switch::HostedSpfLive,
         }
     }
 }
@@ -172,6 +182,9 @@ pub async fn on_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<(
                 ) =>
         {
             Kind::DelegationMissing
+        }
+        types::DOMAIN_HOSTED_RECORD_READY if event.record.as_deref() == Some("spf") => {
+            Kind::HostedSpfLive
         }
         _ => return Ok(()),
     };
