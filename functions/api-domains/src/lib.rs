@@ -1,6 +1,6 @@
 //! The `api-domains` function: `/domains*`: CRUD, bulk, records guidance (`dns-records`),
 //! verification, SPF diagnostics, DNS snapshots, the rollout plan, the change preview, hosted
-//! DMARC and hosted DKIM keys; and
+//! DMARC, hosted DKIM keys and hosted MTA-STS; and
 //! `/groups*`, the groups domains belong to.
 
 pub mod bulk;
@@ -8,6 +8,7 @@ pub mod dkim_keys;
 pub mod domains;
 pub mod groups;
 pub mod hosted;
+pub mod mta_sts;
 pub mod plan;
 pub mod records;
 pub mod snapshots;
@@ -24,4 +25,5 @@ pub fn routes() -> Routes {
         .merge(groups::routes())
         .merge(hosted::routes())
         .merge(dkim_keys::routes())
+        .merge(mta_sts::routes())
 }

@@ -1,9 +1,11 @@
 //! The `api-public` function: `/health-check`, `/signup`, `/signup/verify`, `/swagger.json` and
-//! the reference page `/docs`, the unsubscribe link of notification mail,
+//! the reference page `/docs`, the unsubscribe link of notification mail, the hosted MTA-STS
+//! policies (`/.well-known/mta-sts.txt`),
 //! plus the JSON 404 for unknown paths (it owns API Gateway's `$default` route).
 
 pub mod docs;
 pub mod health;
+pub mod mta_sts_policy;
 pub mod openapi;
 pub mod signup;
 pub mod unsubscribe;
@@ -17,4 +19,5 @@ pub fn routes() -> Routes {
         .merge(openapi::routes())
         .merge(docs::routes())
         .merge(unsubscribe::routes())
+        .merge(mta_sts_policy::routes())
 }

@@ -14,6 +14,7 @@ use mailward_api_types::common::PageParams;
 use mailward_api_types::domains::{
     CreateDomainRequest, Domain as DomainView, DomainList, ListDomainsParams, UpdateDomainRequest,
 };
+use mailward_api_types::mta_sts::{MtaStsRequest, MtaStsState};
 use mailward_api_types::organizations::Organization;
 use mailward_api_types::prospecting::{
     CreateProspectingReport, ProspectingReport, ProspectingReportList,
@@ -280,6 +281,25 @@ fn update_domain_input() -> Value {
     object(vec![
         ("domain", schema::domain(), true),
         ("changes", schema::of::<UpdateDomainRequest>(), true),
+    ])
+}
+
+fn enable_mta_sts_input() -> Value {
+    object(vec![
+        ("domain", schema::domain(), true),
+        (
+            "mode",
+            one_of(
+                "testing (default: senders report failures but deliver), enforce, or none",
+                &["testing", "enforce", "none"],
+            ),
+            false,
+        ),
+        (
+            "max_age",
+            json!({"type": "integer", "minimum": 86400, "maximum": 31557600, "description": "Seconds senders cache the policy (default 86400)"}),
+            false,
+        ),
     ])
 }
 
@@ -671,6 +691,33 @@ pub static TOOLS: &[ToolDef] = &[
         output: schema::of::<HostedDmarcResponse>,
     },
     ToolDef {
+        name: "get_mta_sts",
+        description: "A domain's hosted MTA-STS (by id or name): whether Mailward hosts its policy, the policy (mode, max_age, the MX hosts, its id and text), the URL senders fetch, the two CNAMEs the person must publish (`records`) and whether live DNS shows them (`status`).",
+        writes: false,
+        directory: false,
+        public: false,
+        input: domain_only,
+        output: schema::of::<MtaStsState>,
+    },
+    ToolDef {
+        name: "enable_mta_sts",
+        description: "Turns on hosted MTA-STS for a domain (by id or name), or changes its policy when already on: Mailward builds the policy from the domain's live MX hosts and serves it with its id; the person publishes the two CNAMEs in `records` (`_mta-sts` and `mta-sts`). Start with mode testing (the default) and a TLS-RPT record, move to enforce once reports show no failures. Fails with mta_sts_no_mx when the domain has no MX.",
+        writes: true,
+        directory: false,
+        public: false,
+        input: enable_mta_sts_input,
+        output: schema::of::<MtaStsState>,
+    },
+    ToolDef {
+        name: "disable_mta_sts",
+        description: "Turns hosted MTA-STS off for a domain (by id or name). The policy is served as mode none until its old max_age has passed (RFC 8461's way to withdraw a policy), then removed; the CNAMEs can be deleted after `retiring_until`. Safe to call again.",
+        writes: true,
+        directory: false,
+        public: false,
+        input: domain_only,
+        output: schema::of::<MtaStsState>,
+    },
+    ToolDef {
         name: "create_prospecting_report",
         description: "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.",
         writes: true,
@@ -754,6 +801,14 @@ struct GetDomainArgs {
     domain: String,
     #[serde(default)]
     expand: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnableMtaStsArgs {
+    domain: String,
+    mode: Option<mailward_domain::mta_sts::StsMode>,
+    max_age: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -1109,6 +1164,25 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
             let a: DomainArg = parse(args)?;
             let id = domain_id(ctx, &a.domain).await?;
             output(domains::hosted::enable(app, ctx.caller()?, id).await?)
+        }
+        "get_mta_sts" => {
+            let a: DomainArg = parse(args)?;
+            let id = domain_id(ctx, &a.domain).await?;
+            output(domains::mta_sts::get(app, ctx.caller()?, id).await?)
+        }
+        "enable_mta_sts" => {
+            let a: EnableMtaStsArgs = parse(args)?;
+            let id = domain_id(ctx, &a.domain).await?;
+            let input = MtaStsRequest {
+                mode: a.mode,
+                max_age: a.max_age,
+            };
+            output(domains::mta_sts::enable(app, ctx.caller()?, id, input).await?)
+        }
+        "disable_mta_sts" => {
+            let a: DomainArg = parse(args)?;
+            let id = domain_id(ctx, &a.domain).await?;
+            output(domains::mta_sts::disable(app, ctx.caller()?, id).await?)
         }
         "create_prospecting_report" => {
             let input: CreateProspectingReport = parse(args)?;

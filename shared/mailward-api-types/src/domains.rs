@@ -222,7 +222,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             spf: snake(&d.managed_spf.status),
             dkim: snake(&d.managed_dkim.status),
             bimi: unknown(),
-            mta_sts: unknown(),
+            mta_sts: snake(&d.managed_mta_sts.status),
         },
         managed_dns_status_since: ManagedDnsStatusSince {
             // SPEC §2.1: when the hosted-record move predates tracking (never hosted), it falls
@@ -240,7 +240,10 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
                     .ok()
             }),
             bimi: None,
-            mta_sts: None,
+            mta_sts: d.managed_mta_sts.since.and_then(|at| {
+                at.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            }),
         },
         monitoring_status: snake(&d.monitoring_status),
         monitoring_failure_reason: d
@@ -261,7 +264,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         is_spf_managed: d.is_spf_managed,
         is_dkim_managed: d.is_dkim_managed,
         is_bimi_managed: false,
-        is_mta_sts_managed: false,
+        is_mta_sts_managed: d.is_mta_sts_managed,
         bimi_options: BimiOptionsView {
             enabled: d.bimi_options.enabled,
             logo: d.bimi_options.logo.clone(),
@@ -271,7 +274,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         dmarc_error_reason: d.managed_dmarc.error_reason.clone(),
         spf_error_reason: d.managed_spf.error_reason.clone(),
         dkim_error_reason: d.managed_dkim.error_reason.clone(),
-        mta_sts_error_reason: None,
+        mta_sts_error_reason: d.managed_mta_sts.error_reason.clone(),
         dns_conflicts: d.dns_conflicts.clone(),
         bimi_cname_target: format!("{}.bimi.{}", d.url, zones.hosted_zone),
         bimi_txt_value: d.bimi_options.txt_value(),

@@ -11,6 +11,7 @@ pub mod api_keys;
 pub mod common;
 pub mod dkim_keys;
 pub mod domains;
+pub mod mta_sts;
 pub mod notifications;
 pub mod oauth;
 pub mod organizations;

@@ -147,6 +147,18 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "domain.monitoring_changed",
         "The monitoring sweep moved a domain's monitoring status.",
     ),
+    (
+        "mta_sts.enabled",
+        "Hosted MTA-STS was turned on for a domain.",
+    ),
+    (
+        "mta_sts.updated",
+        "A domain's hosted MTA-STS policy changed (mode, max_age or its MX hosts).",
+    ),
+    (
+        "mta_sts.disabled",
+        "Hosted MTA-STS was turned off; the policy is retired as mode none.",
+    ),
     ("task.updated", "A person changed a task's status."),
     (
         "domain_source.updated",

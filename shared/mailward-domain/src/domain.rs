@@ -293,6 +293,15 @@ pub struct Domain {
     /// the served chain, after any term that must stay in their own record).
     #[serde(default)]
     pub hosted_spf_record: Option<String>,
+    /// Hosted MTA-STS is on.
+    #[serde(default)]
+    pub is_mta_sts_managed: bool,
+    /// Where the hosted MTA-STS records stand (`managed_dns_status.mta_sts`).
+    #[serde(default)]
+    pub managed_mta_sts: ManagedRecord,
+    /// The hosted policy, while hosting is on.
+    #[serde(default)]
+    pub mta_sts: Option<crate::mta_sts::HostedMtaSts>,
     /// The domain has live hosted DKIM keys.
     #[serde(default)]
     pub is_dkim_managed: bool,
@@ -402,6 +411,9 @@ impl Domain {
             managed_dkim: ManagedRecord::default(),
             is_spf_managed: false,
             managed_spf: ManagedRecord::default(),
+            is_mta_sts_managed: false,
+            managed_mta_sts: ManagedRecord::default(),
+            mta_sts: None,
             hosted_spf_record: None,
             dns_conflicts: Vec::new(),
             created_at: now,

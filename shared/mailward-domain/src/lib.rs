@@ -21,6 +21,7 @@ pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod mailer;
 pub mod model;
+pub mod mta_sts;
 pub mod names;
 pub mod oauth;
 pub mod objects;

@@ -35,6 +35,11 @@ pub fn planned_spf_source(ctx: &PlanContext) -> String {
     source_spf_value(ctx, &mut Vec::new())
 }
 
+/// Where Mailward serves a hosted domain's `_mta-sts` TXT: `<domain>._mta-sts.<hosted_zone>`.
+pub fn mta_sts_txt_target(domain: &str, hosted_zone: &str) -> String {
+    format!("{}._mta-sts.{}", norm_name(domain), norm_name(hosted_zone))
+}
+
 /// The CNAME target of `mta-sts.<domain>`: `<domain>.mta-sts.<hosted_zone>` (no underscore: it is
 /// an HTTPS host name), where Mailward serves the policy file.
 pub fn mta_sts_policy_target(domain: &str, hosted_zone: &str) -> String {
@@ -144,12 +149,16 @@ fn build_unlocked(ctx: &PlanContext) -> (Vec<ExpectedRecord>, Vec<Warning>) {
     if let Some(plan) = &ctx.mta_sts {
         match mailward_records::mta_sts::generate(plan.mode, &plan.mx_hosts, plan.max_age) {
             Ok(generated) => {
+                let (kind, value) = match &plan.txt_target {
+                    Some(target) => (RecordKind::Cname, norm_name(target)),
+                    None => (RecordKind::Txt, generated.txt),
+                };
                 out.push(record(
                     ctx,
                     Purpose::MtaSts,
-                    RecordKind::Txt,
+                    kind,
                     &format!("_mta-sts.{domain}"),
-                    generated.txt,
+                    value,
                     false,
                 ));
                 out.push(record(

@@ -24,8 +24,8 @@ mod verify;
 pub use compare::{all_verified, compare, warnings};
 pub use expected::{
     RECOMMENDED_TTL, SPF_LOOKUP_LIMIT, dmarc_cname_target, dmarc_delegation_record,
-    dmarc_txt_value, expected_records, mta_sts_policy_target, planned_spf_source,
-    spf_include_target,
+    dmarc_txt_value, expected_records, mta_sts_policy_target, mta_sts_txt_target,
+    planned_spf_source, spf_include_target,
 };
 pub use model::{
     Action, DkimPlan, ExpectedRecord, MtaStsPlan, PlanContext, Purpose, RecordKind, RecordState,

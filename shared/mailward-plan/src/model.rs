@@ -36,6 +36,10 @@ pub struct MtaStsPlan {
     pub max_age: u64,
     /// MX host patterns the policy lists.
     pub mx_hosts: Vec<String>,
+    /// Where Mailward serves the `_mta-sts` TXT (hosted MTA-STS): the record is planned as a
+    /// CNAME to it, so the policy id follows every edit without the customer. `None` plans
+    /// the TXT itself.
+    pub txt_target: Option<String>,
 }
 
 /// One DKIM key the domain should publish (a DkimKey of SPEC §4.1).

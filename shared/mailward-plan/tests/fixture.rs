@@ -49,6 +49,7 @@ fn full(domain: &str) -> PlanContext {
         mode: Mode::Testing,
         max_age: 86400,
         mx_hosts: vec!["mx1.example.net".into()],
+        txt_target: None,
     });
     c.tls_rpt_rua = Some(format!("tls@{}", c.report_domain));
     c

@@ -40,7 +40,29 @@ pub fn plan_context(
         // hosting, registered DKIM keys and confirmed senders arrive with their own endpoints;
         // until then DKIM is the keys the domain already serves.
         dmarc_delegated: domain.is_dmarc_managed,
-        mta_sts: None,
+        mta_sts: domain
+            .mta_sts
+            .as_ref()
+            .filter(|_| domain.is_mta_sts_managed)
+            .map(|m| mailward_plan::MtaStsPlan {
+                mode: match m.mode {
+                    mailward_domain::mta_sts::StsMode::Testing => {
+                        mailward_records::mta_sts::Mode::Testing
+                    }
+                    mailward_domain::mta_sts::StsMode::Enforce => {
+                        mailward_records::mta_sts::Mode::Enforce
+                    }
+                    mailward_domain::mta_sts::StsMode::None => {
+                        mailward_records::mta_sts::Mode::None
+                    }
+                },
+                max_age: m.max_age,
+                mx_hosts: m.mx.clone(),
+                txt_target: Some(mailward_plan::mta_sts_txt_target(
+                    &domain.url,
+                    &app.config.hosted_zone,
+                )),
+            }),
         dkim: if domain.is_parked { Vec::new() } else { dkim },
         known_sender_includes: Vec::new(),
         parked: domain.is_parked,

@@ -72,6 +72,11 @@ pub fn hosted_spf_sk(domain: Uuid) -> String {
     format!("HOSTEDSPF#{domain}")
 }
 
+/// Partition of the MTA-STS policy served for one domain name (sort key `POLICY`).
+pub fn mta_sts_policy_pk(domain: &str) -> String {
+    format!("MTASTS#{domain}")
+}
+
 /// Partition of the hosted-zone record sets at one name.
 pub fn zone_pk(name: &str) -> String {
     format!("ZONE#{name}")

@@ -17,6 +17,7 @@ pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod invitations;
 pub mod keys;
+pub mod mta_sts;
 pub mod notifications;
 pub mod oauth;
 pub mod onboarding;
@@ -59,8 +60,26 @@ pub fn decode<T: DeserializeOwned>(item: &Item) -> Result<T, StoreError> {
         .map_err(|e| StoreError::Unavailable(format!("corrupt item {}/{}: {e}", item.pk, item.sk)))
 }
 
-/// Writes `value` at `pk`/`sk` with optimistic versioning: created when `version` is `None`
-/// (failing if something is there), else replacing exactly the version read.
+/// `value` as the item at `pk`/`sk` with the condition of optimistic versioning: created when
+/// `version` is `None` (failing if something is there), else replacing exactly the version read.
+pub fn versioned_item<T: Serialize>(
+    pk: String,
+    sk: String,
+    value: &T,
+    version: Option<u64>,
+) -> Result<(Item, mailward_domain::store::Condition), StoreError> {
+    use mailward_domain::store::Condition;
+    let (condition, next) = match version {
+        None => (Condition::NotExists, 1),
+        Some(v) => (Condition::Version(v), v + 1),
+    };
+    Ok((
+        Item::new(pk, sk, encode(value)?).with_version(next),
+        condition,
+    ))
+}
+
+/// Writes `value` at `pk`/`sk` with optimistic versioning (see [`versioned_item`]).
 pub async fn put_versioned<T: Serialize>(
     store: &dyn mailward_domain::store::ItemStore,
     pk: String,
@@ -68,12 +87,7 @@ pub async fn put_versioned<T: Serialize>(
     value: &T,
     version: Option<u64>,
 ) -> Result<(), StoreError> {
-    use mailward_domain::store::Condition;
-    let (condition, next) = match version {
-        None => (Condition::NotExists, 1),
-        Some(v) => (Condition::Version(v), v + 1),
-    };
-    let item = Item::new(pk, sk, encode(value)?).with_version(next);
+    let (item, condition) = versioned_item(pk, sk, value, version)?;
     store.put(item, condition).await
 }
 

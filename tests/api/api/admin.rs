@@ -1339,6 +1339,13 @@ async fn viewers_and_read_only_keys_never_write() {
         ),
         ("DELETE", "/prospecting-reports/{id}", None),
         ("POST", "/domains/{id}/hosted-dmarc", None),
+        ("POST", "/domains/{id}/mta-sts", None),
+        (
+            "PUT",
+            "/domains/{id}/mta-sts",
+            Some(json!({"mode": "enforce"})),
+        ),
+        ("DELETE", "/domains/{id}/mta-sts", None),
         (
             "POST",
             "/domains/{id}/dkim-keys",

@@ -13,6 +13,7 @@ mod header_analysis;
 mod hosted;
 mod hosted_spf;
 mod mcp;
+mod mta_sts;
 mod notifications;
 mod oauth;
 mod openapi;

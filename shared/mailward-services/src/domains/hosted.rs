@@ -262,6 +262,7 @@ pub(crate) async fn save_managed(
     let status = |d: &Domain| match record {
         "dmarc" => d.managed_dmarc.status,
         "spf" => d.managed_spf.status,
+        "mta_sts" => d.managed_mta_sts.status,
         _ => d.managed_dkim.status,
     };
     let mut ops = vec![mailward_store::domains::save_op(&next, current.version)?];
@@ -329,6 +330,7 @@ pub async fn withdraw(app: &AppState, domain: &Domain) {
     if domain.is_spf_managed {
         super::hosted_spf::withdraw(app, domain).await;
     }
+    super::mta_sts::withdraw(app, domain).await;
     if !keys.is_empty()
         && let Err(e) = app.zone.remove(&keys).await
     {

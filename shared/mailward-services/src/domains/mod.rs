@@ -9,6 +9,7 @@ pub mod dkim_discovery;
 pub mod dkim_keys;
 pub mod hosted;
 pub mod hosted_spf;
+pub mod mta_sts;
 pub mod plan;
 pub mod preview;
 pub mod records;

@@ -1,0 +1,635 @@
+//! Hosted MTA-STS (RFC 8461, SPEC §4.4): Mailward builds the policy from the domain's live MX
+//! hosts, serves it at `https://mta-sts.<domain>/.well-known/mta-sts.txt` (the customer's
+//! `mta-sts` CNAME points at `<domain>.mta-sts.<hosted zone>`) and serves the `_mta-sts` TXT
+//! with the policy `id` at `<domain>._mta-sts.<hosted zone>` (the customer's `_mta-sts`
+//! CNAME), so every change gets a new id without the customer touching DNS.
+//!
+//! - A policy is served for one organization per domain name (the serving route knows only the
+//!   host name); another organization enabling it gets 409 `mta_sts_hosted_elsewhere`.
+//! - Turning it off follows RFC 8461 §8.3: the policy becomes `mode: none` with a new id and is
+//!   served until the old `max_age` has passed, then withdrawn by the sweep.
+//! - The sweep rebuilds the policy when the live MX hosts change (`mta_sts.updated`) and moves
+//!   `managed_dns_status.mta_sts` from the two CNAMEs.
+
+use super::hosted::{HOSTED_TTL, cname_points_at, next_dmarc_state as next_state, publish_failed};
+use crate::activity::{self, Change};
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ServiceError};
+use crate::state::AppState;
+use mailward_api_types::mta_sts::{MtaStsRecord, MtaStsRequest, MtaStsState};
+use mailward_domain::dns::{DnsError, DnsResolver as _, RecordData, RecordType, Uncached};
+use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
+use mailward_domain::events::types;
+use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind, normalize};
+use mailward_domain::mta_sts::{
+    DEFAULT_MAX_AGE, HostedMtaSts, MAX_MAX_AGE, MIN_MAX_AGE, ServedPolicy, StsMode,
+};
+use mailward_store::outbox::OutboxEvent;
+use mailward_store::{Versioned, domains};
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+/// Tries of a write that lost its version check to the sweep.
+const WRITE_TRIES: usize = 3;
+
+/// Where the `_mta-sts` TXT is served.
+fn txt_target(app: &AppState, domain: &str) -> String {
+    mailward_plan::mta_sts_txt_target(domain, &app.config.hosted_zone)
+}
+
+/// Where the policy host's CNAME points.
+fn policy_target(app: &AppState, domain: &str) -> String {
+    mailward_plan::mta_sts_policy_target(domain, &app.config.hosted_zone)
+}
+
+/// The policy-file mode of a hosted mode.
+fn file_mode(mode: StsMode) -> mailward_records::mta_sts::Mode {
+    match mode {
+        StsMode::Testing => mailward_records::mta_sts::Mode::Testing,
+        StsMode::Enforce => mailward_records::mta_sts::Mode::Enforce,
+        StsMode::None => mailward_records::mta_sts::Mode::None,
+    }
+}
+
+/// The policy file of a hosted policy (CRLF lines), or why the MX hosts make none.
+fn generate(m: &HostedMtaSts) -> Result<String, String> {
+    mailward_records::mta_sts::generate(file_mode(m.mode), &m.mx, m.max_age)
+        .map(|g| g.policy)
+        .map_err(|problems| {
+            problems
+                .iter()
+                .map(|p| p.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+}
+
+/// The policy file of a hosted policy (validated when it was built).
+pub fn policy_text(m: &HostedMtaSts) -> String {
+    generate(m).unwrap_or_default()
+}
+
+/// The wire state of a domain.
+pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
+    let at = |t: OffsetDateTime| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
+    };
+    let m = domain.mta_sts.as_ref();
+    MtaStsState {
+        object: "mta_sts".to_owned(),
+        domain_id: domain.id,
+        domain: domain.url.clone(),
+        enabled: domain.is_mta_sts_managed,
+        mode: m.map_or(StsMode::None, |m| m.mode).as_str().to_owned(),
+        max_age: m.map(|m| m.max_age),
+        mx: m.map(|m| m.mx.clone()).unwrap_or_default(),
+        policy_id: m.map(|m| m.policy_id.clone()),
+        policy: m.map(policy_text),
+        policy_url: format!("https://mta-sts.{}/.well-known/mta-sts.txt", domain.url),
+        records: if domain.is_mta_sts_managed {
+            vec![
+                MtaStsRecord {
+                    host: format!("_mta-sts.{}", domain.url),
+                    record_type: "CNAME".to_owned(),
+                    value: txt_target(app, &domain.url),
+                },
+                MtaStsRecord {
+                    host: format!("mta-sts.{}", domain.url),
+                    record_type: "CNAME".to_owned(),
+                    value: policy_target(app, &domain.url),
+                },
+            ]
+        } else {
+            Vec::new()
+        },
+        status: mailward_api_types::domains::snake(&domain.managed_mta_sts.status),
+        error_reason: domain.managed_mta_sts.error_reason.clone(),
+        retiring_until: m.and_then(|m| m.retiring_until).map(at),
+        updated_at: m.map(|m| at(m.updated_at)),
+    }
+}
+
+/// The MTA-STS state of a domain.
+pub async fn get(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsState, ServiceError> {
+    let domain = super::load(app, caller, id).await?.value;
+    Ok(state(app, &domain))
+}
+
+/// The domain's live MX hosts (uncached), sorted by preference, without a null MX.
+/// `Ok(empty)` when the domain has none.
+async fn live_mx(app: &AppState, domain: &str) -> Result<Vec<String>, DnsError> {
+    let direct = Uncached(app.resolver.as_ref());
+    let answer = match direct.lookup(domain, RecordType::Mx).await {
+        Ok(answer) => answer,
+        Err(DnsError::NxDomain) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut hosts: Vec<(u16, String)> = answer
+        .records
+        .into_iter()
+        .filter_map(|r| match r {
+            RecordData::Mx {
+                preference,
+                exchange,
+            } => {
+                let host = normalize(&exchange);
+                (!host.is_empty()).then_some((preference, host))
+            }
+            _ => None,
+        })
+        .collect();
+    hosts.sort();
+    let mut out: Vec<String> = Vec::new();
+    for (_, host) in hosts {
+        if !out.contains(&host) {
+            out.push(host);
+        }
+    }
+    Ok(out)
+}
+
+fn check_max_age(max_age: u64) -> Result<u64, ServiceError> {
+    if (MIN_MAX_AGE..=MAX_MAX_AGE).contains(&max_age) {
+        Ok(max_age)
+    } else {
+        Err(ServiceError::invalid(
+            "max_age",
+            format!("max_age must be between {MIN_MAX_AGE} and {MAX_MAX_AGE} seconds"),
+        ))
+    }
+}
+
+/// The MX hosts a policy of `mode` lists: the live ones, required unless the mode is none.
+async fn policy_mx(
+    app: &AppState,
+    domain: &Domain,
+    mode: StsMode,
+) -> Result<Vec<String>, ServiceError> {
+    let mx = live_mx(app, &domain.url).await.map_err(|e| {
+        ServiceError::new(
+            ErrorKind::Unavailable,
+            "mx_lookup_failed",
+            format!("the domain's MX records could not be read ({e}); nothing was changed, try again later"),
+        )
+    })?;
+    if mx.is_empty() && mode != StsMode::None {
+        return Err(ServiceError::new(
+            ErrorKind::Unprocessable,
+            "mta_sts_no_mx",
+            format!(
+                "{} publishes no MX host: MTA-STS protects mail delivered to MX hosts, publish MX records first (or use mode none)",
+                domain.url
+            ),
+        ));
+    }
+    Ok(mx)
+}
+
+/// A new revision of the policy: a new id even when the text returns to an earlier one.
+fn revise(
+    previous: Option<&HostedMtaSts>,
+    mode: StsMode,
+    max_age: u64,
+    mx: Vec<String>,
+    now: OffsetDateTime,
+) -> Result<HostedMtaSts, ServiceError> {
+    let revision = previous.map_or(1, |p| p.revision.saturating_add(1));
+    let policy = HostedMtaSts {
+        mode,
+        max_age,
+        mx,
+        policy_id: format!("{}r{revision}", now.unix_timestamp()),
+        revision,
+        enabled_at: previous
+            .filter(|p| p.retiring_until.is_none())
+            .map_or(now, |p| p.enabled_at),
+        updated_at: now,
+        retiring_until: None,
+    };
+    generate(&policy).map_err(|why| {
+        ServiceError::new(
+            ErrorKind::Unprocessable,
+            "mta_sts_invalid",
+            format!("no MTA-STS policy can be built from the domain's MX hosts: {why}"),
+        )
+    })?;
+    Ok(policy)
+}
+
+/// Serves the TXT with the policy id in the zone.
+async fn publish_txt(
+    app: &AppState,
+    domain: &Domain,
+    m: &HostedMtaSts,
+) -> Result<(), ServiceError> {
+    let record = ZoneRecord::txt(
+        &txt_target(app, &domain.url),
+        &format!("v=STSv1; id={}", m.policy_id),
+        HOSTED_TTL,
+    );
+    app.zone.upsert(&[record]).await.map_err(publish_failed)
+}
+
+/// Saves `change` of the domain with the served policy, the `event` and its activity entry in
+/// one transaction, retrying on a fresh copy when the sweep wrote the domain meanwhile.
+async fn save(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    event: &'static str,
+    change: impl Fn(&Domain) -> Result<Domain, ServiceError>,
+) -> Result<Domain, ServiceError> {
+    let mut last = None;
+    for _ in 0..WRITE_TRIES {
+        let current: Versioned<Domain> = super::load(app, caller, id).await?;
+        let next = change(&current.value)?;
+        let host = normalize(&next.url);
+        let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
+        if let Some(s) = served.as_ref().filter(|s| s.value.domain_id != next.id) {
+            tracing::info!(domain.id = %next.id, other.org = %s.value.org_id, "MTA-STS already hosted for this name");
+            return Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "mta_sts_hosted_elsewhere",
+                format!(
+                    "MTA-STS for {host} is already hosted by Mailward for another account: the policy host serves one policy per domain name"
+                ),
+            ));
+        }
+        let view = serde_json::to_value(state(app, &next))?;
+        let mut ops = vec![domains::save_op(&next, current.version)?];
+        match &next.mta_sts {
+            Some(m) => ops.push(mailward_store::mta_sts::put_op(
+                &host,
+                &ServedPolicy {
+                    org_id: next.org_id,
+                    domain_id: next.id,
+                    policy: policy_text(m),
+                },
+                served.as_ref().map(|s| s.version),
+            )?),
+            None => ops.push(mailward_store::mta_sts::delete_op(&host)),
+        }
+        ops.push(OutboxEvent::new(event, next.org_id, app.clock.now(), view, None).write_op()?);
+        ops.extend(activity::ops(
+            app,
+            caller,
+            Change::new(
+                event,
+                "domain",
+                Some(next.id),
+                format!("{event} for {}", next.url),
+            ),
+        )?);
+        match app.store.transact(ops).await {
+            Ok(()) => return Ok(next),
+            Err(e) if e.is_conflict() => last = Some(e),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last.map_or_else(
+        || ServiceError::unavailable("the domain kept changing"),
+        ServiceError::from,
+    ))
+}
+
+/// The policy of a domain whose hosting is on.
+fn active(domain: &Domain) -> Option<HostedMtaSts> {
+    domain.mta_sts.clone().filter(|_| domain.is_mta_sts_managed)
+}
+
+/// Serves `policy`'s TXT, then saves it on the domain (with `change`) and answers the state.
+async fn commit(
+    app: &AppState,
+    caller: &Caller,
+    current: &Domain,
+    policy: HostedMtaSts,
+    event: &'static str,
+    change: impl Fn(&mut Domain),
+) -> Result<MtaStsState, ServiceError> {
+    publish_txt(app, current, &policy).await?;
+    let saved = save(app, caller, current.id, event, |d| {
+        let mut next = d.clone();
+        next.mta_sts = Some(policy.clone());
+        change(&mut next);
+        Ok(next)
+    })
+    .await?;
+    Ok(state(app, &saved))
+}
+
+/// `POST /domains/{id}/mta-sts`: turns hosting on (mode default testing, `max_age` default
+/// 86400), or, when on, changes the policy like PUT.
+pub async fn enable(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: MtaStsRequest,
+) -> Result<MtaStsState, ServiceError> {
+    caller.require_write()?;
+    let current = super::load(app, caller, id).await?.value;
+    if current.is_mta_sts_managed {
+        return update(app, caller, id, input).await;
+    }
+    let mode = input.mode.unwrap_or_default();
+    let max_age = check_max_age(input.max_age.unwrap_or(DEFAULT_MAX_AGE))?;
+    let mx = policy_mx(app, &current, mode).await?;
+    let now = app.clock.now();
+    let policy = revise(current.mta_sts.as_ref(), mode, max_age, mx, now)?;
+    commit(
+        app,
+        caller,
+        &current,
+        policy,
+        types::MTA_STS_ENABLED,
+        |next| {
+            next.is_mta_sts_managed = true;
+            next.managed_mta_sts = ManagedRecord {
+                status: ManagedStatus::Syncing,
+                since: Some(now),
+                error_reason: None,
+            };
+        },
+    )
+    .await
+}
+
+/// `PUT /domains/{id}/mta-sts`: changes `mode` and/or `max_age`; the MX hosts are read again
+/// and the policy gets a new id. Unchanged values change nothing.
+pub async fn update(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: MtaStsRequest,
+) -> Result<MtaStsState, ServiceError> {
+    caller.require_write()?;
+    let current = super::load(app, caller, id).await?.value;
+    let Some(existing) = active(&current) else {
+        return Err(ServiceError::new(
+            ErrorKind::Conflict,
+            "mta_sts_not_enabled",
+            "hosted MTA-STS is not enabled for this domain: POST /domains/{id}/mta-sts first",
+        ));
+    };
+    let mode = input.mode.unwrap_or(existing.mode);
+    let max_age = check_max_age(input.max_age.unwrap_or(existing.max_age))?;
+    let mx = policy_mx(app, &current, mode).await?;
+    if (mode, max_age, &mx) == (existing.mode, existing.max_age, &existing.mx) {
+        return Ok(state(app, &current));
+    }
+    let now = app.clock.now();
+    let policy = revise(Some(&existing), mode, max_age, mx, now)?;
+    commit(
+        app,
+        caller,
+        &current,
+        policy,
+        types::MTA_STS_UPDATED,
+        |_| {},
+    )
+    .await
+}
+
+/// `DELETE /domains/{id}/mta-sts`: turns hosting off. The policy is served as `mode: none`
+/// with a new id until the old `max_age` has passed (RFC 8461 §8.3), then the sweep withdraws
+/// it. Idempotent.
+pub async fn disable(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<MtaStsState, ServiceError> {
+    caller.require_write()?;
+    let current = super::load(app, caller, id).await?.value;
+    let Some(existing) = active(&current) else {
+        return Ok(state(app, &current));
+    };
+    let now = app.clock.now();
+    let mut policy = revise(
+        Some(&existing),
+        StsMode::None,
+        existing.max_age,
+        existing.mx.clone(),
+        now,
+    )?;
+    policy.enabled_at = existing.enabled_at;
+    policy.retiring_until =
+        Some(now + Duration::seconds(i64::try_from(existing.max_age).unwrap_or(i64::MAX / 2)));
+    commit(
+        app,
+        caller,
+        &current,
+        policy,
+        types::MTA_STS_DISABLED,
+        |next| {
+            next.is_mta_sts_managed = false;
+            next.managed_mta_sts = ManagedRecord::default();
+        },
+    )
+    .await
+}
+
+/// The policy served for a request's `Host`: `mta-sts.<domain>` (what senders ask for) or
+/// `<domain>.mta-sts.<hosted zone>` (the CNAME target); a port is ignored.
+pub async fn served_policy(app: &AppState, host: &str) -> Option<String> {
+    let host = normalize(host.rsplit_once(':').map_or(host, |(h, port)| {
+        if port.chars().all(|c| c.is_ascii_digit()) {
+            h
+        } else {
+            host
+        }
+    }));
+    let zone_suffix = format!(".mta-sts.{}", normalize(&app.config.hosted_zone));
+    let domain = host
+        .strip_suffix(&zone_suffix)
+        .or_else(|| host.strip_prefix("mta-sts."))?;
+    if domain.is_empty() || domain.len() > 253 {
+        return None;
+    }
+    match mailward_store::mta_sts::get(app.store.as_ref(), domain).await {
+        Ok(found) => found.map(|p| p.value.policy),
+        Err(e) => {
+            tracing::warn!(error = %e, "served MTA-STS policy not read");
+            None
+        }
+    }
+}
+
+/// One sweep pass: withdraws a retired policy, follows MX changes with a new policy
+/// (`mta_sts.updated`), puts back a lost TXT, and moves `managed_dns_status.mta_sts` from the
+/// customer's two CNAMEs.
+pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
+    let Some(m) = domain.mta_sts.clone() else {
+        return;
+    };
+    let result = if m.retiring_until.is_some_and(|until| until <= now) {
+        retire(app, domain).await
+    } else if domain.is_mta_sts_managed {
+        follow(app, domain, m, now).await
+    } else {
+        Ok(())
+    };
+    if let Err(e) = result {
+        tracing::debug!(domain.id = %domain.id, error = %e, "MTA-STS not reconciled; next pass");
+    }
+}
+
+/// Removes a retired policy and its TXT.
+async fn retire(app: &AppState, domain: &Domain) -> anyhow::Result<()> {
+    app.zone
+        .remove(&[(txt_target(app, &domain.url), ZoneRecordKind::Txt)])
+        .await?;
+    let Some(current) = domains::get(app.store.as_ref(), domain.org_id, domain.id).await? else {
+        return Ok(());
+    };
+    if current.value.is_mta_sts_managed || current.value.mta_sts.is_none() {
+        return Ok(());
+    }
+    let mut next = current.value.clone();
+    next.mta_sts = None;
+    app.store
+        .transact(vec![
+            domains::save_op(&next, current.version)?,
+            mailward_store::mta_sts::delete_op(&normalize(&next.url)),
+        ])
+        .await?;
+    Ok(())
+}
+
+/// The managed domain's pass: new MX hosts, the TXT, the CNAMEs.
+async fn follow(
+    app: &AppState,
+    domain: &Domain,
+    m: HostedMtaSts,
+    now: OffsetDateTime,
+) -> anyhow::Result<()> {
+    let mut policy = m.clone();
+    if let Ok(mx) = live_mx(app, &domain.url).await
+        && !mx.is_empty()
+        && mx != m.mx
+        && let Ok(revised) = revise(Some(&m), m.mode, m.max_age, mx, now)
+    {
+        policy = revised;
+    }
+    let target = txt_target(app, &domain.url);
+    let wanted = format!("v=STSv1; id={}", policy.policy_id);
+    let intact = app.zone.records(&target).await.is_ok_and(|records| {
+        records
+            .iter()
+            .any(|r| r.kind == ZoneRecordKind::Txt && r.values == [wanted.clone()])
+    });
+    let mut managed = domain.managed_mta_sts.clone();
+    if !intact {
+        match publish_txt(app, domain, &policy).await {
+            Ok(()) => {
+                if managed.error_reason.as_deref() == Some("publish_failed") {
+                    managed.status = ManagedStatus::Syncing;
+                    managed.error_reason = None;
+                }
+            }
+            Err(_) => {
+                managed = ManagedRecord {
+                    status: ManagedStatus::Error,
+                    since: managed.since,
+                    error_reason: Some("publish_failed".to_owned()),
+                };
+                policy = m.clone();
+            }
+        }
+    }
+    if managed.error_reason.as_deref() != Some("publish_failed") {
+        let txt = cname_points_at(app, &format!("_mta-sts.{}", domain.url), &target).await;
+        let host = cname_points_at(
+            app,
+            &format!("mta-sts.{}", domain.url),
+            &policy_target(app, &domain.url),
+        )
+        .await;
+        let delegated = match (txt, host) {
+            (Some(true), Some(true)) => Some(true),
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            _ => None,
+        };
+        let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
+        managed = next_state(&managed, delegated, false, now, window);
+    }
+    if policy != m {
+        save_policy(app, domain, &policy, now).await?;
+    }
+    super::hosted::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
+        d.managed_mta_sts = managed.clone();
+    })
+    .await
+}
+
+/// Saves a policy the sweep rebuilt, with `mta_sts.updated`.
+async fn save_policy(
+    app: &AppState,
+    domain: &Domain,
+    policy: &HostedMtaSts,
+    now: OffsetDateTime,
+) -> anyhow::Result<()> {
+    let Some(current) = domains::get(app.store.as_ref(), domain.org_id, domain.id).await? else {
+        return Ok(());
+    };
+    if !current.value.is_mta_sts_managed {
+        return Ok(());
+    }
+    let mut next = current.value.clone();
+    next.mta_sts = Some(policy.clone());
+    let host = normalize(&next.url);
+    let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
+    let view = serde_json::to_value(state(app, &next))?;
+    let mut ops = vec![
+        domains::save_op(&next, current.version)?,
+        mailward_store::mta_sts::put_op(
+            &host,
+            &ServedPolicy {
+                org_id: next.org_id,
+                domain_id: next.id,
+                policy: policy_text(policy),
+            },
+            served.map(|s| s.version),
+        )?,
+        OutboxEvent::new(types::MTA_STS_UPDATED, next.org_id, now, view, None).write_op()?,
+    ];
+    ops.extend(activity::system_ops(
+        next.org_id,
+        Change::new(
+            types::MTA_STS_UPDATED,
+            "domain",
+            Some(next.id),
+            format!("MTA-STS policy of {} follows its MX hosts", next.url),
+        ),
+        now,
+    )?);
+    app.store.transact(ops).await?;
+    Ok(())
+}
+
+/// Stops serving a deleted domain's policy and TXT at once.
+pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
+    if domain.mta_sts.is_none() {
+        return;
+    }
+    if let Err(e) = app
+        .zone
+        .remove(&[(txt_target(app, &domain.url), ZoneRecordKind::Txt)])
+        .await
+    {
+        tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS TXT not removed");
+    }
+    let host = normalize(&domain.url);
+    let mine = mailward_store::mta_sts::get(app.store.as_ref(), &host)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|s| s.value.domain_id == domain.id);
+    if mine
+        && let Err(e) = app
+            .store
+            .transact(vec![mailward_store::mta_sts::delete_op(&host)])
+            .await
+    {
+        tracing::warn!(domain.id = %domain.id, error = %e, "served MTA-STS policy not removed");
+    }
+}
