@@ -1,8 +1,9 @@
 //! The `api-account` function: the organization and its people: `/api-keys*`,
-//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/activity-log*` and `/support/*`.
+//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/activity-log*`, `/support/*` and `/dns-connections*`.
 
 pub mod activity;
 pub mod api_keys;
+pub mod dns_connections;
 pub mod invitations;
 pub mod members;
 pub mod organizations;
@@ -20,4 +21,5 @@ pub fn routes() -> Routes {
         .merge(usage::routes())
         .merge(activity::routes())
         .merge(support::routes())
+        .merge(dns_connections::routes())
 }

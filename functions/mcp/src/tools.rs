@@ -11,6 +11,9 @@ use mailward_api_types::admin::{
     CreateGroupRequest, Group as GroupView, GroupList, ListGroupsParams, UpdateGroupRequest,
 };
 use mailward_api_types::common::PageParams;
+use mailward_api_types::dns_connections::{
+    DnsConnection, DnsConnectionCoverage, DnsConnectionList,
+};
 use mailward_api_types::domains::{
     CreateDomainRequest, Domain as DomainView, DomainList, ListDomainsParams, UpdateDomainRequest,
 };
@@ -34,7 +37,8 @@ use mailward_http::AppState;
 use mailward_services::caller::Caller;
 use mailward_services::error::ServiceError;
 use mailward_services::{
-    activity, audit, domains, groups, organizations, prospecting, reports, tasks, tools,
+    activity, audit, dns_connections, domains, groups, organizations, prospecting, reports, tasks,
+    tools,
 };
 use mailward_tasks::TaskStatus;
 use serde::de::DeserializeOwned;
@@ -282,6 +286,14 @@ fn update_domain_input() -> Value {
         ("domain", schema::domain(), true),
         ("changes", schema::of::<UpdateDomainRequest>(), true),
     ])
+}
+
+fn connection_only() -> Value {
+    object(vec![(
+        "connection_id",
+        uuid("The DNS connection id (from list_dns_connections)"),
+        true,
+    )])
 }
 
 fn enable_mta_sts_input() -> Value {
@@ -718,6 +730,33 @@ pub static TOOLS: &[ToolDef] = &[
         output: schema::of::<MtaStsState>,
     },
     ToolDef {
+        name: "list_dns_connections",
+        description: "The organization's DNS connections: the DNS hosts (Route 53 so far) whose zones Mailward can read, each with its status and the zones seen at its last read. Credentials are never shown. Use get_dns_connection_coverage to see which domains a connection serves.",
+        writes: false,
+        directory: false,
+        public: false,
+        input: empty,
+        output: schema::of::<DnsConnectionList>,
+    },
+    ToolDef {
+        name: "get_dns_connection",
+        description: "One DNS connection: provider, label, kind of credentials with a hint, status of the last read and the zones seen then.",
+        writes: false,
+        directory: false,
+        public: false,
+        input: connection_only,
+        output: schema::of::<DnsConnection>,
+    },
+    ToolDef {
+        name: "get_dns_connection_coverage",
+        description: "Reads a DNS connection's zones now and says which of the organization's domains they serve (`covered`, with the serving zone) and which they do not (`uncovered`): the domains whose records could be read or published through this connection.",
+        writes: false,
+        directory: false,
+        public: false,
+        input: connection_only,
+        output: schema::of::<DnsConnectionCoverage>,
+    },
+    ToolDef {
         name: "create_prospecting_report",
         description: "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.",
         writes: true,
@@ -801,6 +840,12 @@ struct GetDomainArgs {
     domain: String,
     #[serde(default)]
     expand: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConnectionArg {
+    connection_id: Uuid,
 }
 
 #[derive(Deserialize)]
@@ -1183,6 +1228,18 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
             let a: DomainArg = parse(args)?;
             let id = domain_id(ctx, &a.domain).await?;
             output(domains::mta_sts::disable(app, ctx.caller()?, id).await?)
+        }
+        "list_dns_connections" => {
+            let _: NoArgs = parse(args)?;
+            output(dns_connections::list(app, ctx.caller()?).await?)
+        }
+        "get_dns_connection" => {
+            let a: ConnectionArg = parse(args)?;
+            output(dns_connections::get(app, ctx.caller()?, a.connection_id).await?)
+        }
+        "get_dns_connection_coverage" => {
+            let a: ConnectionArg = parse(args)?;
+            output(dns_connections::coverage(app, ctx.caller()?, a.connection_id).await?)
         }
         "create_prospecting_report" => {
             let input: CreateProspectingReport = parse(args)?;

@@ -96,6 +96,19 @@ pub struct Settings {
     /// Another adapter for the hosted zone (tests inject a failing one); `None` keeps the
     /// records in the item store.
     pub zone: Option<ZoneOverride>,
+    /// Another DNS-connections provider (tests point Route 53 at moto); `None` uses Route 53
+    /// with the environment's AWS settings where the build has it.
+    pub dns_hosts: Option<DnsHostsOverride>,
+}
+
+/// A DNS-connections provider to run the stack with.
+#[derive(Clone)]
+pub struct DnsHostsOverride(pub Arc<dyn mailward_domain::dns_connections::DnsHosts>);
+
+impl std::fmt::Debug for DnsHostsOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DnsHostsOverride").finish_non_exhaustive()
+    }
 }
 
 /// A hosted-zone adapter to run the stack with.
@@ -161,6 +174,7 @@ impl Settings {
             dns_listen: None,
             ports: None,
             zone: None,
+            dns_hosts: None,
         }
     }
 }
@@ -287,6 +301,16 @@ pub fn assemble(
         .with_objects(objects.clone());
     if let Some(zone) = &settings.zone {
         state = state.with_zone(Arc::clone(&zone.0));
+    }
+    match &settings.dns_hosts {
+        Some(hosts) => state = state.with_dns_hosts(Arc::clone(&hosts.0)),
+        #[cfg(feature = "route53-connections")]
+        None => {
+            state =
+                state.with_dns_hosts(Arc::new(mailward_aws::dns_hosts::Route53Hosts::from_env()));
+        }
+        #[cfg(not(feature = "route53-connections"))]
+        None => {}
     }
     if settings.ports.is_none() {
         // One process: count rate-limit windows in memory, off the single SQLite writer. With

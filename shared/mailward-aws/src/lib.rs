@@ -10,6 +10,7 @@
 //! resources come from the deployment template.
 
 mod config;
+pub mod dns_hosts;
 mod dynamo;
 pub mod route53;
 mod s3;

@@ -159,6 +159,11 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "mta_sts.disabled",
         "Hosted MTA-STS was turned off; the policy is retired as mode none.",
     ),
+    (
+        "dns_connection.created",
+        "A DNS host was connected (its credentials are stored encrypted).",
+    ),
+    ("dns_connection.deleted", "A DNS connection was removed."),
     ("task.updated", "A person changed a task's status."),
     (
         "domain_source.updated",

@@ -13,6 +13,7 @@ pub mod conflicts;
 pub mod diff;
 pub mod dkim_keys;
 pub mod dns;
+pub mod dns_connections;
 pub mod dns_providers;
 pub mod domain;
 pub mod email;

@@ -100,6 +100,10 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         }
         _ => state,
     };
+    // DNS connections read customers' Route 53 zones with their keys or an assumed role.
+    let state = state.with_dns_hosts(Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(
+        mailward_aws::aws_config_from_env().await,
+    )));
     // Object storage where the function was given a bucket (support attachments).
     Ok(match std::env::var("MAILWARD_OBJECTS_BUCKET") {
         Ok(bucket) if !bucket.trim().is_empty() => {

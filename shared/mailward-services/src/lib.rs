@@ -15,6 +15,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod caller;
 pub mod config;
+pub mod dns_connections;
 pub mod domains;
 pub mod error;
 pub mod evaluation;

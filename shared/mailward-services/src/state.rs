@@ -35,6 +35,9 @@ pub struct App {
     /// The records Mailward serves itself (hosted DMARC, report authorizations): the item
     /// store by default (served by the local stack's embedded DNS server), Route 53 on AWS.
     pub zone: Arc<dyn mailward_domain::hosted_zone::HostedZone>,
+    /// Customers' DNS hosts (DNS connections): Route 53 where the build links it; `None`
+    /// and the DNS-connection operations answer 503.
+    pub dns_hosts: Option<Arc<dyn mailward_domain::dns_connections::DnsHosts>>,
     /// Rate-limit counters (in memory in the local process, the shared store on AWS).
     pub rate_counter: Arc<dyn mailward_domain::rate_limits::RateCounter>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
@@ -67,6 +70,7 @@ impl AppState {
             resolver,
             direct_dns: None,
             objects: None,
+            dns_hosts: None,
             config,
             outbound: OnceLock::new(),
             sweep_dns_lane: OnceLock::new(),
@@ -97,6 +101,17 @@ impl AppState {
     pub fn with_zone(mut self, zone: Arc<dyn mailward_domain::hosted_zone::HostedZone>) -> Self {
         if let Some(app) = Arc::get_mut(&mut self.0) {
             app.zone = zone;
+        }
+        self
+    }
+
+    /// Adds the DNS-connections provider (call before the state is shared).
+    pub fn with_dns_hosts(
+        mut self,
+        hosts: Arc<dyn mailward_domain::dns_connections::DnsHosts>,
+    ) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.dns_hosts = Some(hosts);
         }
         self
     }

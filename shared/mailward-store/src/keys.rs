@@ -67,6 +67,14 @@ pub fn dkim_key_sk(domain: Uuid, id: Uuid) -> String {
     format!("DKIMKEY#{domain}#{id}")
 }
 
+/// Sort-key prefix of an organization's DNS connections.
+pub const DNS_CONNECTIONS_PREFIX: &str = "DNSCONN#";
+
+/// Sort key of a DNS connection.
+pub fn dns_connection_sk(id: Uuid) -> String {
+    format!("{DNS_CONNECTIONS_PREFIX}{id}")
+}
+
 /// Sort key of a domain's hosted SPF state.
 pub fn hosted_spf_sk(domain: Uuid) -> String {
     format!("HOSTEDSPF#{domain}")

@@ -11,6 +11,7 @@ pub mod activity;
 pub mod api_keys;
 pub mod audits;
 pub mod dkim_keys;
+pub mod dns_connections;
 pub mod domains;
 pub mod groups;
 pub mod hosted_spf;

@@ -1348,6 +1348,14 @@ async fn viewers_and_read_only_keys_never_write() {
         ("DELETE", "/domains/{id}/mta-sts", None),
         (
             "POST",
+            "/dns-connections",
+            Some(
+                json!({"provider": "route53", "name": "DNS", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/dns"}}),
+            ),
+        ),
+        ("DELETE", "/dns-connections/{id}", None),
+        (
+            "POST",
             "/domains/{id}/dkim-keys",
             Some(json!({"selector": "s1", "record_type": "CNAME", "value": "s1.example.net"})),
         ),

@@ -7,6 +7,7 @@ mod audit;
 mod audit_matrix;
 mod common;
 mod conventions;
+mod dns_connections;
 mod domains;
 mod failures;
 mod header_analysis;

@@ -1,0 +1,108 @@
+//! DNS connections (the `list_dns_connections`, `get_dns_connection` and
+//! `get_dns_connection_coverage` MCP tools of SPEC §4.10, and their REST routes).
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// Credentials of a new connection: an IAM user's keys, or a role Mailward assumes.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DnsCredentialsInput {
+    /// Keys: the access key id (`AKIA…`, 16 to 128 letters and digits).
+    pub access_key_id: Option<String>,
+    /// Keys: the secret access key.
+    pub secret_access_key: Option<String>,
+    /// Role: `arn:aws:iam::<account>:role/<name>` in the account that hosts the zones.
+    pub role_arn: Option<String>,
+    /// Role: the external id its trust policy requires, if any.
+    pub external_id: Option<String>,
+}
+
+/// `POST /dns-connections` body.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateDnsConnection {
+    /// `route53` (the only provider so far).
+    #[schema(example = "route53")]
+    pub provider: String,
+    /// A label, 1 to 100 characters.
+    pub name: String,
+    /// Keys or a role; never answered back.
+    pub credentials: DnsCredentialsInput,
+}
+
+/// A zone a connection's provider hosts.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DnsConnectionZone {
+    /// The provider's zone id.
+    pub id: String,
+    /// The apex.
+    pub name: String,
+    /// A private zone (serves no public domain).
+    pub private: bool,
+}
+
+/// A DNS connection. The credentials are stored encrypted and never shown.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DnsConnection {
+    pub id: Uuid,
+    /// `dns_connection`.
+    pub object: String,
+    /// `route53`.
+    pub provider: String,
+    pub name: String,
+    /// `keys` or `role`.
+    pub credential_kind: String,
+    /// The last four characters of the access key id, or the role ARN.
+    pub credential_hint: String,
+    /// `active`, or `error` when the last read of the zones failed (`error` says why).
+    pub status: String,
+    pub error: Option<String>,
+    /// The zones seen at the last read.
+    pub zones: Vec<DnsConnectionZone>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    /// When the zones were last read (at creation, and by every coverage request).
+    #[schema(format = DateTime)]
+    pub checked_at: String,
+}
+
+/// `GET /dns-connections`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DnsConnectionList {
+    pub data: Vec<DnsConnection>,
+}
+
+/// A domain a connection's zones serve.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CoveredDomain {
+    pub domain_id: Uuid,
+    pub domain: String,
+    /// The zone serving it (the longest apex that is the domain or a parent of it).
+    pub zone_id: String,
+    pub zone: String,
+}
+
+/// A domain none of the connection's public zones serves.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UncoveredDomain {
+    pub domain_id: Uuid,
+    pub domain: String,
+}
+
+/// `GET /dns-connections/{id}/coverage`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DnsConnectionCoverage {
+    pub connection_id: Uuid,
+    /// The caller's domains (all of the organization's, or those of a group-limited member's
+    /// groups) that one of the connection's public zones serves.
+    pub covered: Vec<CoveredDomain>,
+    /// The caller's domains it does not serve.
+    pub uncovered: Vec<UncoveredDomain>,
+    pub covered_count: usize,
+    pub domain_count: usize,
+    /// When the zones were read (now).
+    #[schema(format = DateTime)]
+    pub checked_at: String,
+}

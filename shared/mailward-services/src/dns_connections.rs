@@ -1,0 +1,424 @@
+//! DNS connections: an organization connects the DNS host of its domains (Route 53 so far,
+//! with an IAM user's keys or a role Mailward assumes) so that Mailward can read its zones and
+//! say which of the organization's domains they serve (coverage). The credentials are checked
+//! by reading the zones before anything is stored, stored sealed with the service key, and
+//! never answered back. Administrators connect and remove; every member reads.
+
+use crate::activity::{self, Change};
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ServiceError};
+use crate::secret_box;
+use crate::state::AppState;
+use mailward_api_types::dns_connections as wire;
+use mailward_domain::dns_connections::{
+    DnsConnection, DnsHostCredentials, DnsHostError, DnsHostZone, DnsHosts,
+};
+use mailward_domain::hosted_zone::normalize;
+use mailward_store::dns_connections as stored;
+use std::sync::Arc;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Connections one organization may have.
+pub const MAX_CONNECTIONS: usize = 20;
+
+fn at(t: OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+fn view(c: &DnsConnection) -> wire::DnsConnection {
+    wire::DnsConnection {
+        id: c.id,
+        object: "dns_connection".to_owned(),
+        provider: c.provider.clone(),
+        name: c.name.clone(),
+        credential_kind: c.credential_kind.clone(),
+        credential_hint: c.credential_hint.clone(),
+        status: c.status.clone(),
+        error: c.error.clone(),
+        zones: c
+            .zones
+            .iter()
+            .map(|z| wire::DnsConnectionZone {
+                id: z.id.clone(),
+                name: z.name.clone(),
+                private: z.private,
+            })
+            .collect(),
+        created_at: at(c.created_at),
+        checked_at: at(c.checked_at),
+    }
+}
+
+fn hosts(app: &AppState) -> Result<Arc<dyn DnsHosts>, ServiceError> {
+    app.dns_hosts.clone().ok_or_else(|| {
+        ServiceError::new(
+            ErrorKind::Unavailable,
+            "dns_connections_unavailable",
+            "DNS connections are not available in this deployment",
+        )
+    })
+}
+
+fn provider_error(e: DnsHostError) -> ServiceError {
+    match e {
+        DnsHostError::Denied(why) => ServiceError::new(
+            ErrorKind::Unprocessable,
+            "dns_connection_failed",
+            format!("the DNS host refused these credentials: {why}"),
+        ),
+        DnsHostError::Unavailable(why) => ServiceError::new(
+            ErrorKind::Unavailable,
+            "dns_provider_unavailable",
+            format!("the DNS host did not answer: {why}; try again later"),
+        ),
+    }
+}
+
+fn invalid(param: &'static str, message: &str) -> ServiceError {
+    ServiceError::invalid(param, message.to_owned())
+}
+
+fn is_token(value: &str, min: usize, max: usize, allowed: impl Fn(char) -> bool) -> bool {
+    (min..=max).contains(&value.chars().count()) && value.chars().all(allowed)
+}
+
+/// The credentials of a request, validated.
+fn credentials(input: wire::DnsCredentialsInput) -> Result<DnsHostCredentials, ServiceError> {
+    let wire::DnsCredentialsInput {
+        access_key_id,
+        secret_access_key,
+        role_arn,
+        external_id,
+    } = input;
+    match (access_key_id, secret_access_key, role_arn) {
+        (Some(key), Some(secret), None) => {
+            let key = key.trim().to_owned();
+            if !is_token(&key, 16, 128, |c| c.is_ascii_alphanumeric()) {
+                return Err(invalid(
+                    "credentials.access_key_id",
+                    "access_key_id must be 16 to 128 letters and digits",
+                ));
+            }
+            if !is_token(&secret, 1, 256, |c| c.is_ascii_graphic()) {
+                return Err(invalid(
+                    "credentials.secret_access_key",
+                    "secret_access_key must be 1 to 256 printable characters without spaces",
+                ));
+            }
+            if external_id.is_some() {
+                return Err(invalid(
+                    "credentials.external_id",
+                    "external_id goes with role_arn, not with keys",
+                ));
+            }
+            Ok(DnsHostCredentials::Route53Keys {
+                access_key_id: key,
+                secret_access_key: secret,
+            })
+        }
+        (None, None, Some(role)) => {
+            let role = role.trim().to_owned();
+            let valid = role.starts_with("arn:aws")
+                && role.contains(":iam::")
+                && role.contains(":role/")
+                && is_token(&role, 20, 2048, |c| c.is_ascii_graphic());
+            if !valid {
+                return Err(invalid(
+                    "credentials.role_arn",
+                    "role_arn must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
+                ));
+            }
+            if let Some(id) = &external_id
+                && !is_token(id, 2, 1224, |c| {
+                    c.is_ascii_alphanumeric() || "+=,.@:/-_".contains(c)
+                })
+            {
+                return Err(invalid(
+                    "credentials.external_id",
+                    "external_id must be 2 to 1224 characters of letters, digits and +=,.@:/-_",
+                ));
+            }
+            Ok(DnsHostCredentials::Route53Role {
+                role_arn: role,
+                external_id,
+            })
+        }
+        _ => Err(invalid(
+            "credentials",
+            "give either access_key_id with secret_access_key, or role_arn",
+        )),
+    }
+}
+
+/// `POST /dns-connections`: checks the credentials by reading the zones, then stores the
+/// connection with its zones. Administrators only.
+pub async fn create(
+    app: &AppState,
+    caller: &Caller,
+    input: wire::CreateDnsConnection,
+) -> Result<wire::DnsConnection, ServiceError> {
+    caller.require_admin()?;
+    if input.provider != "route53" {
+        return Err(invalid("provider", "provider must be route53"));
+    }
+    let name = input.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(invalid(
+            "name",
+            "name must be 1 to 100 characters without control characters",
+        ));
+    }
+    let credentials = credentials(input.credentials)?;
+    if stored::list(app.store.as_ref(), caller.org_id).await?.len() >= MAX_CONNECTIONS {
+        return Err(ServiceError::new(
+            ErrorKind::Unprocessable,
+            "dns_connection_limit",
+            format!("an organization has at most {MAX_CONNECTIONS} DNS connections"),
+        ));
+    }
+    let zones = hosts(app)?
+        .zones(&credentials)
+        .await
+        .map_err(provider_error)?;
+    let sealed = secret_box::seal(
+        &app.config.secret_key,
+        &serde_json::to_string(&credentials)?,
+    )
+    .map_err(ServiceError::internal)?;
+    let now = app.clock.now();
+    let connection = DnsConnection {
+        id: Uuid::new_v4(),
+        org_id: caller.org_id,
+        provider: credentials.provider().to_owned(),
+        name,
+        credential_kind: credentials.kind().to_owned(),
+        credential_hint: credentials.hint(),
+        sealed_credentials: sealed,
+        zones,
+        status: "active".to_owned(),
+        error: None,
+        created_by: caller.actor().1,
+        created_at: now,
+        checked_at: now,
+    };
+    let (item, condition) = mailward_store::versioned_item(
+        mailward_store::keys::org_pk(connection.org_id),
+        mailward_store::keys::dns_connection_sk(connection.id),
+        &connection,
+        None,
+    )?;
+    let mut ops = vec![mailward_domain::store::WriteOp::Put { item, condition }];
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "dns_connection.created",
+            "dns_connection",
+            Some(connection.id),
+            format!("connected {} ({})", connection.name, connection.provider),
+        ),
+    )?);
+    app.store.transact(ops).await?;
+    Ok(view(&connection))
+}
+
+/// `GET /dns-connections`.
+pub async fn list(
+    app: &AppState,
+    caller: &Caller,
+) -> Result<wire::DnsConnectionList, ServiceError> {
+    Ok(wire::DnsConnectionList {
+        data: stored::list(app.store.as_ref(), caller.org_id)
+            .await?
+            .iter()
+            .map(view)
+            .collect(),
+    })
+}
+
+async fn load(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<mailward_store::Versioned<DnsConnection>, ServiceError> {
+    stored::get(app.store.as_ref(), caller.org_id, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("dns connection"))
+}
+
+/// `GET /dns-connections/{id}`.
+pub async fn get(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<wire::DnsConnection, ServiceError> {
+    Ok(view(&load(app, caller, id).await?.value))
+}
+
+/// `DELETE /dns-connections/{id}`: the credentials are deleted with it. Administrators only.
+pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
+    caller.require_admin()?;
+    let current = load(app, caller, id).await?;
+    let mut ops = vec![mailward_domain::store::WriteOp::Delete {
+        pk: mailward_store::keys::org_pk(caller.org_id),
+        sk: mailward_store::keys::dns_connection_sk(id),
+        condition: mailward_domain::store::Condition::Version(current.version),
+    }];
+    ops.extend(activity::ops(
+        app,
+        caller,
+        Change::new(
+            "dns_connection.deleted",
+            "dns_connection",
+            Some(id),
+            format!("removed the DNS connection {}", current.value.name),
+        ),
+    )?);
+    app.store.transact(ops).await?;
+    Ok(())
+}
+
+/// The longest public zone serving `domain` (the domain itself or a parent).
+fn serving_zone<'a>(zones: &'a [DnsHostZone], domain: &str) -> Option<&'a DnsHostZone> {
+    let domain = normalize(domain);
+    zones
+        .iter()
+        .filter(|z| !z.private)
+        .filter(|z| domain == z.name || domain.ends_with(&format!(".{}", z.name)))
+        .max_by_key(|z| z.name.len())
+}
+
+/// `GET /dns-connections/{id}/coverage`: reads the zones again (stored with the connection,
+/// or its error) and says which of the caller's domains they serve.
+pub async fn coverage(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<wire::DnsConnectionCoverage, ServiceError> {
+    let current = load(app, caller, id).await?;
+    let credentials: DnsHostCredentials = serde_json::from_str(
+        &secret_box::open(&app.config.secret_key, &current.value.sealed_credentials)
+            .map_err(ServiceError::internal)?,
+    )?;
+    let now = app.clock.now();
+    let read = hosts(app)?.zones(&credentials).await;
+    let mut next = current.value.clone();
+    next.checked_at = now;
+    match &read {
+        Ok(zones) => {
+            next.zones = zones.clone();
+            next.status = "active".to_owned();
+            next.error = None;
+        }
+        Err(e) => {
+            next.status = "error".to_owned();
+            next.error = Some(e.to_string());
+        }
+    }
+    if let Err(e) = stored::save(app.store.as_ref(), &next, Some(current.version)).await {
+        tracing::debug!(connection.id = %id, error = %e, "DNS connection check not saved");
+    }
+    let zones = read.map_err(provider_error)?;
+    let mut domains: Vec<_> = mailward_store::domains::list(app.store.as_ref(), caller.org_id)
+        .await?
+        .into_iter()
+        .filter(|d| caller.sees_group(d.group_id))
+        .collect();
+    domains.sort_by(|a, b| a.url.cmp(&b.url));
+    let mut covered = Vec::new();
+    let mut uncovered = Vec::new();
+    for d in &domains {
+        match serving_zone(&zones, &d.url) {
+            Some(zone) => covered.push(wire::CoveredDomain {
+                domain_id: d.id,
+                domain: d.url.clone(),
+                zone_id: zone.id.clone(),
+                zone: zone.name.clone(),
+            }),
+            None => uncovered.push(wire::UncoveredDomain {
+                domain_id: d.id,
+                domain: d.url.clone(),
+            }),
+        }
+    }
+    Ok(wire::DnsConnectionCoverage {
+        connection_id: id,
+        covered_count: covered.len(),
+        domain_count: domains.len(),
+        covered,
+        uncovered,
+        checked_at: at(now),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(name: &str, private: bool) -> DnsHostZone {
+        DnsHostZone {
+            id: format!("Z{name}"),
+            name: name.to_owned(),
+            private,
+        }
+    }
+
+    #[test]
+    fn the_longest_public_parent_serves() {
+        let zones = [
+            zone("example.com", false),
+            zone("mail.example.com", false),
+            zone("corp.example.com", true),
+        ];
+        let name = |d: &str| serving_zone(&zones, d).map(|z| z.name.clone());
+        assert_eq!(name("example.com").as_deref(), Some("example.com"));
+        assert_eq!(
+            name("a.mail.example.com").as_deref(),
+            Some("mail.example.com")
+        );
+        assert_eq!(name("corp.example.com").as_deref(), Some("example.com"));
+        assert_eq!(name("notexample.com"), None);
+        assert_eq!(name("Example.COM.").as_deref(), Some("example.com"));
+    }
+
+    #[test]
+    fn credentials_are_one_kind_and_well_formed() {
+        let keys = |id: &str, secret: &str| wire::DnsCredentialsInput {
+            access_key_id: Some(id.into()),
+            secret_access_key: Some(secret.into()),
+            ..Default::default()
+        };
+        assert!(credentials(keys("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG")).is_ok());
+        assert_eq!(
+            credentials(keys("short", "x")).unwrap_err().param_name(),
+            Some("credentials.access_key_id")
+        );
+        let role = |arn: &str| wire::DnsCredentialsInput {
+            role_arn: Some(arn.into()),
+            ..Default::default()
+        };
+        assert!(credentials(role("arn:aws:iam::123456789012:role/mailward-dns")).is_ok());
+        assert_eq!(
+            credentials(role("arn:aws:s3:::bucket"))
+                .unwrap_err()
+                .param_name(),
+            Some("credentials.role_arn")
+        );
+        let both = wire::DnsCredentialsInput {
+            role_arn: Some("arn:aws:iam::123456789012:role/x".into()),
+            ..keys("AKIAIOSFODNN7EXAMPLE", "s")
+        };
+        assert_eq!(
+            credentials(both).unwrap_err().param_name(),
+            Some("credentials")
+        );
+        assert_eq!(
+            credentials(wire::DnsCredentialsInput::default())
+                .unwrap_err()
+                .param_name(),
+            Some("credentials")
+        );
+    }
+}

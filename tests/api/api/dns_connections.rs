@@ -1,0 +1,299 @@
+//! DNS connections over HTTP, with Route 53 in moto: keys and an assumed role connect, the
+//! zones are read before anything is stored, coverage says which domains the zones serve,
+//! credentials are never answered, refusals and bad input are named, and another organization
+//! sees nothing. Needs `MOTO_ENDPOINT` (tests/run starts moto); without it the tests say so and
+//! pass, like the other moto tests.
+
+use crate::admin::call;
+use crate::common::add_domain;
+use async_trait::async_trait;
+use mailward_api_tests::TestApp;
+use mailward_domain::dns_connections::{DnsHostCredentials, DnsHostError, DnsHostZone, DnsHosts};
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+async fn start(hosts: Arc<dyn DnsHosts>) -> TestApp {
+    TestApp::start_with(|s| {
+        s.dns_hosts = Some(mailward_local_stack::DnsHostsOverride(hosts));
+        s.evaluate_new_domains = false;
+        s.publish_outbox = false;
+    })
+    .await
+}
+
+/// Route 53 in moto with a public zone per apex; `None` without moto.
+async fn moto_zones(apexes: &[&str]) -> Option<Arc<dyn DnsHosts>> {
+    let Ok(endpoint) = std::env::var("MOTO_ENDPOINT") else {
+        println!("skipped: MOTO_ENDPOINT not set");
+        return None;
+    };
+    let sdk = mailward_aws::emulator_config(&endpoint).await;
+    let route53 = aws_sdk_route53::Client::new(&sdk);
+    for apex in apexes {
+        route53
+            .create_hosted_zone()
+            .name(*apex)
+            .caller_reference(uuid::Uuid::new_v4().to_string())
+            .send()
+            .await
+            .unwrap();
+    }
+    Some(Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(sdk)))
+}
+
+async fn connect(app: &TestApp, key: &str, body: Value) -> (u16, Value) {
+    let (status, value) = call(app, Method::POST, "/dns-connections", key, Some(body)).await;
+    (status.as_u16(), value)
+}
+
+#[tokio::test]
+async fn a_route53_connection_reads_its_zones_and_reports_coverage() {
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let (apex, apex_other) = (format!("a{tag}.example"), format!("b{tag}.example"));
+    let Some(hosts) = moto_zones(&[&apex, &apex_other]).await else {
+        return;
+    };
+    let app = start(hosts).await;
+    let s = app
+        .sign_up("dns@connections.example", "Connections Co")
+        .await;
+    for d in [apex.clone(), format!("mail.{apex}"), format!("c{tag}.test")] {
+        add_domain(&app, &s.key, &d).await;
+    }
+
+    let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let (status, keys) = connect(
+        &app,
+        &s.key,
+        json!({"provider": "route53", "name": "Production DNS", "credentials": {"access_key_id": "AKIAIOSFODNN7EXAMPLE", "secret_access_key": secret}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{keys}");
+    assert_eq!(keys["object"], "dns_connection");
+    assert_eq!(keys["provider"], "route53");
+    assert_eq!(keys["credential_kind"], "keys");
+    assert_eq!(keys["credential_hint"], "access key …MPLE");
+    assert_eq!(keys["status"], "active");
+    assert!(
+        !keys.to_string().contains(secret),
+        "the secret is never answered"
+    );
+    let zones: Vec<&str> = keys["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|z| z["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        zones.contains(&apex.as_str()) && zones.contains(&apex_other.as_str()),
+        "{zones:?}"
+    );
+    let id = keys["id"].as_str().unwrap().to_owned();
+
+    // Coverage: the apex and its subdomain are served by the apex zone; the third is not.
+    let (status, coverage) = call(
+        &app,
+        Method::GET,
+        &format!("/dns-connections/{id}/coverage"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{coverage}");
+    assert_eq!(
+        (
+            coverage["covered_count"].as_u64(),
+            coverage["domain_count"].as_u64()
+        ),
+        (Some(2), Some(3))
+    );
+    let covered: Vec<(String, String)> = coverage["covered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["domain"].as_str().unwrap().to_owned(),
+                c["zone"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        covered,
+        [
+            (apex.clone(), apex.clone()),
+            (format!("mail.{apex}"), apex.clone())
+        ]
+    );
+    assert_eq!(coverage["uncovered"][0]["domain"], format!("c{tag}.test"));
+    let zone_id = coverage["covered"][0]["zone_id"].as_str().unwrap();
+    assert!(
+        !zone_id.is_empty() && !zone_id.starts_with('/'),
+        "{zone_id}"
+    );
+
+    // A role in the customer's account, assumed through STS (a second later: the list is
+    // oldest first).
+    app.clock.advance(time::Duration::seconds(1));
+    let (status, role) = connect(
+        &app,
+        &s.key,
+        json!({"provider": "route53", "name": "Via role", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/mailward-dns", "external_id": "mw-ext-1"}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{role}");
+    assert_eq!(role["credential_kind"], "role");
+    assert_eq!(
+        role["credential_hint"],
+        "arn:aws:iam::123456789012:role/mailward-dns"
+    );
+    let (_, list) = call(&app, Method::GET, "/dns-connections", &s.key, None).await;
+    let names: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Production DNS", "Via role"]);
+
+    // One connection by id.
+    let (_, one) = call(
+        &app,
+        Method::GET,
+        &format!("/dns-connections/{id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(one["name"], "Production DNS");
+
+    // Another organization sees none of it.
+    let other = app.sign_up("other@connections.example", "Other Co").await;
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/dns-connections/{id}"),
+        &other.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/dns-connections/{id}/coverage"),
+        &other.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (_, theirs) = call(&app, Method::GET, "/dns-connections", &other.key, None).await;
+    assert_eq!(theirs["data"], json!([]));
+
+    // Removed: gone, with its credentials.
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/dns-connections/{id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/dns-connections/{id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+/// A provider that refuses every credential.
+struct Refusing;
+
+#[async_trait]
+impl DnsHosts for Refusing {
+    async fn zones(&self, _: &DnsHostCredentials) -> Result<Vec<DnsHostZone>, DnsHostError> {
+        Err(DnsHostError::Denied(
+            "AccessDenied: not authorized to perform route53:ListHostedZones".into(),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn refusals_and_bad_input_store_nothing() {
+    let app = start(Arc::new(Refusing)).await;
+    let s = app.sign_up("dns@refused.example", "Refused Co").await;
+    let keys = json!({"access_key_id": "AKIAIOSFODNN7EXAMPLE", "secret_access_key": "s3cret"});
+    let (status, error) = connect(
+        &app,
+        &s.key,
+        json!({"provider": "route53", "name": "X", "credentials": keys}),
+    )
+    .await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (422, Some("dns_connection_failed")),
+        "{error}"
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("ListHostedZones")
+    );
+    for (body, param) in [
+        (
+            json!({"provider": "cloudflare", "name": "X", "credentials": keys}),
+            "provider",
+        ),
+        (
+            json!({"provider": "route53", "name": " ", "credentials": keys}),
+            "name",
+        ),
+        (
+            json!({"provider": "route53", "name": "X", "credentials": {}}),
+            "credentials",
+        ),
+        (
+            json!({"provider": "route53", "name": "X", "credentials": {"access_key_id": "AKIAIOSFODNN7EXAMPLE", "secret_access_key": "s", "role_arn": "arn:aws:iam::1:role/x"}}),
+            "credentials",
+        ),
+        (
+            json!({"provider": "route53", "name": "X", "credentials": {"access_key_id": "short", "secret_access_key": "s"}}),
+            "credentials.access_key_id",
+        ),
+        (
+            json!({"provider": "route53", "name": "X", "credentials": {"role_arn": "arn:aws:s3:::bucket"}}),
+            "credentials.role_arn",
+        ),
+        (
+            json!({"provider": "route53", "name": "X", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/x", "external_id": "bad id!"}}),
+            "credentials.external_id",
+        ),
+        (
+            json!({"provider": "route53", "name": "X", "credentials": {"token": "t"}}),
+            "credentials.token",
+        ),
+        (json!({"name": "X", "credentials": keys}), "provider"),
+    ] {
+        let (status, error) = connect(&app, &s.key, body.clone()).await;
+        assert_eq!(status, 400, "{body}: {error}");
+        assert_eq!(error["param"], param, "{body}: {error}");
+    }
+    let (_, list) = call(&app, Method::GET, "/dns-connections", &s.key, None).await;
+    assert_eq!(list["data"], json!([]));
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/dns-connections/{}", uuid::Uuid::new_v4()),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+}
