@@ -3,6 +3,7 @@
 //! DMARC, hosted DKIM keys and hosted MTA-STS; and
 //! `/groups*`, the groups domains belong to.
 
+pub mod bimi;
 pub mod bulk;
 pub mod dkim_keys;
 pub mod domains;
@@ -26,4 +27,5 @@ pub fn routes() -> Routes {
         .merge(hosted::routes())
         .merge(dkim_keys::routes())
         .merge(mta_sts::routes())
+        .merge(bimi::routes())
 }

@@ -1,8 +1,9 @@
 //! The `api-public` function: `/health-check`, `/signup`, `/signup/verify`, `/swagger.json` and
 //! the reference page `/docs`, the unsubscribe link of notification mail, the hosted MTA-STS
-//! policies (`/.well-known/mta-sts.txt`),
+//! policies (`/.well-known/mta-sts.txt`), the hosted BIMI files (`/bimi/*`),
 //! plus the JSON 404 for unknown paths (it owns API Gateway's `$default` route).
 
+pub mod bimi_assets;
 pub mod docs;
 pub mod health;
 pub mod mta_sts_policy;
@@ -20,4 +21,5 @@ pub fn routes() -> Routes {
         .merge(docs::routes())
         .merge(unsubscribe::routes())
         .merge(mta_sts_policy::routes())
+        .merge(bimi_assets::routes())
 }

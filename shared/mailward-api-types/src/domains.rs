@@ -205,7 +205,6 @@ pub struct ServiceZones<'a> {
 
 /// The wire shape of a stored domain.
 pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
-    let unknown = || "unknown".to_owned();
     let figures = d.report_figures.clone().unwrap_or_default();
     Domain {
         id: d.id,
@@ -221,7 +220,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             dmarc: snake(&d.managed_dmarc.status),
             spf: snake(&d.managed_spf.status),
             dkim: snake(&d.managed_dkim.status),
-            bimi: unknown(),
+            bimi: snake(&d.managed_bimi.status),
             mta_sts: snake(&d.managed_mta_sts.status),
         },
         managed_dns_status_since: ManagedDnsStatusSince {
@@ -239,7 +238,10 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
                 at.format(&time::format_description::well_known::Rfc3339)
                     .ok()
             }),
-            bimi: None,
+            bimi: d.managed_bimi.since.and_then(|at| {
+                at.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            }),
             mta_sts: d.managed_mta_sts.since.and_then(|at| {
                 at.format(&time::format_description::well_known::Rfc3339)
                     .ok()
@@ -263,14 +265,14 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         is_dmarc_managed: d.is_dmarc_managed,
         is_spf_managed: d.is_spf_managed,
         is_dkim_managed: d.is_dkim_managed,
-        is_bimi_managed: false,
+        is_bimi_managed: d.is_bimi_managed,
         is_mta_sts_managed: d.is_mta_sts_managed,
         bimi_options: BimiOptionsView {
             enabled: d.bimi_options.enabled,
             logo: d.bimi_options.logo.clone(),
             certificate: d.bimi_options.certificate.clone(),
         },
-        bimi_error_reason: None,
+        bimi_error_reason: d.managed_bimi.error_reason.clone(),
         dmarc_error_reason: d.managed_dmarc.error_reason.clone(),
         spf_error_reason: d.managed_spf.error_reason.clone(),
         dkim_error_reason: d.managed_dkim.error_reason.clone(),

@@ -8,6 +8,7 @@
 pub mod activity;
 pub mod admin;
 pub mod api_keys;
+pub mod bimi;
 pub mod common;
 pub mod dkim_keys;
 pub mod dns_connections;

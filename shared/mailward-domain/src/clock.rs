@@ -49,6 +49,11 @@ impl ManualClock {
         let mut now = self.now.lock().unwrap_or_else(|p| p.into_inner());
         *now += by;
     }
+
+    /// Sets the clock to `at` (tests of certificates valid only at a past moment).
+    pub fn set(&self, at: OffsetDateTime) {
+        *self.now.lock().unwrap_or_else(|p| p.into_inner()) = at;
+    }
 }
 
 impl Clock for ManualClock {

@@ -86,6 +86,18 @@ pub struct SpfOptions {
     pub mechanism_descriptions: Option<std::collections::BTreeMap<String, String>>,
 }
 
+/// The BIMI certificate and logo Mailward hosts for a domain, at URLs versioned by their
+/// content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostedBimiAssets {
+    /// The content-derived version in the URLs.
+    pub version: String,
+    /// The leaf certificate's expiry: the hosted record turns to error
+    /// (`certificate_invalid`) after it.
+    #[serde(with = "time::serde::rfc3339")]
+    pub not_after: OffsetDateTime,
+}
+
 /// `bimi_options` (SPEC §2.1).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct BimiOptions {
@@ -293,6 +305,16 @@ pub struct Domain {
     /// the served chain, after any term that must stay in their own record).
     #[serde(default)]
     pub hosted_spf_record: Option<String>,
+    /// Hosted BIMI is on: Mailward serves `default._bimi` (behind the customer's CNAME) with
+    /// the certificate and logo it hosts.
+    #[serde(default)]
+    pub is_bimi_managed: bool,
+    /// Where the hosted BIMI record stands (`managed_dns_status.bimi`).
+    #[serde(default)]
+    pub managed_bimi: ManagedRecord,
+    /// The hosted certificate and logo.
+    #[serde(default)]
+    pub bimi_assets: Option<HostedBimiAssets>,
     /// Hosted MTA-STS is on.
     #[serde(default)]
     pub is_mta_sts_managed: bool,
@@ -411,6 +433,9 @@ impl Domain {
             managed_dkim: ManagedRecord::default(),
             is_spf_managed: false,
             managed_spf: ManagedRecord::default(),
+            is_bimi_managed: false,
+            managed_bimi: ManagedRecord::default(),
+            bimi_assets: None,
             is_mta_sts_managed: false,
             managed_mta_sts: ManagedRecord::default(),
             mta_sts: None,

@@ -203,6 +203,19 @@ fn build_unlocked(ctx: &PlanContext) -> (Vec<ExpectedRecord>, Vec<Warning>) {
 }
 
 fn bimi(ctx: &PlanContext, domain: &str, out: &mut Vec<ExpectedRecord>, w: &mut Vec<Warning>) {
+    if ctx.bimi_delegated {
+        // Hosted: Mailward serves the record built from the files it validated and hosts.
+        out.push(record(
+            ctx,
+            Purpose::Bimi,
+            RecordKind::Cname,
+            &format!("default._bimi.{domain}"),
+            format!("{domain}.bimi.{}", norm_name(&ctx.hosted_zone)),
+            false,
+        ));
+        enforcement_warning(ctx, w);
+        return;
+    }
     let Some(logo) = ctx.bimi.logo.as_deref().filter(|l| !l.trim().is_empty()) else {
         w.push(Warning::new(
             "bimi_logo_missing",
@@ -243,6 +256,11 @@ fn bimi(ctx: &PlanContext, domain: &str, out: &mut Vec<ExpectedRecord>, w: &mut 
             format!("BIMI record left out: {}", join_problems(&problems)),
         )),
     }
+    enforcement_warning(ctx, w);
+}
+
+/// BIMI logos show only under an enforcing DMARC policy applied in full.
+fn enforcement_warning(ctx: &PlanContext, w: &mut Vec<Warning>) {
     if ctx.dmarc.policy == Policy::None || ctx.dmarc.pct < 100 {
         w.push(Warning::new(
             "bimi_requires_enforcement",

@@ -82,6 +82,9 @@ pub struct PlanContext {
     pub hosted_zone: String,
     /// Publish DMARC as `_dmarc.<domain>` CNAME `<domain>._dmarc.<hosted_zone>` instead of TXT.
     pub dmarc_delegated: bool,
+    /// Hosted BIMI: `default._bimi.<domain>` is a CNAME to `<domain>.bimi.<hosted_zone>`,
+    /// where Mailward serves the record for the certificate and logo it hosts.
+    pub bimi_delegated: bool,
     /// The hosted MTA-STS policy, when MTA-STS is enabled.
     pub mta_sts: Option<MtaStsPlan>,
     /// TLS-RPT report destination (`mailto:` or `https:`; a bare address means mailto).

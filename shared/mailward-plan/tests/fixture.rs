@@ -25,6 +25,7 @@ fn ctx(domain: &str) -> PlanContext {
         report_domain: "reports.mailward.test".into(),
         hosted_zone: HOSTED.into(),
         dmarc_delegated: false,
+        bimi_delegated: false,
         mta_sts: None,
         tls_rpt_rua: None,
         dkim: vec![DkimPlan {

@@ -40,6 +40,7 @@ pub fn plan_context(
         // hosting, registered DKIM keys and confirmed senders arrive with their own endpoints;
         // until then DKIM is the keys the domain already serves.
         dmarc_delegated: domain.is_dmarc_managed,
+        bimi_delegated: domain.is_bimi_managed,
         mta_sts: domain
             .mta_sts
             .as_ref()

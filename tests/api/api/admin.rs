@@ -1348,6 +1348,11 @@ async fn viewers_and_read_only_keys_never_write() {
         ("DELETE", "/domains/{id}/mta-sts", None),
         (
             "POST",
+            "/domains/{id}/bimi/assets",
+            Some(json!({"certificate_pem": "-----BEGIN CERTIFICATE-----"})),
+        ),
+        (
+            "POST",
             "/dns-connections",
             Some(
                 json!({"provider": "route53", "name": "DNS", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/dns"}}),

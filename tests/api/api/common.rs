@@ -86,3 +86,15 @@ pub fn undmarced(name: &str) -> Zone {
         .a("mx", "192.0.2.30")
         .txt("@", "v=spf1 mx -all")
 }
+
+/// The records guidance's planned records of one purpose for a domain.
+pub async fn planned(app: &TestApp, key: &str, id: &str, purpose: &str) -> Vec<Value> {
+    let records = get_json(app, Method::GET, &format!("/domains/{id}/dns-records"), key).await;
+    records["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["purpose"] == purpose)
+        .cloned()
+        .collect()
+}

@@ -158,20 +158,8 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
         dns.set_txt(name, value).unwrap();
     }
     // The records guidance plans the include.
-    let (_, records) = call(
-        &app,
-        Method::GET,
-        &format!("/domains/{id}/dns-records"),
-        &s.key,
-        None,
-    )
-    .await;
-    let spf = records["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["purpose"] == "spf")
-        .unwrap_or_else(|| panic!("{records}"));
+    let spf = crate::common::planned(&app, &s.key, &id, "spf").await;
+    let spf = &spf[0];
     assert_eq!(spf["value"], record.as_str());
 
     dns.set_txt("spf.test", &record).unwrap();

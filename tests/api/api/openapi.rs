@@ -116,6 +116,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/notifications/unsubscribe"),
         ("post", "/notifications/unsubscribe"),
         ("get", "/.well-known/mta-sts.txt"),
+        ("get", "/bimi/{domain}/{version}/{file}"),
+        ("post", "/domains/{id}/bimi/assets"),
         ("get", "/dns-connections"),
         ("post", "/dns-connections"),
         ("get", "/dns-connections/{id}"),

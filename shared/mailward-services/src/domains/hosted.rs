@@ -263,6 +263,7 @@ pub(crate) async fn save_managed(
         "dmarc" => d.managed_dmarc.status,
         "spf" => d.managed_spf.status,
         "mta_sts" => d.managed_mta_sts.status,
+        "bimi" => d.managed_bimi.status,
         _ => d.managed_dkim.status,
     };
     let mut ops = vec![mailward_store::domains::save_op(&next, current.version)?];
@@ -331,6 +332,7 @@ pub async fn withdraw(app: &AppState, domain: &Domain) {
         super::hosted_spf::withdraw(app, domain).await;
     }
     super::mta_sts::withdraw(app, domain).await;
+    super::bimi::withdraw(app, domain).await;
     if !keys.is_empty()
         && let Err(e) = app.zone.remove(&keys).await
     {

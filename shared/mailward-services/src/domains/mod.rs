@@ -4,6 +4,7 @@
 //! A new domain starts with `monitoring_status` `none` and score 0 (or the score of a stored
 //! activation scan with `use_stored_scan`), and is evaluated at once by a queued sweep job.
 
+pub mod bimi;
 pub mod bulk;
 pub mod dkim_discovery;
 pub mod dkim_keys;

@@ -1,7 +1,7 @@
 //! The BIMI mark certificate (VMC/CMC) a domain's BIMI record points at (`a=`): fetched through
 //! the outbound-safe client and read for its validity, so a certificate about to expire becomes
-//! a task before mailbox providers stop showing the logo. (Validating the whole chain and the
-//! embedded logo belongs to hosting BIMI assets.)
+//! a task before mailbox providers stop showing the logo. Hosted BIMI fetches a
+//! `certificate_url` here too, then validates the whole bundle (`mailward_bimi`).
 
 use crate::outbound::client::check_url;
 use crate::state::AppState;
@@ -31,6 +31,12 @@ pub fn leaf_not_after(pem: &[u8]) -> Result<OffsetDateTime, String> {
 
 /// Fetches the certificate at `url` and reads its expiry.
 pub async fn fetch_not_after(app: &AppState, url: &str) -> Result<OffsetDateTime, String> {
+    leaf_not_after(&fetch_pem(app, url).await?)
+}
+
+/// Fetches a certificate file (at most [`MAX_PEM_BYTES`]) through the outbound-safe client:
+/// public https addresses only.
+pub async fn fetch_pem(app: &AppState, url: &str) -> Result<Vec<u8>, String> {
     check_url(url, app.config.outbound.allow_loopback)?;
     let client = app.outbound_client()?;
     let mut response = client
@@ -55,5 +61,5 @@ pub async fn fetch_not_after(app: &AppState, url: &str) -> Result<OffsetDateTime
         }
         body.extend_from_slice(&chunk);
     }
-    leaf_not_after(&body)
+    Ok(body)
 }
