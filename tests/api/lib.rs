@@ -89,6 +89,7 @@ impl TestApp {
         // Tests run the sweep explicitly (`mailward_services::sweep::sweep_now`), so a new
         // domain is not evaluated behind their back either (one test turns it back on).
         settings.sweep_interval = None;
+        settings.reconcile_interval = None;
         settings.evaluate_new_domains = false;
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());

@@ -1,11 +1,20 @@
-//! The `worker-sweep` function: the monitoring sweep's coordinator, run by an EventBridge
-//! schedule. The sweep itself lives in `mailward_services::sweep`; the batches it enqueues are
+//! The `worker-sweep` function: the coordinators of the monitoring sweep and of the hourly
+//! hosted-record reconciliation, run by EventBridge schedules. The sweep itself lives in `mailward_services::sweep`; the batches it enqueues are
 //! evaluated by `worker-queue`.
 
 use mailward_services::AppState;
 
-/// Handles one scheduled event: enqueues every due domain in batches, and says how many.
-pub async fn handle_schedule(state: &AppState) -> anyhow::Result<serde_json::Value> {
+/// Handles one scheduled event: enqueues every due domain in batches, and says how many. The
+/// hourly schedule's event carries `{"job": "reconcile"}`: then every domain is enqueued for
+/// the hosted-record reconciliation instead.
+pub async fn handle_schedule(
+    state: &AppState,
+    event: &serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    if event.get("job").and_then(|j| j.as_str()) == Some("reconcile") {
+        let enqueued = mailward_services::reconcile::coordinate(state).await?;
+        return Ok(serde_json::json!({ "reconcile_enqueued": enqueued }));
+    }
     let enqueued = mailward_services::sweep::coordinate(state).await?;
     Ok(serde_json::json!({ "enqueued": enqueued }))
 }

@@ -2,8 +2,8 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    mailward_lambda::run_events(|state, _event: serde_json::Value| async move {
-        worker_sweep::handle_schedule(&state)
+    mailward_lambda::run_events(|state, event: serde_json::Value| async move {
+        worker_sweep::handle_schedule(&state, &event)
             .await
             .map_err(|e| lambda_runtime::Error::from(format!("{e:#}")))
     })

@@ -62,6 +62,8 @@ pub struct Settings {
     /// Period of the monitoring sweep (also each domain's re-check interval); `None` disables
     /// the periodic sweep (tests run it explicitly).
     pub sweep_interval: Option<Duration>,
+    /// Period of the hosted-record reconciliation (`None`: not scheduled; tests run it).
+    pub reconcile_interval: Option<Duration>,
     /// How often the sweep probes each domain's whole DKIM selector catalogue.
     pub dkim_full_probe_interval: Duration,
     /// Run the outbox publisher (tests that inspect the outbox turn it off).
@@ -157,6 +159,9 @@ impl Settings {
             dns_cache_ttl_cap: None,
             dns_concurrency: None,
             sweep_interval: Some(Duration::from_secs(300)),
+            reconcile_interval: Some(Duration::from_secs(
+                mailward_services::reconcile::PERIOD_SECS,
+            )),
             dkim_full_probe_interval: Duration::from_secs(86_400),
             publish_outbox: true,
             public_resolvers: None,
@@ -454,6 +459,13 @@ impl LocalStack {
                 watcher.clone(),
             )));
         }
+        if let Some(interval) = settings.reconcile_interval {
+            tasks.push(tokio::spawn(reconcile_schedule(
+                state.clone(),
+                interval,
+                watcher.clone(),
+            )));
+        }
         tasks.push(tokio::spawn(reaper(db, state.clock.clone(), watcher)));
         let smtp_addr = match settings.smtp_listen {
             Some(at) => {
@@ -574,6 +586,20 @@ async fn sweep_schedule(state: AppState, period: Duration, mut stop: watch::Rece
         tokio::select! {
             _ = tokio::time::sleep(period) => {}
             _ = stop.changed() => return,
+        }
+    }
+}
+
+/// The hourly reconciliation of hosted records (EventBridge on AWS): waits a period first, as
+/// the sweep already reconciles hosted DMARC at start.
+async fn reconcile_schedule(state: AppState, period: Duration, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stop.changed() => return,
+        }
+        if let Err(e) = mailward_services::reconcile::coordinate(&state).await {
+            tracing::warn!(error = %e, "reconciliation coordinator failed; retrying next period");
         }
     }
 }

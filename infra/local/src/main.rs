@@ -199,6 +199,9 @@ enum Command {
     /// Run one full monitoring sweep against the data directory and exit (safe while a server
     /// runs on the same directory).
     Sweep,
+    /// Run the hosted-record reconciliation once (what the hourly schedule runs: hosted DMARC,
+    /// DKIM keys, SPF flattening, MTA-STS, BIMI) against the data directory and exit.
+    Reconcile,
     /// Write the OpenAPI document of every function's routes (what `GET /swagger.json` serves):
     /// to `functions/api-public/openapi.json` with `--write`, else to standard output.
     Openapi {
@@ -321,6 +324,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         None | Some(Command::Serve) => serve(settings).await,
         Some(Command::Sweep) => sweep(settings).await,
+        Some(Command::Reconcile) => reconcile(settings).await,
         Some(Command::Openapi { write }) => openapi(write),
         Some(Command::Token {
             email,
@@ -632,6 +636,14 @@ async fn sweep(settings: Settings) -> anyhow::Result<()> {
     let assembled = assemble(&settings, clock, settings.listen)?;
     let swept = mailward_services::sweep::sweep_now(&assembled.state).await?;
     println!("Swept {swept} due domain(s).");
+    Ok(())
+}
+
+async fn reconcile(settings: Settings) -> anyhow::Result<()> {
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let checked = mailward_services::reconcile::reconcile_now(&assembled.state).await?;
+    println!("Reconciled the hosted records of {checked} domain(s).");
     Ok(())
 }
 

@@ -81,6 +81,11 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             delete_organization(state, job.org_id).await?;
             Ok(Handled::Done)
         }
+        crate::reconcile::RECONCILE_BATCH => {
+            let batch: crate::reconcile::ReconcileBatch = serde_json::from_value(envelope.data)?;
+            crate::reconcile::run_batch(state, batch).await?;
+            Ok(Handled::Done)
+        }
         crate::sweep::SWEEP_BATCH => {
             let batch: crate::sweep::SweepBatch = serde_json::from_value(envelope.data)?;
             crate::sweep::run_batch(state, batch).await?;

@@ -31,6 +31,7 @@ pub mod organizations;
 pub mod outbound;
 pub mod pagination;
 pub mod prospecting;
+pub mod reconcile;
 pub mod reports;
 pub mod secret_box;
 pub mod signup;

@@ -564,10 +564,6 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         Err(e) if e.is_conflict() => {}
         Err(e) => return Err(e.into()),
     }
-    crate::domains::dkim_keys::reconcile(state, &next, now).await;
-    crate::domains::hosted_spf::reconcile(state, &next, now).await;
-    crate::domains::mta_sts::reconcile(state, &next, now).await;
-    crate::domains::bimi::reconcile(state, &next, now).await;
     // The 14-day report window slides daily even when no report arrives.
     let yesterday = now.date().previous_day().unwrap_or(now.date());
     if claimed

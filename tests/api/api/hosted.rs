@@ -63,8 +63,6 @@ pub(crate) async fn served_txt(app: &TestApp, name: &str) -> Result<Vec<String>,
         .collect())
 }
 
-/// One sweep pass, a sweep interval after the last (so every domain is due again and events
-/// are ordered in time).
 /// `GET /domains/{id}/dns-records`.
 async fn dns_records(app: &TestApp, key: &str, id: &str) -> Value {
     call(
@@ -78,9 +76,15 @@ async fn dns_records(app: &TestApp, key: &str, id: &str) -> Value {
     .1
 }
 
+/// One sweep pass, a sweep interval after the last (so every domain is due again and events
+/// are ordered in time), then the hosted-record reconciliation.
 pub(crate) async fn sweep(app: &TestApp) {
     app.clock.advance(time::Duration::seconds(301));
     mailward_services::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+    // The hourly reconciliation of hosted records, run at once (the schedule is off in tests).
+    mailward_services::reconcile::reconcile_now(&app.stack.state)
         .await
         .unwrap();
 }

@@ -393,3 +393,46 @@ async fn bad_input_and_conflicts_are_refused() {
     let (status, theirs) = mta_sts(&app, &other.key, Method::POST, &their_id, None).await;
     assert_eq!(status, 200, "{theirs}");
 }
+
+/// The hourly job: its coordinator only enqueues `reconcile_batch` jobs; the stack's queue
+/// workers run them and the state moves. The monitoring sweep alone leaves hosted MTA-STS be.
+#[tokio::test]
+async fn the_hourly_reconciliation_runs_through_the_jobs_queue() {
+    let (dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let (status, on) = mta_sts(&app, &s.key, Method::POST, &id, None).await;
+    assert_eq!(status, 200, "{on}");
+    for record in on["records"].as_array().unwrap() {
+        let target = format!("{}.", record["value"].as_str().unwrap());
+        dns.set(
+            record["host"].as_str().unwrap(),
+            RecordType::Cname,
+            vec![RecordData::Cname(target)],
+        )
+        .unwrap();
+    }
+    app.clock.advance(time::Duration::seconds(301));
+    mailward_services::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+    let (_, state) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
+    assert_eq!(
+        state["status"], "syncing",
+        "the sweep does not reconcile hosted records"
+    );
+    let enqueued = mailward_services::reconcile::coordinate(&app.stack.state)
+        .await
+        .unwrap();
+    assert!(enqueued >= 1);
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let (_, state) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
+        status = state["status"].clone();
+        if status == "ready" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "ready");
+}

@@ -11,7 +11,8 @@
 //!   TXT `v=DMARC1`, for every monitored domain: without it receivers drop the aggregate
 //!   reports addressed to Mailward.
 //!
-//! The sweep reconciles both on every pass ([`reconcile_dmarc`], [`authorize_reports`]).
+//! The sweep reconciles both on every pass ([`reconcile_dmarc`], [`authorize_reports`]); the
+//! hourly reconciliation re-checks hosted DMARC too ([`reconcile_dmarc_alone`]).
 
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
@@ -280,6 +281,55 @@ pub(crate) async fn save_managed(
     }
     app.store.transact(ops).await?;
     Ok(())
+}
+
+/// Whether `_dmarc.<domain>` holds a DMARC TXT of its own (no CNAME), uncached.
+async fn dmarc_txt_at_host(app: &AppState, domain: &Domain) -> bool {
+    let direct = mailward_domain::dns::Uncached(app.resolver.as_ref());
+    match direct
+        .lookup(
+            &format!("_dmarc.{}", domain.url),
+            mailward_domain::dns::RecordType::Txt,
+        )
+        .await
+    {
+        Ok(answer) => {
+            answer.cname_chain.is_empty()
+                && answer.records.iter().any(|r| {
+                    r.txt_value().is_some_and(|v| {
+                        v.trim_start().to_ascii_lowercase().starts_with("v=dmarc1")
+                    })
+                })
+        }
+        Err(_) => false,
+    }
+}
+
+/// The hourly reconciliation's pass over hosted DMARC: the same repair and state move as the
+/// sweep's, with the delegation read on its own (a CNAME to us, a DMARC TXT standing where the
+/// CNAME belongs, or neither).
+pub async fn reconcile_dmarc_alone(app: &AppState, domain: &Domain, now: OffsetDateTime) {
+    if !domain.is_dmarc_managed {
+        return;
+    }
+    let (delegation, conclusive) = match delegation_seen(app, domain).await {
+        Some(true) => (Delegation::Delegated, true),
+        Some(false) if dmarc_txt_at_host(app, domain).await => {
+            (Delegation::TxtInsteadOfCname, true)
+        }
+        Some(false) => (Delegation::Absent, true),
+        None => (Delegation::Absent, false),
+    };
+    let Some(managed) = reconcile_dmarc(app, domain, &delegation, conclusive, now).await else {
+        return;
+    };
+    let result = save_managed(app, domain.org_id, domain.id, "dmarc", now, |d| {
+        d.managed_dmarc = managed.clone();
+    })
+    .await;
+    if let Err(e) = result {
+        tracing::debug!(domain.id = %domain.id, error = %e, "managed DMARC state not saved; next pass");
+    }
 }
 
 /// Publishes the report-destination authorization of a domain (idempotent).

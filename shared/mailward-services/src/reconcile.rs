@@ -1,0 +1,108 @@
+//! The hourly reconciliation of hosted records (SPEC §3: "managed record error | hourly
+//! reconciliation | record works again | ready"), run by its own EventBridge schedule, the
+//! local stack's hourly interval, or `mailward reconcile`.
+//!
+//! Every domain with something hosted is re-checked and repaired: hosted DMARC (the record
+//! republished when stale, the delegation read again), DKIM keys, hosted SPF (re-flattened, with
+//! the senders' range changes), MTA-STS (MX changes followed, retired policies withdrawn) and
+//! BIMI (the record, the CNAME, the certificate's expiry), each emitting
+//! `domain.hosted_record.ready|error` when its state moves. Like the sweep, the coordinator
+//! only enqueues batches on the jobs queue; the queue worker runs them.
+
+use crate::state::AppState;
+use futures::StreamExt as _;
+use mailward_domain::queue::{QueueName, send_job};
+use mailward_store::{domains, keys};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Job name of a batch.
+pub const RECONCILE_BATCH: &str = "reconcile_batch";
+/// How often the schedule runs.
+pub const PERIOD_SECS: u64 = 3600;
+/// Domains per batch.
+const BATCH_SIZE: usize = 25;
+/// Domains reconciled at once within a batch.
+const CONCURRENCY: usize = 4;
+/// A "now" beyond every next-check time: the sweep index then lists every domain.
+const EVERY_DOMAIN: i64 = 999_999_999_999;
+
+/// Payload of [`RECONCILE_BATCH`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReconcileBatch {
+    /// `(organization, domain)` pairs.
+    pub domains: Vec<(Uuid, Uuid)>,
+}
+
+/// Every domain of every organization.
+async fn every_domain(state: &AppState) -> anyhow::Result<Vec<(Uuid, Uuid)>> {
+    let mut all = Vec::new();
+    for shard in 0..keys::SWEEP_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (page, next) =
+                domains::due(state.store.as_ref(), shard, EVERY_DOMAIN, 100, cursor).await?;
+            all.extend(page);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// Enqueues every domain in batches (the schedule's entry).
+pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
+    let all = every_domain(state).await?;
+    let now = state.clock.unix();
+    for chunk in all.chunks(BATCH_SIZE) {
+        let data = serde_json::to_value(ReconcileBatch {
+            domains: chunk.to_vec(),
+        })?;
+        send_job(
+            state.queue.as_ref(),
+            QueueName::Jobs,
+            RECONCILE_BATCH,
+            data,
+            now,
+            0,
+        )
+        .await?;
+    }
+    tracing::info!(reconcile.domains = all.len(), "reconciliation coordinated");
+    Ok(all.len())
+}
+
+/// Reconciles every domain inline (`mailward reconcile`, tests); the number of domains.
+pub async fn reconcile_now(state: &AppState) -> anyhow::Result<usize> {
+    let all = every_domain(state).await?;
+    let count = all.len();
+    run_batch(state, ReconcileBatch { domains: all }).await?;
+    Ok(count)
+}
+
+/// Runs one batch.
+pub async fn run_batch(state: &AppState, batch: ReconcileBatch) -> anyhow::Result<()> {
+    let results: Vec<anyhow::Result<()>> = futures::stream::iter(batch.domains)
+        .map(|(org, id)| async move { reconcile_domain(state, org, id).await })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    results.into_iter().collect()
+}
+
+/// Re-checks and repairs what one domain hosts.
+pub async fn reconcile_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<()> {
+    let Some(current) = domains::get(state.store.as_ref(), org, id).await? else {
+        return Ok(()); // deleted meanwhile
+    };
+    let domain = current.value;
+    let now = state.clock.now();
+    crate::domains::hosted::reconcile_dmarc_alone(state, &domain, now).await;
+    crate::domains::dkim_keys::reconcile(state, &domain, now).await;
+    crate::domains::hosted_spf::reconcile(state, &domain, now).await;
+    crate::domains::mta_sts::reconcile(state, &domain, now).await;
+    crate::domains::bimi::reconcile(state, &domain, now).await;
+    Ok(())
+}
