@@ -5,7 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use mailward_api_types::ErrorBody;
 use mailward_api_types::dns_connections::{
-    CreateDnsConnection, DnsConnection, DnsConnectionCoverage, DnsConnectionList,
+    CreateDnsConnection, DnsConnection, DnsConnectionCoverage, DnsConnectionList, DnsPublishResult,
+    PublishDnsRecords,
 };
 use mailward_http::extract::{Json, PathId};
 use mailward_http::{ApiError, AppState, Principal, Routes};
@@ -107,6 +108,25 @@ pub async fn get_dns_connection_coverage(
     ))
 }
 
+/// Publishes a domain's planned records through a connection.
+#[utoipa::path(post, path = "/dns-connections/{id}/publish", tag = "organizations",
+    params(("id" = uuid::Uuid, Path, description = "DNS connection id")),
+    request_body = PublishDnsRecords,
+    description = "Editors, administrators or read-write keys. Writes the records the records guidance (`GET /domains/{id}/dns-records`) asks the domain to create or change into the connection's public zone that serves it (the longest one), with the connection's credentials: a TXT set keeps the values of other kinds at its name (a verification token stays when the SPF record is replaced) and drops those the guidance deletes; a CNAME replaces the TXT standing where it belongs. Records already published are left alone. Each record set's outcome is in `record_sets` (`published`, or `failed` with the provider's reason; the others are still written). 422 `domain_not_covered` (param `domain_id`) when no zone of the connection serves the domain; 404 for a connection or domain the caller cannot see.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = DnsPublishResult), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn publish_dns_records(
+    State(app): State<AppState>,
+    principal: Principal,
+    PathId(id): PathId,
+    Json(body): Json<PublishDnsRecords>,
+) -> Result<axum::Json<DnsPublishResult>, ApiError> {
+    Ok(axum::Json(
+        dns_connections::publish(&app, &principal, id, body).await?,
+    ))
+}
+
 /// Routes of this module.
 pub fn routes() -> Routes {
     Routes::new()
@@ -119,4 +139,5 @@ pub fn routes() -> Routes {
             delete_dns_connection
         ))
         .routes(utoipa_axum::routes!(get_dns_connection_coverage))
+        .routes(utoipa_axum::routes!(publish_dns_records))
 }

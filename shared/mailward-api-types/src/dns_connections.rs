@@ -106,3 +106,41 @@ pub struct DnsConnectionCoverage {
     #[schema(format = DateTime)]
     pub checked_at: String,
 }
+
+/// `POST /dns-connections/{id}/publish` body.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishDnsRecords {
+    /// The domain whose planned records to publish (one of the connection's zones must serve
+    /// it).
+    pub domain_id: Uuid,
+}
+
+/// One record set written (or not) in the customer's zone.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PublishedRecordSet {
+    pub host: String,
+    /// TXT or CNAME.
+    #[serde(rename = "type")]
+    pub record_type: String,
+    /// The values the set holds after the write (TXT values of other kinds at the name are
+    /// kept).
+    pub values: Vec<String>,
+    /// `published`, or `failed` (`error` says why).
+    pub result: String,
+    pub error: Option<String>,
+}
+
+/// `POST /dns-connections/{id}/publish` response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DnsPublishResult {
+    pub connection_id: Uuid,
+    pub domain_id: Uuid,
+    pub domain: String,
+    /// The zone written to.
+    pub zone_id: String,
+    pub zone: String,
+    /// Every record set the records guidance asked to create or change, in its order; records
+    /// already published are left alone and not listed.
+    pub record_sets: Vec<PublishedRecordSet>,
+}

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use aws_config::SdkConfig;
 use aws_sdk_route53::config::Credentials;
 use mailward_domain::dns_connections::{DnsHostCredentials, DnsHostError, DnsHostZone, DnsHosts};
-use mailward_domain::hosted_zone::normalize;
+use mailward_domain::hosted_zone::{HostedZone, normalize};
 
 /// Session name of assumed roles (shows in the customer's CloudTrail).
 const SESSION_NAME: &str = "mailward-dns-connection";
@@ -38,6 +38,18 @@ impl Route53Hosts {
 
     async fn base(&self) -> &SdkConfig {
         self.base.get_or_init(crate::aws_config_from_env).await
+    }
+
+    /// A Route 53 client acting with a connection's credentials.
+    async fn client(
+        &self,
+        credentials: &DnsHostCredentials,
+    ) -> Result<aws_sdk_route53::Client, DnsHostError> {
+        let creds = self.credentials(credentials).await?;
+        let config = aws_sdk_route53::config::Builder::from(self.base().await)
+            .credentials_provider(creds)
+            .build();
+        Ok(aws_sdk_route53::Client::from_conf(config))
     }
 
     /// Static credentials for a connection: the customer's keys, or an assumed role's.
@@ -107,11 +119,7 @@ impl DnsHosts for Route53Hosts {
         &self,
         credentials: &DnsHostCredentials,
     ) -> Result<Vec<DnsHostZone>, DnsHostError> {
-        let creds = self.credentials(credentials).await?;
-        let config = aws_sdk_route53::config::Builder::from(self.base().await)
-            .credentials_provider(creds)
-            .build();
-        let client = aws_sdk_route53::Client::from_conf(config);
+        let client = self.client(credentials).await?;
         let mut zones = Vec::new();
         let mut marker: Option<String> = None;
         loop {
@@ -142,5 +150,17 @@ impl DnsHosts for Route53Hosts {
             }
         }
         Ok(zones)
+    }
+
+    async fn zone(
+        &self,
+        credentials: &DnsHostCredentials,
+        zone: &DnsHostZone,
+    ) -> Result<Box<dyn HostedZone>, DnsHostError> {
+        let client = self.client(credentials).await?;
+        Ok(Box::new(crate::route53::Route53Zone::new(
+            client,
+            vec![(zone.name.clone(), zone.id.clone())],
+        )))
     }
 }

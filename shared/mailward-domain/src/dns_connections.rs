@@ -97,6 +97,14 @@ pub trait DnsHosts: Send + Sync {
         &self,
         credentials: &DnsHostCredentials,
     ) -> Result<Vec<DnsHostZone>, DnsHostError>;
+
+    /// One of those zones, to read and write record sets in (the hosted-zone port, over the
+    /// customer's zone).
+    async fn zone(
+        &self,
+        credentials: &DnsHostCredentials,
+        zone: &DnsHostZone,
+    ) -> Result<Box<dyn crate::hosted_zone::HostedZone>, DnsHostError>;
 }
 
 /// A stored connection.

@@ -353,6 +353,210 @@ pub async fn coverage(
     })
 }
 
+/// The kind of a TXT value (`v=spf1`, `v=dmarc1`, …), lower-case; `None` for other TXT data.
+fn txt_kind(value: &str) -> Option<String> {
+    let first = value
+        .trim_start()
+        .split([';', ' '])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    first.starts_with("v=").then_some(first)
+}
+
+/// The TXT set at a name after writing `planned`: values of the same kind are replaced, values
+/// the plan deletes are dropped, everything else is kept.
+fn merged_txt(existing: &[String], planned: &[String], deleted: &[String]) -> Vec<String> {
+    let kinds: Vec<Option<String>> = planned.iter().map(|v| txt_kind(v)).collect();
+    let mut out: Vec<String> = existing
+        .iter()
+        .filter(|v| !deleted.contains(v))
+        .filter(|v| {
+            let kind = txt_kind(v);
+            kind.is_none() || !kinds.contains(&kind)
+        })
+        .cloned()
+        .collect();
+    for value in planned {
+        if !out.contains(value) {
+            out.push(value.clone());
+        }
+    }
+    out
+}
+
+/// The records the guidance asks for at one name and type.
+struct PlannedSet {
+    host: String,
+    kind: mailward_plan::RecordKind,
+    /// Values to create or replace.
+    write: Vec<String>,
+    /// Values to delete.
+    drop: Vec<String>,
+    ttl: u32,
+}
+
+/// `POST /dns-connections/{id}/publish`: writes the records the guidance asks the domain to
+/// create or change into the connection's zone that serves it. Editors and administrators.
+pub async fn publish(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    input: wire::PublishDnsRecords,
+) -> Result<wire::DnsPublishResult, ServiceError> {
+    use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind};
+    use mailward_plan::{Action, RecordKind};
+    caller.require_write()?;
+    let connection = load(app, caller, id).await?.value;
+    let domain = crate::domains::load(app, caller, input.domain_id)
+        .await?
+        .value;
+    let credentials: DnsHostCredentials = serde_json::from_str(
+        &secret_box::open(&app.config.secret_key, &connection.sealed_credentials)
+            .map_err(ServiceError::internal)?,
+    )?;
+    let hosts = hosts(app)?;
+    let zones = hosts.zones(&credentials).await.map_err(provider_error)?;
+    let zone = serving_zone(&zones, &domain.url).cloned().ok_or_else(|| {
+        ServiceError::new(
+            ErrorKind::Unprocessable,
+            "domain_not_covered",
+            format!("no public zone of this connection serves {}", domain.url),
+        )
+        .param("domain_id")
+    })?;
+    let target = hosts
+        .zone(&credentials, &zone)
+        .await
+        .map_err(provider_error)?;
+    let guidance = crate::domains::records::dns_records(app, caller, domain.id).await?;
+    // Group by name and type: what to write, what to drop.
+    let mut sets: Vec<PlannedSet> = Vec::new();
+    for state in &guidance.records {
+        if state.already_published == Some(true) {
+            continue;
+        }
+        let r = &state.record;
+        let at = match sets
+            .iter()
+            .position(|s| s.host == r.host && s.kind == r.record_type)
+        {
+            Some(i) => i,
+            None => {
+                sets.push(PlannedSet {
+                    host: r.host.clone(),
+                    kind: r.record_type,
+                    write: Vec::new(),
+                    drop: Vec::new(),
+                    ttl: r.ttl,
+                });
+                sets.len() - 1
+            }
+        };
+        match state.action {
+            Action::Delete => sets[at].drop.push(r.value.clone()),
+            Action::Create | Action::Replace => sets[at].write.push(r.value.clone()),
+        }
+    }
+    let mut results = Vec::new();
+    for PlannedSet {
+        host,
+        kind,
+        write: planned,
+        drop: deleted,
+        ttl,
+    } in sets
+    {
+        let outcome = async {
+            let existing = target.records(&host).await.map_err(|e| e.to_string())?;
+            let existing_txt: Vec<String> = existing
+                .iter()
+                .filter(|r| r.kind == ZoneRecordKind::Txt)
+                .flat_map(|r| r.values.clone())
+                .collect();
+            match kind {
+                RecordKind::Txt => {
+                    let values = merged_txt(&existing_txt, &planned, &deleted);
+                    if values.is_empty() {
+                        target
+                            .remove(&[(host.clone(), ZoneRecordKind::Txt)])
+                            .await
+                            .map_err(|e| e.to_string())?;
+                    } else {
+                        target
+                            .upsert(&[ZoneRecord {
+                                name: host.clone(),
+                                kind: ZoneRecordKind::Txt,
+                                values: values.clone(),
+                                ttl,
+                            }])
+                            .await
+                            .map_err(|e| e.to_string())?;
+                    }
+                    Ok::<_, String>(values)
+                }
+                RecordKind::Cname => {
+                    let Some(value) = planned.first() else {
+                        target
+                            .remove(&[(host.clone(), ZoneRecordKind::Cname)])
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        return Ok(Vec::new());
+                    };
+                    // A CNAME stands alone at its name: the TXT the plan replaces goes first.
+                    if !existing_txt.is_empty() {
+                        target
+                            .remove(&[(host.clone(), ZoneRecordKind::Txt)])
+                            .await
+                            .map_err(|e| e.to_string())?;
+                    }
+                    target
+                        .upsert(&[ZoneRecord {
+                            name: host.clone(),
+                            kind: ZoneRecordKind::Cname,
+                            values: vec![value.clone()],
+                            ttl,
+                        }])
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok(vec![value.clone()])
+                }
+                RecordKind::Ns => Err("NS records are not published".to_owned()),
+            }
+        }
+        .await;
+        let record_type = match kind {
+            RecordKind::Txt => "TXT",
+            RecordKind::Cname => "CNAME",
+            RecordKind::Ns => "NS",
+        };
+        results.push(match outcome {
+            Ok(values) => wire::PublishedRecordSet {
+                host,
+                record_type: record_type.to_owned(),
+                values,
+                result: "published".to_owned(),
+                error: None,
+            },
+            Err(error) => wire::PublishedRecordSet {
+                host,
+                record_type: record_type.to_owned(),
+                values: planned,
+                result: "failed".to_owned(),
+                error: Some(error),
+            },
+        });
+    }
+    Ok(wire::DnsPublishResult {
+        connection_id: id,
+        domain_id: domain.id,
+        domain: domain.url,
+        zone_id: zone.id,
+        zone: zone.name,
+        record_sets: results,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,5 +624,27 @@ mod tests {
                 .param_name(),
             Some("credentials")
         );
+    }
+
+    #[test]
+    fn txt_of_another_kind_is_kept() {
+        let existing = vec![
+            "google-site-verification=abc".to_owned(),
+            "v=spf1 include:old.example ~all".to_owned(),
+        ];
+        let merged = merged_txt(
+            &existing,
+            &["v=spf1 include:new.example -all".to_owned()],
+            &[],
+        );
+        assert_eq!(
+            merged,
+            [
+                "google-site-verification=abc",
+                "v=spf1 include:new.example -all"
+            ]
+        );
+        let dropped = merged_txt(&existing, &[], &["google-site-verification=abc".to_owned()]);
+        assert_eq!(dropped, ["v=spf1 include:old.example ~all"]);
     }
 }

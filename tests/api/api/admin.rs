@@ -1361,6 +1361,11 @@ async fn viewers_and_read_only_keys_never_write() {
         ("DELETE", "/dns-connections/{id}", None),
         (
             "POST",
+            "/dns-connections/{id}/publish",
+            Some(json!({"domain_id": "00000000-0000-0000-0000-000000000000"})),
+        ),
+        (
+            "POST",
             "/domains/{id}/dkim-keys",
             Some(json!({"selector": "s1", "record_type": "CNAME", "value": "s1.example.net"})),
         ),

@@ -13,17 +13,28 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-async fn start(hosts: Arc<dyn DnsHosts>) -> TestApp {
-    TestApp::start_with(|s| {
+async fn start(hosts: Arc<dyn DnsHosts>) -> (TestApp, mailward_dns_fixture::FixtureServer) {
+    // Live DNS for the records guidance: the test names do not exist (NXDOMAIN at once).
+    let dns = mailward_dns_fixture::FixtureServer::start(vec![
+        mailward_dns_fixture::Zone::new("example"),
+        mailward_dns_fixture::Zone::new("test"),
+    ])
+    .await
+    .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
         s.dns_hosts = Some(mailward_local_stack::DnsHostsOverride(hosts));
+        s.dns = Some(addr);
         s.evaluate_new_domains = false;
         s.publish_outbox = false;
     })
-    .await
+    .await;
+    (app, dns)
 }
 
-/// Route 53 in moto with a public zone per apex; `None` without moto.
-async fn moto_zones(apexes: &[&str]) -> Option<Arc<dyn DnsHosts>> {
+/// Route 53 in moto with a public zone per apex (and a client to look at them); `None`
+/// without moto.
+async fn moto_zones(apexes: &[&str]) -> Option<(Arc<dyn DnsHosts>, aws_sdk_route53::Client)> {
     let Ok(endpoint) = std::env::var("MOTO_ENDPOINT") else {
         println!("skipped: MOTO_ENDPOINT not set");
         return None;
@@ -39,7 +50,29 @@ async fn moto_zones(apexes: &[&str]) -> Option<Arc<dyn DnsHosts>> {
             .await
             .unwrap();
     }
-    Some(Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(sdk)))
+    Some((
+        Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(sdk)),
+        route53,
+    ))
+}
+
+/// The TXT values of a name in a moto zone.
+async fn txt_in(route53: &aws_sdk_route53::Client, zone_id: &str, name: &str) -> Vec<String> {
+    let sets = route53
+        .list_resource_record_sets()
+        .hosted_zone_id(zone_id)
+        .send()
+        .await
+        .unwrap();
+    sets.resource_record_sets()
+        .iter()
+        .filter(|s| s.name().trim_end_matches('.') == name && s.r#type().as_str() == "TXT")
+        .flat_map(|s| {
+            s.resource_records()
+                .iter()
+                .map(|r| r.value().trim_matches('"').to_owned())
+        })
+        .collect()
 }
 
 async fn connect(app: &TestApp, key: &str, body: Value) -> (u16, Value) {
@@ -51,10 +84,10 @@ async fn connect(app: &TestApp, key: &str, body: Value) -> (u16, Value) {
 async fn a_route53_connection_reads_its_zones_and_reports_coverage() {
     let tag = uuid::Uuid::new_v4().simple().to_string();
     let (apex, apex_other) = (format!("a{tag}.example"), format!("b{tag}.example"));
-    let Some(hosts) = moto_zones(&[&apex, &apex_other]).await else {
+    let Some((hosts, route53)) = moto_zones(&[&apex, &apex_other]).await else {
         return;
     };
-    let app = start(hosts).await;
+    let (app, _dns) = start(hosts).await;
     let s = app
         .sign_up("dns@connections.example", "Connections Co")
         .await;
@@ -132,6 +165,98 @@ async fn a_route53_connection_reads_its_zones_and_reports_coverage() {
         !zone_id.is_empty() && !zone_id.starts_with('/'),
         "{zone_id}"
     );
+
+    // Publishing: the planned records go into the zone; a TXT of another kind at the apex
+    // (a site verification) stays beside the SPF record.
+    let zone_id = coverage["covered"][0]["zone_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    route53
+        .change_resource_record_sets()
+        .hosted_zone_id(&zone_id)
+        .change_batch(
+            aws_sdk_route53::types::ChangeBatch::builder()
+                .changes(
+                    aws_sdk_route53::types::Change::builder()
+                        .action(aws_sdk_route53::types::ChangeAction::Upsert)
+                        .resource_record_set(
+                            aws_sdk_route53::types::ResourceRecordSet::builder()
+                                .name(format!("{apex}."))
+                                .r#type(aws_sdk_route53::types::RrType::Txt)
+                                .ttl(300)
+                                .resource_records(
+                                    aws_sdk_route53::types::ResourceRecord::builder()
+                                        .value("\"site-verification=abc\"")
+                                        .build()
+                                        .unwrap(),
+                                )
+                                .build()
+                                .unwrap(),
+                        )
+                        .build()
+                        .unwrap(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let domain_id = coverage["covered"][0]["domain_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, published) = call(
+        &app,
+        Method::POST,
+        &format!("/dns-connections/{id}/publish"),
+        &s.key,
+        Some(json!({"domain_id": domain_id})),
+    )
+    .await;
+    assert_eq!(status, 200, "{published}");
+    assert_eq!(published["zone"], apex.as_str());
+    let sets = published["record_sets"].as_array().unwrap();
+    assert!(
+        sets.iter().all(|r| r["result"] == "published"),
+        "{published}"
+    );
+    let dmarc = sets
+        .iter()
+        .find(|r| r["host"] == format!("_dmarc.{apex}"))
+        .unwrap();
+    let dmarc_value = dmarc["values"][0].as_str().unwrap().to_owned();
+    assert!(dmarc_value.starts_with("v=DMARC1"), "{dmarc_value}");
+    assert_eq!(
+        txt_in(&route53, &zone_id, &format!("_dmarc.{apex}")).await,
+        [dmarc_value]
+    );
+    let apex_txt = txt_in(&route53, &zone_id, &apex).await;
+    assert!(
+        apex_txt.contains(&"site-verification=abc".to_owned()),
+        "{apex_txt:?}"
+    );
+    assert!(
+        apex_txt.iter().any(|v| v.starts_with("v=spf1")),
+        "{apex_txt:?}"
+    );
+    // A domain no zone of the connection serves.
+    let uncovered = coverage["uncovered"][0]["domain_id"].as_str().unwrap();
+    let (status, error) = call(
+        &app,
+        Method::POST,
+        &format!("/dns-connections/{id}/publish"),
+        &s.key,
+        Some(json!({"domain_id": uncovered})),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), error["code"].as_str()),
+        (422, Some("domain_not_covered")),
+        "{error}"
+    );
+    assert_eq!(error["param"], "domain_id");
 
     // A role in the customer's account, assumed through STS (a second later: the list is
     // oldest first).
@@ -222,11 +347,19 @@ impl DnsHosts for Refusing {
             "AccessDenied: not authorized to perform route53:ListHostedZones".into(),
         ))
     }
+
+    async fn zone(
+        &self,
+        _: &DnsHostCredentials,
+        _: &DnsHostZone,
+    ) -> Result<Box<dyn mailward_domain::hosted_zone::HostedZone>, DnsHostError> {
+        Err(DnsHostError::Denied("AccessDenied".into()))
+    }
 }
 
 #[tokio::test]
 async fn refusals_and_bad_input_store_nothing() {
-    let app = start(Arc::new(Refusing)).await;
+    let (app, _dns) = start(Arc::new(Refusing)).await;
     let s = app.sign_up("dns@refused.example", "Refused Co").await;
     let keys = json!({"access_key_id": "AKIAIOSFODNN7EXAMPLE", "secret_access_key": "s3cret"});
     let (status, error) = connect(

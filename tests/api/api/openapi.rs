@@ -123,6 +123,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/dns-connections/{id}"),
         ("delete", "/dns-connections/{id}"),
         ("get", "/dns-connections/{id}/coverage"),
+        ("post", "/dns-connections/{id}/publish"),
         ("get", "/.well-known/oauth-authorization-server"),
         ("get", "/oauth/jwks"),
         ("post", "/oauth/register"),
