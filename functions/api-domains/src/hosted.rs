@@ -13,7 +13,9 @@ use mailward_services::domains::hosted;
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Editors, administrators or read-write keys; no body. Mailward serves the \
 domain's DMARC record (built from the current `dmarc_options`, republished whenever they change) \
-at `<domain>._dmarc.<hosted zone>`, and the customer publishes `_dmarc.<domain>` as a CNAME to it \
+at `<owner>._dmarc.<hosted zone>` (`<owner>` is the first 12 hex digits of the domain id, a dot, \
+then the domain: every name Mailward serves for a domain is under it, so two organizations \
+watching the same name never overwrite each other's records), and the customer publishes `_dmarc.<domain>` as a CNAME to it \
 (`record`) and deletes any DMARC TXT at that host (`instructions`). Idempotent: calling again \
 republishes and answers the same. Nothing is stored unless publishing succeeds (503 \
 `publish_failed` otherwise). `hosted_dmarc_active` is true only when live DNS already shows the \

@@ -33,7 +33,7 @@ pub async fn get_mta_sts(
 domain's live MX hosts (read without caches; a domain without MX answers 422 `mta_sts_no_mx` \
 unless `mode` is none; DNS failing answers 503 `mx_lookup_failed`), serves it as `text/plain` at \
 `https://mta-sts.<domain>/.well-known/mta-sts.txt` and serves the `_mta-sts` TXT with the policy \
-`id` at `<domain>._mta-sts.<hosted zone>`. The customer publishes the two CNAMEs of `records`: \
+`id` at `<owner>._mta-sts.<hosted zone>`. The customer publishes the two CNAMEs of `records`: \
 `_mta-sts.<domain>` (so every policy edit gets a new `id` with no DNS change on their side) and \
 `mta-sts.<domain>`. `max_age` must be 86400 to 31557600 (400 naming `max_age`). A policy is served \
 for one account per domain name: 409 `mta_sts_hosted_elsewhere` when another account hosts it. \

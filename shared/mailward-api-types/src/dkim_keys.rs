@@ -67,8 +67,9 @@ pub struct DkimKey {
 }
 
 impl DkimKey {
-    /// The wire shape of a stored key, with the CNAME target under `hosted_zone`.
-    pub fn view(key: &model::DkimKey, domain: &str, hosted_zone: &str) -> Self {
+    /// The wire shape of a stored key, with the CNAME target under `hosted_zone` (`owner` is
+    /// the domain's hosted owner name).
+    pub fn view(key: &model::DkimKey, owner: &str, hosted_zone: &str) -> Self {
         Self {
             id: key.id,
             selector: key.selector.clone(),
@@ -77,7 +78,7 @@ impl DkimKey {
             dns_status: key.dns_status,
             publish_error: key.publish_error.clone(),
             ttl: key.ttl,
-            cname_target: model::hosted_name(&key.selector, domain, hosted_zone),
+            cname_target: model::hosted_name(&key.selector, owner, hosted_zone),
             created_at: key.created_at,
             updated_at: key.updated_at,
             last_published_at: key.last_published_at,

@@ -278,7 +278,11 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         dkim_error_reason: d.managed_dkim.error_reason.clone(),
         mta_sts_error_reason: d.managed_mta_sts.error_reason.clone(),
         dns_conflicts: d.dns_conflicts.clone(),
-        bimi_cname_target: format!("{}.bimi.{}", d.url, zones.hosted_zone),
+        bimi_cname_target: format!(
+            "{}.bimi.{}",
+            mailward_domain::hosted_zone::owner_name(d.id, &d.url),
+            zones.hosted_zone
+        ),
         bimi_txt_value: d.bimi_options.txt_value(),
         target_spf: d.target_spf.clone(),
         last_14_days_volume: figures.volume,

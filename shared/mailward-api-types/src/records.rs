@@ -56,7 +56,7 @@ pub struct HostedSpf {
     pub status: String,
     /// `spf_error_reason` when `status` is error.
     pub error_reason: Option<String>,
-    /// The name the customer's record includes (`<domain>._spf.<hosted zone>`), when on.
+    /// The name the customer's record includes (`<owner>._spf.<hosted zone>`), when on.
     pub include: Option<String>,
     /// The record to publish at the domain, when on.
     pub record: Option<String>,

@@ -1,5 +1,5 @@
 //! The hosted-zone port: the DNS records Mailward itself serves, behind customers' CNAMEs
-//! (hosted DMARC at `<domain>._dmarc.<hosted zone>`) and for its own report mailbox (the
+//! (hosted DMARC at `<owner>._dmarc.<hosted zone>`) and for its own report mailbox (the
 //! RFC 9989 report-destination authorization `<domain>._report._dmarc.<report host>`).
 //!
 //! Adapters: Route 53 on AWS (`mailward-aws`); on the local stack the records live in the item
@@ -47,6 +47,15 @@ impl ZoneRecord {
             ttl,
         }
     }
+}
+
+/// The owner part of every name Mailward serves for one domain of one organization:
+/// `<12 hex of the domain id>.<domain>`. Two organizations watching the same domain name get
+/// different names, so neither can overwrite what is served for the other; the customer's
+/// CNAME decides which one is live.
+pub fn owner_name(domain_id: uuid::Uuid, domain: &str) -> String {
+    let id = domain_id.simple().to_string();
+    format!("{}.{}", &id[..12], normalize(domain))
 }
 
 /// Lowercase, without the trailing dot: the form names are stored and compared in.

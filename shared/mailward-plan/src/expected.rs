@@ -24,7 +24,8 @@ pub fn dmarc_cname_target(domain: &str, hosted_zone: &str) -> String {
     format!("{}._dmarc.{}", norm_name(domain), norm_name(hosted_zone))
 }
 
-/// Where Mailward serves a domain's hosted SPF record: `<domain>._spf.<hosted_zone>`, which
+/// Where Mailward serves a domain's hosted SPF record: `<owner>._spf.<hosted_zone>` (`owner` is
+/// the domain's hosted owner name), which
 /// the customer's record includes (further records of a long chain are `s2.`, `s3.`… below it).
 pub fn spf_include_target(domain: &str, hosted_zone: &str) -> String {
     format!("{}._spf.{}", norm_name(domain), norm_name(hosted_zone))
@@ -35,7 +36,7 @@ pub fn planned_spf_source(ctx: &PlanContext) -> String {
     source_spf_value(ctx, &mut Vec::new())
 }
 
-/// Where Mailward serves a hosted domain's `_mta-sts` TXT: `<domain>._mta-sts.<hosted_zone>`.
+/// Where Mailward serves a hosted domain's `_mta-sts` TXT: `<owner>._mta-sts.<hosted_zone>`.
 pub fn mta_sts_txt_target(domain: &str, hosted_zone: &str) -> String {
     format!("{}._mta-sts.{}", norm_name(domain), norm_name(hosted_zone))
 }
@@ -64,7 +65,7 @@ pub fn dmarc_delegation_record(ctx: &PlanContext) -> ExpectedRecord {
         Purpose::Dmarc,
         RecordKind::Cname,
         &format!("_dmarc.{}", norm_name(&ctx.domain)),
-        dmarc_cname_target(&ctx.domain, &ctx.hosted_zone),
+        dmarc_cname_target(&ctx.hosted_owner, &ctx.hosted_zone),
         true,
     )
 }
@@ -210,7 +211,11 @@ fn bimi(ctx: &PlanContext, domain: &str, out: &mut Vec<ExpectedRecord>, w: &mut 
             Purpose::Bimi,
             RecordKind::Cname,
             &format!("default._bimi.{domain}"),
-            format!("{domain}.bimi.{}", norm_name(&ctx.hosted_zone)),
+            format!(
+                "{}.bimi.{}",
+                norm_name(&ctx.hosted_owner),
+                norm_name(&ctx.hosted_zone)
+            ),
             false,
         ));
         enforcement_warning(ctx, w);

@@ -80,7 +80,11 @@ pub struct PlanContext {
     pub report_domain: String,
     /// The zone where Mailward hosts delegated records (e.g. `hosted.mailward.example`).
     pub hosted_zone: String,
-    /// Publish DMARC as `_dmarc.<domain>` CNAME `<domain>._dmarc.<hosted_zone>` instead of TXT.
+    /// The owner part of the names Mailward serves for this domain
+    /// (`mailward_domain::hosted_zone::owner_name`: `<id label>.<domain>`).
+    pub hosted_owner: String,
+    /// Publish DMARC as `_dmarc.<domain>` CNAME `<hosted_owner>._dmarc.<hosted_zone>` instead
+    /// of TXT.
     pub dmarc_delegated: bool,
     /// Hosted BIMI: `default._bimi.<domain>` is a CNAME to `<domain>.bimi.<hosted_zone>`,
     /// where Mailward serves the record for the certificate and logo it hosts.

@@ -24,6 +24,7 @@ fn ctx(domain: &str) -> PlanContext {
         monitoring_email: format!("{}@reports.mailward.test", domain.replace('.', "-")),
         report_domain: "reports.mailward.test".into(),
         hosted_zone: HOSTED.into(),
+        hosted_owner: domain.to_string(),
         dmarc_delegated: false,
         bimi_delegated: false,
         mta_sts: None,

@@ -39,6 +39,7 @@ pub fn plan_context(
         // Hosted DMARC: the customer publishes the CNAME delegation instead of the TXT. MTA-STS
         // hosting, registered DKIM keys and confirmed senders arrive with their own endpoints;
         // until then DKIM is the keys the domain already serves.
+        hosted_owner: mailward_domain::hosted_zone::owner_name(domain.id, &domain.url),
         dmarc_delegated: domain.is_dmarc_managed,
         bimi_delegated: domain.is_bimi_managed,
         mta_sts: domain
@@ -60,7 +61,7 @@ pub fn plan_context(
                 max_age: m.max_age,
                 mx_hosts: m.mx.clone(),
                 txt_target: Some(mailward_plan::mta_sts_txt_target(
-                    &domain.url,
+                    &mailward_domain::hosted_zone::owner_name(domain.id, &domain.url),
                     &app.config.hosted_zone,
                 )),
             }),

@@ -5,7 +5,7 @@
 
 use crate::admin::call;
 use crate::common::{add_domain, outbox_events};
-use crate::hosted::{hosted_events, served_txt, start, sweep};
+use crate::hosted::{hosted_events, owner, served_txt, start, sweep};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::Zone;
 use mailward_domain::dns::{RecordData, RecordType};
@@ -87,7 +87,7 @@ async fn a_vmc_is_validated_hosted_served_and_followed() {
         logo_url.contains("/bimi/cnn.com/") && logo_url.ends_with("/logo.svg"),
         "{logo_url}"
     );
-    let target = format!("cnn.com.bimi.{HOSTED_ZONE}");
+    let target = format!("{}.bimi.{HOSTED_ZONE}", owner(&id, "cnn.com"));
     assert_eq!(
         assets["record"],
         json!({"host": "default._bimi.cnn.com", "type": "CNAME", "value": target})

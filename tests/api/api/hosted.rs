@@ -42,6 +42,11 @@ pub(crate) async fn start() -> (FixtureServer, TestApp, mailward_api_tests::Sign
 }
 
 /// A resolver asking only the stack's embedded DNS server.
+/// The owner part of the names served for a domain: 12 hex digits of its id, then its name.
+pub(crate) fn owner(id: &str, domain: &str) -> String {
+    format!("{}.{domain}", &id.replace('-', "")[..12])
+}
+
 fn embedded(app: &TestApp) -> mailward_dns::HickoryResolver {
     let addr = app.stack.dns_addr().expect("the DNS server runs");
     let mut settings = mailward_dns::ResolverSettings::from_server_list(&addr.to_string()).unwrap();
@@ -114,7 +119,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
     let domain = add_domain(&app, &s.key, "client.test").await;
     let id = domain["id"].as_str().unwrap().to_owned();
     let rua = domain["monitoring_email"].as_str().unwrap().to_owned();
-    let target = format!("client.test._dmarc.{HOSTED_ZONE}");
+    let target = format!("{}._dmarc.{HOSTED_ZONE}", owner(&id, "client.test"));
     assert_eq!(domain["is_dmarc_managed"], false);
     assert_eq!(domain["managed_dns_status"]["dmarc"], "unknown");
 
@@ -342,7 +347,7 @@ async fn dkim_keys_are_served_followed_and_soft_deleted() {
     )
     .await;
     assert_eq!(status, 201, "{key}");
-    let target = format!("mw1._domainkey.client.test.{HOSTED_ZONE}");
+    let target = format!("mw1._domainkey.{}.{HOSTED_ZONE}", owner(&id, "client.test"));
     assert_eq!(key["selector"], "mw1");
     assert_eq!(key["dns_status"], "syncing");
     assert_eq!(key["publish_error"], Value::Null);
@@ -690,10 +695,40 @@ async fn a_failing_zone_stores_nothing_for_dmarc_and_marks_keys_in_error_until_i
     sweep(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["dmarc"], "syncing", "{read}");
-    let target = format!("client.test._dmarc.{HOSTED_ZONE}");
+    let target = format!("{}._dmarc.{HOSTED_ZONE}", owner(&id, "client.test"));
     let served = flaky.records(&target).await.unwrap();
     assert!(
         served[0].values[0].starts_with("v=DMARC1; p=reject"),
         "{served:?}"
     );
+}
+
+/// Two organizations watching the same domain name host it under different names: neither
+/// overwrites what is served for the other (the customer's CNAME picks the live one).
+#[tokio::test]
+async fn two_organizations_hosting_one_domain_never_overwrite_each_other() {
+    let (_dns, app, s) = start().await;
+    let other = app
+        .sign_up("other@hosted.example", "Other Hosting Co")
+        .await;
+    let mut served = Vec::new();
+    for key in [&s.key, &other.key] {
+        let domain = add_domain(&app, key, "client.test").await;
+        let id = domain["id"].as_str().unwrap().to_owned();
+        let path = format!("/domains/{id}/hosted-dmarc");
+        let (status, enabled) = call(&app, Method::POST, &path, key, None).await;
+        assert_eq!(status, 200, "{enabled}");
+        let target = enabled["record"]["value"].as_str().unwrap().to_owned();
+        assert_eq!(
+            target,
+            format!("{}._dmarc.{HOSTED_ZONE}", owner(&id, "client.test"))
+        );
+        let rua = domain["monitoring_email"].as_str().unwrap().to_owned();
+        served.push((target, rua));
+    }
+    assert_ne!(served[0].0, served[1].0);
+    for (target, rua) in &served {
+        let txt = served_txt(&app, target).await.unwrap();
+        assert!(txt[0].contains(&format!("mailto:{rua}")), "{txt:?}");
+    }
 }

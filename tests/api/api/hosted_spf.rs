@@ -7,7 +7,7 @@
 
 use crate::admin::call;
 use crate::common::{add_domain, outbox_events};
-use crate::hosted::{hosted_events, served_txt, start, sweep};
+use crate::hosted::{hosted_events, owner, served_txt, start, sweep};
 use mailward_dns_fixture::{Fault, Scope, Zone};
 use mailward_domain::dns::DnsError;
 use reqwest::Method;
@@ -127,7 +127,7 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
     assert!(on["managed_dns_status_since"]["spf"].is_string());
     assert!(on["spf_error_reason"].is_null());
 
-    let first = format!("spf.test._spf.{HOSTED_ZONE}");
+    let first = format!("{}._spf.{HOSTED_ZONE}", owner(&id, "spf.test"));
     let hosted = hosted_state(&app, &s.key, &id).await;
     assert_eq!(hosted["enabled"], true);
     assert_eq!(hosted["active"], false);
@@ -291,7 +291,7 @@ async fn forced_flattening_flattens_every_include_and_failures_change_nothing() 
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["is_spf_managed"], false);
     assert_eq!(read["spf_options"]["enabled"], false);
-    let first = format!("spf.test._spf.{HOSTED_ZONE}");
+    let first = format!("{}._spf.{HOSTED_ZONE}", owner(&id, "spf.test"));
     let nothing = served_txt(&app, &first).await;
     assert!(matches!(nothing, Err(DnsError::NxDomain)));
     dns.clear_all_faults();

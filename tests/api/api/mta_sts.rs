@@ -5,7 +5,7 @@
 
 use crate::admin::{call, call_as, member};
 use crate::common::{add_domain, outbox_events};
-use crate::hosted::{hosted_events, served_txt, start, sweep};
+use crate::hosted::{hosted_events, owner, served_txt, start, sweep};
 use mailward_api_tests::TestApp;
 use mailward_domain::dns::{DnsError, RecordData, RecordType};
 use reqwest::Method;
@@ -92,7 +92,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
         on["policy_url"],
         "https://mta-sts.client.test/.well-known/mta-sts.txt"
     );
-    let txt_target = format!("client.test._mta-sts.{HOSTED_ZONE}");
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
     let host_target = format!("client.test.mta-sts.{HOSTED_ZONE}");
     assert_eq!(
         on["records"],

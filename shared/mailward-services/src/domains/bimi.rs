@@ -1,7 +1,7 @@
 //! Hosted BIMI (SPEC §2.10, §4.1 `bimi/assets`): a mark certificate (VMC or CMC) is validated
 //! in full ([`mailward_bimi::validate`], at the service clock), then Mailward hosts the chain
 //! and the logo the certificate vouches for at URLs versioned by their content (the same PEM
-//! gives the same URLs), serves `v=BIMI1; l=…; a=…` at `<domain>.bimi.<hosted zone>`, and the
+//! gives the same URLs), serves `v=BIMI1; l=…; a=…` at `<owner>.bimi.<hosted zone>`, and the
 //! customer publishes `default._bimi.<domain>` as a CNAME to it.
 //!
 //! The sweep then moves `managed_dns_status.bimi` from the CNAME (syncing → ready, `drift`,
@@ -41,10 +41,10 @@ fn asset_url(app: &AppState, domain: &str, version: &str, file: &str) -> String 
 }
 
 /// Where `default._bimi.<domain>` points.
-fn target(app: &AppState, domain: &str) -> String {
+fn target(app: &AppState, domain: &Domain) -> String {
     format!(
         "{}.bimi.{}",
-        normalize(domain),
+        super::hosted::owner(domain),
         normalize(&app.config.hosted_zone)
     )
 }
@@ -158,7 +158,7 @@ pub async fn upload(
     let certificate_url = asset_url(app, domain, &version, "certificate.pem");
     let logo_url = asset_url(app, domain, &version, "logo.svg");
     let record = ZoneRecord::txt(
-        &target(app, domain),
+        &target(app, &current.value),
         &txt_value(&logo_url, &certificate_url),
         HOSTED_TTL,
     );
@@ -206,7 +206,7 @@ pub async fn upload(
         record: BimiRecord {
             host: format!("default._bimi.{}", saved.url),
             record_type: "CNAME".to_owned(),
-            value: target(app, &saved.url),
+            value: target(app, &saved),
         },
         domain: app.domain_view(&saved),
     })
@@ -256,7 +256,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
     ) else {
         return;
     };
-    let target = target(app, &domain.url);
+    let target = target(app, domain);
     let wanted = txt_value(logo, cert);
     let intact = app.zone.records(&target).await.is_ok_and(|records| {
         records
@@ -312,7 +312,7 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
     if domain.is_bimi_managed
         && let Err(e) = app
             .zone
-            .remove(&[(target(app, &domain.url), ZoneRecordKind::Txt)])
+            .remove(&[(target(app, domain), ZoneRecordKind::Txt)])
             .await
     {
         tracing::warn!(domain.id = %domain.id, error = %e, "hosted BIMI record not removed");

@@ -25,7 +25,7 @@ pub const MAX_TTL: u32 = 86_400;
 pub const DEFAULT_TTL: u32 = 3600;
 
 fn view(app: &AppState, key: &DkimKey, domain: &Domain) -> DkimKeyView {
-    DkimKeyView::view(key, &domain.url, &app.config.hosted_zone)
+    DkimKeyView::view(key, &super::hosted::owner(domain), &app.config.hosted_zone)
 }
 
 /// A checked request: the normalized selector and value.
@@ -107,7 +107,11 @@ fn zone_kind(record_type: DkimRecordType) -> ZoneRecordKind {
 /// Serves the key and records the outcome on it (status, error, publication time).
 async fn publish(app: &AppState, domain: &Domain, key: &mut DkimKey, now: OffsetDateTime) {
     let record = ZoneRecord {
-        name: hosted_name(&key.selector, &domain.url, &app.config.hosted_zone),
+        name: hosted_name(
+            &key.selector,
+            &super::hosted::owner(domain),
+            &app.config.hosted_zone,
+        ),
         kind: zone_kind(key.record_type),
         values: vec![key.value.clone()],
         ttl: key.ttl.unwrap_or(DEFAULT_TTL),
@@ -131,12 +135,20 @@ async fn publish(app: &AppState, domain: &Domain, key: &mut DkimKey, now: Offset
 /// Whether live DNS shows the customer's CNAME to our name (`None`: the lookup failed).
 async fn delegation_seen(app: &AppState, domain: &Domain, selector: &str) -> Option<bool> {
     let host = format!("{selector}._domainkey.{}", domain.url);
-    let target = hosted_name(selector, &domain.url, &app.config.hosted_zone);
+    let target = hosted_name(
+        selector,
+        &super::hosted::owner(domain),
+        &app.config.hosted_zone,
+    );
     super::hosted::cname_points_at(app, &host, &target).await
 }
 
 async fn remove_served(app: &AppState, domain: &Domain, key: &DkimKey) {
-    let name = hosted_name(&key.selector, &domain.url, &app.config.hosted_zone);
+    let name = hosted_name(
+        &key.selector,
+        &super::hosted::owner(domain),
+        &app.config.hosted_zone,
+    );
     if let Err(e) = app.zone.remove(&[(name, zone_kind(key.record_type))]).await {
         tracing::warn!(key.id = %key.id, error = %e, "served DKIM record not removed");
     }
@@ -204,7 +216,11 @@ pub async fn hosted_plans(app: &AppState, domain: &Domain) -> Vec<mailward_plan:
         .into_iter()
         .filter(|k| k.value.deleted_at.is_none())
         .map(|k| mailward_plan::DkimPlan {
-            value: hosted_name(&k.value.selector, &domain.url, &app.config.hosted_zone),
+            value: hosted_name(
+                &k.value.selector,
+                &super::hosted::owner(domain),
+                &app.config.hosted_zone,
+            ),
             selector: k.value.selector,
             record_type: mailward_plan::RecordKind::Cname,
         })

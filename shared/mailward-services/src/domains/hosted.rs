@@ -1,7 +1,7 @@
 //! Records Mailward serves for a domain in its own zone (the hosted-zone port):
 //!
 //! - **hosted DMARC** (`POST /domains/{id}/hosted-dmarc`): the customer publishes `_dmarc.<domain>`
-//!   CNAME `<domain>._dmarc.<hosted zone>` and Mailward serves the TXT built from the domain's
+//!   CNAME `<owner>._dmarc.<hosted zone>` and Mailward serves the TXT built from the domain's
 //!   `dmarc_options` there, republished when they change. `managed_dns_status.dmarc` follows
 //!   the customer's CNAME: `syncing` until live DNS shows it, `ready` while it does, `error`
 //!   (`drift`) when a working delegation stops pointing at us, `setup_timeout` when it never
@@ -28,9 +28,15 @@ use uuid::Uuid;
 /// TTL of the records Mailward serves: short, so policy edits show quickly.
 pub const HOSTED_TTL: u32 = 300;
 
+/// The owner part of the names served for `domain` (see
+/// [`mailward_domain::hosted_zone::owner_name`]).
+pub fn owner(domain: &Domain) -> String {
+    mailward_domain::hosted_zone::owner_name(domain.id, &domain.url)
+}
+
 /// Where Mailward serves the domain's DMARC record.
 pub fn dmarc_target(app: &AppState, domain: &Domain) -> String {
-    mailward_plan::dmarc_cname_target(&domain.url, &app.config.hosted_zone)
+    mailward_plan::dmarc_cname_target(&owner(domain), &app.config.hosted_zone)
 }
 
 /// The RFC 9989 authorization name for reports about `domain` sent to the report host.
@@ -371,7 +377,7 @@ pub async fn withdraw(app: &AppState, domain: &Domain) {
             keys.push((
                 mailward_domain::dkim_keys::hosted_name(
                     &key.value.selector,
-                    &domain.url,
+                    &owner(domain),
                     &app.config.hosted_zone,
                 ),
                 kind,

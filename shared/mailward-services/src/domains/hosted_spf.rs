@@ -1,5 +1,5 @@
 //! Hosted SPF with flattening (`spf_options.enabled`): the customer publishes one `include:`
-//! of `<domain>._spf.<hosted zone>`, where Mailward serves the domain's senders resolved into
+//! of `<owner>._spf.<hosted zone>`, where Mailward serves the domain's senders resolved into
 //! IP networks ([`mailward_spf::flatten`]), chained when long, within the ten-lookup limit.
 //!
 //! - What is flattened (the *source*): `target_spf` when set; otherwise the domain's SPF record
@@ -35,10 +35,11 @@ const QUERY_BUDGET: u32 = 400;
 /// Time one flattening may take.
 const FLATTEN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// Name of the `index`th record of the served chain: `<domain>._spf.<zone>`, then
-/// `s2.<domain>._spf.<zone>`, `s3.`…
-pub fn chain_name(app: &AppState, domain: &str, index: usize) -> String {
-    let first = mailward_plan::spf_include_target(domain, &app.config.hosted_zone);
+/// Name of the `index`th record of the served chain: `<owner>._spf.<zone>`, then
+/// `s2.<owner>._spf.<zone>`, `s3.`…
+pub fn chain_name(app: &AppState, domain: &Domain, index: usize) -> String {
+    let first =
+        mailward_plan::spf_include_target(&super::hosted::owner(domain), &app.config.hosted_zone);
     match index {
         0 => first,
         i => format!("s{}.{first}", i + 1),
@@ -152,7 +153,7 @@ async fn flatten_and_publish(
     let direct = Uncached(app.resolver.as_ref());
     let deadline = Deadline::new(&direct, FLATTEN_DEADLINE);
     let resolver = Budgeted::new(&deadline, QUERY_BUDGET);
-    let names = |i: usize| chain_name(app, &domain.url, i);
+    let names = |i: usize| chain_name(app, domain, i);
     let out = flatten(
         &resolver,
         &domain.url,
@@ -351,7 +352,7 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
             .iter()
             .map(|r| (r.name.clone(), ZoneRecordKind::Txt))
             .collect(),
-        Ok(None) => vec![(chain_name(app, &domain.url, 0), ZoneRecordKind::Txt)],
+        Ok(None) => vec![(chain_name(app, domain, 0), ZoneRecordKind::Txt)],
         Err(e) => {
             tracing::warn!(domain.id = %domain.id, error = %e, "hosted SPF state not read; its records stay served");
             return;
@@ -370,7 +371,7 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
 /// records)`; `None` when DNS did not answer.
 async fn delegation(app: &AppState, domain: &Domain) -> (Option<bool>, bool) {
     let direct = Uncached(app.resolver.as_ref());
-    let first = chain_name(app, &domain.url, 0);
+    let first = chain_name(app, domain, 0);
     let includes = |text: &str| {
         text.split_whitespace().any(|t| {
             includes_our_zone(app, t)
@@ -494,9 +495,7 @@ pub async fn view(app: &AppState, domain: &Domain) -> Result<wire::HostedSpf, Se
         active: domain.is_spf_managed && domain.managed_spf.status == ManagedStatus::Ready,
         status: mailward_api_types::domains::snake(&domain.managed_spf.status),
         error_reason: domain.managed_spf.error_reason.clone(),
-        include: domain
-            .is_spf_managed
-            .then(|| chain_name(app, &domain.url, 0)),
+        include: domain.is_spf_managed.then(|| chain_name(app, domain, 0)),
         record: domain
             .is_spf_managed
             .then(|| domain.hosted_spf_record.clone())

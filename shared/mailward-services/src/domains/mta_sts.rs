@@ -1,7 +1,7 @@
 //! Hosted MTA-STS (RFC 8461, SPEC §4.4): Mailward builds the policy from the domain's live MX
 //! hosts, serves it at `https://mta-sts.<domain>/.well-known/mta-sts.txt` (the customer's
 //! `mta-sts` CNAME points at `<domain>.mta-sts.<hosted zone>`) and serves the `_mta-sts` TXT
-//! with the policy `id` at `<domain>._mta-sts.<hosted zone>` (the customer's `_mta-sts`
+//! with the policy `id` at `<owner>._mta-sts.<hosted zone>` (the customer's `_mta-sts`
 //! CNAME), so every change gets a new id without the customer touching DNS.
 //!
 //! - A policy is served for one organization per domain name (the serving route knows only the
@@ -33,8 +33,8 @@ use uuid::Uuid;
 const WRITE_TRIES: usize = 3;
 
 /// Where the `_mta-sts` TXT is served.
-fn txt_target(app: &AppState, domain: &str) -> String {
-    mailward_plan::mta_sts_txt_target(domain, &app.config.hosted_zone)
+fn txt_target(app: &AppState, domain: &Domain) -> String {
+    mailward_plan::mta_sts_txt_target(&super::hosted::owner(domain), &app.config.hosted_zone)
 }
 
 /// Where the policy host's CNAME points.
@@ -92,7 +92,7 @@ pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
                 MtaStsRecord {
                     host: format!("_mta-sts.{}", domain.url),
                     record_type: "CNAME".to_owned(),
-                    value: txt_target(app, &domain.url),
+                    value: txt_target(app, domain),
                 },
                 MtaStsRecord {
                     host: format!("mta-sts.{}", domain.url),
@@ -224,7 +224,7 @@ async fn publish_txt(
     m: &HostedMtaSts,
 ) -> Result<(), ServiceError> {
     let record = ZoneRecord::txt(
-        &txt_target(app, &domain.url),
+        &txt_target(app, domain),
         &format!("v=STSv1; id={}", m.policy_id),
         HOSTED_TTL,
     );
@@ -476,7 +476,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
 /// Removes a retired policy and its TXT.
 async fn retire(app: &AppState, domain: &Domain) -> anyhow::Result<()> {
     app.zone
-        .remove(&[(txt_target(app, &domain.url), ZoneRecordKind::Txt)])
+        .remove(&[(txt_target(app, domain), ZoneRecordKind::Txt)])
         .await?;
     let Some(current) = domains::get(app.store.as_ref(), domain.org_id, domain.id).await? else {
         return Ok(());
@@ -510,7 +510,7 @@ async fn follow(
     {
         policy = revised;
     }
-    let target = txt_target(app, &domain.url);
+    let target = txt_target(app, domain);
     let wanted = format!("v=STSv1; id={}", policy.policy_id);
     let intact = app.zone.records(&target).await.is_ok_and(|records| {
         records
@@ -613,7 +613,7 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
     }
     if let Err(e) = app
         .zone
-        .remove(&[(txt_target(app, &domain.url), ZoneRecordKind::Txt)])
+        .remove(&[(txt_target(app, domain), ZoneRecordKind::Txt)])
         .await
     {
         tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS TXT not removed");

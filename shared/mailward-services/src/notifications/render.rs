@@ -87,7 +87,7 @@ pub fn render(
             format!("{name}: hosted SPF is live"),
             format!(
                 "The SPF record of {name} now includes {}, where Mailward serves the domain's senders flattened into IP ranges, within the ten-lookup limit. Mailward re-resolves the senders' ranges every hour.",
-                crate::domains::hosted_spf::chain_name(state, name, 0)
+                crate::domains::hosted_spf::chain_name(state, domain, 0)
             ),
             format!(
                 "Nothing to do. Keep the include in the record; add or remove senders through Mailward (target_spf or the domain's senders), not in DNS. The state is at {base}/domains/{}/spf.",
