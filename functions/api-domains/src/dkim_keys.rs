@@ -14,7 +14,7 @@ use mailward_services::domains::dkim_keys;
     description = "The domain's hosted DKIM keys, oldest first, deleted ones left out (read a \
 deleted key by its id). `dns_status` filters: unknown, syncing (served by Mailward; the \
 customer's `<selector>._domainkey.<domain>` CNAME to `cname_target` not seen in live DNS yet), \
-ready, error (`publish_error` says why; the sweep retries). A plain array.",
+ready, error (`publish_error` says why; the hourly reconciliation retries). A plain array.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = Vec<DkimKey>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_dkim_keys(

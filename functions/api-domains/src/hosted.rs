@@ -19,7 +19,7 @@ watching the same name never overwrite each other's records), and the customer p
 (`record`) and deletes any DMARC TXT at that host (`instructions`). Idempotent: calling again \
 republishes and answers the same. Nothing is stored unless publishing succeeds (503 \
 `publish_failed` otherwise). `hosted_dmarc_active` is true only when live DNS already shows the \
-CNAME; `managed_dns_status.dmarc` is `syncing` until then, and the sweep moves it to `ready`, or \
+CNAME; `managed_dns_status.dmarc` is `syncing` until then, and the monitoring sweep (and the hourly reconciliation) move it to `ready`, or \
 `error` with `dmarc_error_reason` `drift` (a working CNAME removed), `record_conflict` (a TXT \
 where the CNAME belongs), `setup_timeout` (no CNAME within the pending window) or \
 `publish_failed`, emitting `domain.hosted_record.ready|error` with `data.record` = dmarc. From \

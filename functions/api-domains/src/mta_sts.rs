@@ -41,7 +41,7 @@ When hosting is already on, this changes the policy like PUT. Emits `mta_sts.ena
 is this state). `managed_dns_status.mta_sts` is syncing until live DNS shows both CNAMEs, then \
 ready (`domain.hosted_record.ready` with `data.record` mta_sts); error with `drift` when one goes, \
 `setup_timeout` when they never appear within the pending window, `publish_failed` when the zone \
-refused the TXT. The monitoring sweep rebuilds the policy with a new id when the MX hosts change \
+refused the TXT. The hourly reconciliation rebuilds the policy with a new id when the MX hosts change \
 (`mta_sts.updated`). The records guidance plans both CNAMEs. Counts in the DNS buckets.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = MtaStsState), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody),
@@ -87,7 +87,7 @@ pub async fn update_mta_sts(
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "Editors, administrators or read-write keys. Follows RFC 8461 §8.3: the policy \
 becomes `mode: none` with a new `id` and stays served until the previous `max_age` has passed \
-(`retiring_until`), so senders that cached it learn it is withdrawn; then the monitoring sweep \
+(`retiring_until`), so senders that cached it learn it is withdrawn; then the hourly reconciliation \
 removes the policy and the TXT, and the customer may delete the CNAMEs. Emits \
 `mta_sts.disabled`. Idempotent: answers the state when hosting is already off.",
     security(("api_key" = []), ("session" = [])),

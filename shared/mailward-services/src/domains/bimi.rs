@@ -4,7 +4,7 @@
 //! gives the same URLs), serves `v=BIMI1; l=…; a=…` at `<owner>.bimi.<hosted zone>`, and the
 //! customer publishes `default._bimi.<domain>` as a CNAME to it.
 //!
-//! The sweep then moves `managed_dns_status.bimi` from the CNAME (syncing → ready, `drift`,
+//! The hourly reconciliation then moves `managed_dns_status.bimi` from the CNAME (syncing → ready, `drift`,
 //! `setup_timeout`), puts back a lost record (`publish_failed` when the zone refuses), and
 //! turns it to `certificate_invalid` once the certificate has expired.
 
@@ -244,7 +244,7 @@ pub async fn asset(
     }
 }
 
-/// One sweep pass over a hosted-BIMI domain.
+/// One reconciliation pass over a hosted-BIMI domain.
 pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
     if !domain.is_bimi_managed {
         return;

@@ -7,7 +7,7 @@
 //!   confirmed senders, the way the records guidance plans SPF.
 //! - Turning it on (or changing `spf_options`/`target_spf` while on) flattens and publishes
 //!   before anything is stored: a zone or DNS failure answers 503 and changes nothing.
-//! - The sweep re-flattens at most hourly ([`REFLATTEN_EVERY`]), republishes what changed,
+//! - The hourly reconciliation re-flattens ([`REFLATTEN_EVERY`]), republishes what changed,
 //!   records which term's networks changed, and moves `managed_dns_status.spf` from live DNS:
 //!   `syncing` until the domain's record includes the chain, `ready` while it does, `error`
 //!   with `drift`, `setup_timeout`, `record_conflict` (several SPF records) or `publish_failed`.
@@ -28,8 +28,9 @@ use mailward_store::hosted_spf as stored;
 use std::collections::BTreeSet;
 use time::{Duration, OffsetDateTime};
 
-/// How often the sweep re-resolves the senders' ranges.
-pub const REFLATTEN_EVERY: Duration = Duration::hours(1);
+/// How long a flattening is kept before the hourly reconciliation re-resolves the senders'
+/// ranges (a little under the hour, so a schedule firing a few seconds early still does).
+pub const REFLATTEN_EVERY: Duration = Duration::minutes(55);
 /// Queries one flattening may make (eight providers with nested includes use about 60).
 const QUERY_BUDGET: u32 = 400;
 /// Time one flattening may take.
@@ -336,7 +337,7 @@ async fn save_state(app: &AppState, state: &HostedSpf) {
         Err(e) => Err(e),
     };
     if let Err(e) = result {
-        tracing::warn!(domain.id = %state.domain_id, error = %e, "hosted SPF state not saved; the next sweep flattens again");
+        tracing::warn!(domain.id = %state.domain_id, error = %e, "hosted SPF state not saved; the next reconciliation flattens again");
     }
 }
 

@@ -7,8 +7,8 @@
 //! - A policy is served for one organization per domain name (the serving route knows only the
 //!   host name); another organization enabling it gets 409 `mta_sts_hosted_elsewhere`.
 //! - Turning it off follows RFC 8461 §8.3: the policy becomes `mode: none` with a new id and is
-//!   served until the old `max_age` has passed, then withdrawn by the sweep.
-//! - The sweep rebuilds the policy when the live MX hosts change (`mta_sts.updated`) and moves
+//!   served until the old `max_age` has passed, then withdrawn by the hourly reconciliation.
+//! - The hourly reconciliation rebuilds the policy when the live MX hosts change (`mta_sts.updated`) and moves
 //!   `managed_dns_status.mta_sts` from the two CNAMEs.
 
 use super::hosted::{HOSTED_TTL, cname_points_at, next_dmarc_state as next_state, publish_failed};
@@ -391,7 +391,7 @@ pub async fn update(
 }
 
 /// `DELETE /domains/{id}/mta-sts`: turns hosting off. The policy is served as `mode: none`
-/// with a new id until the old `max_age` has passed (RFC 8461 §8.3), then the sweep withdraws
+/// with a new id until the old `max_age` has passed (RFC 8461 §8.3), then the hourly reconciliation withdraws
 /// it. Idempotent.
 pub async fn disable(
     app: &AppState,
@@ -454,7 +454,7 @@ pub async fn served_policy(app: &AppState, host: &str) -> Option<String> {
     }
 }
 
-/// One sweep pass: withdraws a retired policy, follows MX changes with a new policy
+/// One reconciliation pass: withdraws a retired policy, follows MX changes with a new policy
 /// (`mta_sts.updated`), puts back a lost TXT, and moves `managed_dns_status.mta_sts` from the
 /// customer's two CNAMEs.
 pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
@@ -561,7 +561,7 @@ async fn follow(
     .await
 }
 
-/// Saves a policy the sweep rebuilt, with `mta_sts.updated`.
+/// Saves a policy the reconciliation rebuilt, with `mta_sts.updated`.
 async fn save_policy(
     app: &AppState,
     domain: &Domain,
