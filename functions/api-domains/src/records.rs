@@ -112,7 +112,9 @@ sender) and reports the lookup count as SPEC §8.2 counts it, the void lookups, 
 problem, plus hosted-SPF state and a suggested next action. Looks DNS up without caches; counts in \
 the DNS buckets. `hosted_spf` gives, while hosted SPF is on, the record to publish, the served \
 chain, the lookups a receiver makes, each source term (flattened or why not, with its \
-`mechanism_descriptions` entry) and the senders' range changes seen by the hourly re-flattening.",
+`mechanism_descriptions` entry) and the senders' range changes seen by the hourly re-flattening; \
+until the domain's record includes the chain, `next_action` is `publish_hosted_spf_record` with \
+the record to publish.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = SpfDiagnostics), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_spf_diagnostics(

@@ -135,6 +135,21 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
     assert_eq!(hosted["include"], first.as_str());
     let record = hosted["record"].as_str().unwrap().to_owned();
     assert_eq!(record, format!("v=spf1 include:{first} -all"));
+    let (_, diag) = call(
+        &app,
+        Method::GET,
+        &format!("/domains/{id}/spf"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(diag["next_action"]["code"], "publish_hosted_spf_record");
+    assert!(
+        diag["next_action"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&record)
+    );
     assert!(hosted["lookup_count"].as_u64().unwrap() <= 10, "{hosted}");
     let terms = hosted["terms"].as_array().unwrap();
     assert_eq!(terms.len(), 9, "mx and eight includes: {hosted}");

@@ -70,8 +70,18 @@ pub async fn diagnostics(
     let deadline = Deadline::new(&direct, super::records::DNS_DEADLINE);
     let resolver = Budgeted::new(&deadline, QUERY_BUDGET);
     let audit = mailward_spf::audit_domain(&resolver, &domain.url).await;
-    let next_action = next_action(&audit);
     let hosted_spf = super::hosted_spf::view(app, &domain).await?;
+    let next_action = match hosted_spf.record.as_deref().filter(|_| !hosted_spf.active) {
+        // Hosted SPF waits for the domain's record to include the served chain.
+        Some(record) => NextAction {
+            code: "publish_hosted_spf_record".into(),
+            message: format!(
+                "publish this as the only SPF record of {}: {record}",
+                domain.url
+            ),
+        },
+        None => next_action(&audit),
+    };
     Ok(SpfDiagnostics {
         audit,
         hosted_spf,
