@@ -144,6 +144,12 @@ pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Resu
         tracing::warn!(org.id = %org_id, "refusing to purge an organization that is not marked deleting");
         return Ok(());
     }
+    // What Mailward serves for the organization's domains goes first (hosted records, served
+    // MTA-STS policies, report authorizations no other organization needs): the purge below
+    // removes only the organization's own items.
+    for domain in mailward_store::domains::list(store, org_id).await? {
+        crate::domains::hosted::withdraw(state, &domain).await;
+    }
     let items = orgs::purge(store, org_id).await?;
     tracing::info!(org.id = %org_id, items, "organization purged");
     Ok(())

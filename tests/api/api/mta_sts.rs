@@ -436,3 +436,41 @@ async fn the_hourly_reconciliation_runs_through_the_jobs_queue() {
     }
     assert_eq!(status, "ready");
 }
+
+/// Deleting the organization stops serving what Mailward hosted for it: the MTA-STS policy
+/// and its TXT are gone and the name is free for another account.
+#[tokio::test]
+async fn a_deleted_organization_stops_being_served() {
+    let (_dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let (status, on) = mta_sts(&app, &s.key, Method::POST, &id, None).await;
+    assert_eq!(status, 200, "{on}");
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
+    assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, 200);
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/organizations/{}", s.org_id),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 202);
+    let mut served = 200;
+    for _ in 0..100 {
+        served = fetch_policy(&app, "mta-sts.client.test").await.0;
+        if served == 404 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        served, 404,
+        "the purged organization's policy is no longer served"
+    );
+    assert!(matches!(
+        served_txt(&app, &txt_target).await,
+        Err(DnsError::NxDomain)
+    ));
+}
