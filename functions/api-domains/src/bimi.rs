@@ -96,7 +96,8 @@ Accepted: the chain (leaf and intermediates) and the logo are hosted at \
 content (the same PEM gives the same URLs); `bimi_options` point at them; Mailward serves \
 `v=BIMI1; l=…; a=…` at `bimi_cname_target` and the customer publishes `default._bimi.<domain>` \
 as a CNAME to it (`record`). `managed_dns_status.bimi` is syncing until live DNS shows the \
-CNAME, then ready; error with `drift`, `setup_timeout`, `publish_failed` or \
+CNAME, then ready; error with `drift`, `setup_timeout`, `record_conflict` (a BIMI TXT of the \
+customer's own where the CNAME belongs), `publish_failed` or \
 `certificate_invalid` (the certificate expired), with `domain.hosted_record.*` (`record` \
 bimi). Nothing is stored when validation, storage or publishing fails.",
     security(("api_key" = []), ("session" = [])),

@@ -40,6 +40,7 @@ for one account per domain name: 409 `mta_sts_hosted_elsewhere` when another acc
 When hosting is already on, this changes the policy like PUT. Emits `mta_sts.enabled` (data.object \
 is this state). `managed_dns_status.mta_sts` is syncing until live DNS shows both CNAMEs, then \
 ready (`domain.hosted_record.ready` with `data.record` mta_sts); error with `drift` when one goes, \
+`record_conflict` when a TXT of the customer's own stands at `_mta-sts` (its id would not follow the policy), \
 `setup_timeout` when they never appear within the pending window, `publish_failed` when the zone \
 refused the TXT. The hourly reconciliation rebuilds the policy with a new id when the MX hosts change \
 (`mta_sts.updated`). The records guidance plans both CNAMEs. Counts in the DNS buckets.",

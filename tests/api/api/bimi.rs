@@ -152,6 +152,17 @@ async fn a_vmc_is_validated_hosted_served_and_followed() {
     let multipart: Value = res.json().await.unwrap();
     assert_eq!(multipart["certificate_url"], cert_url.as_str());
 
+    // The customer's own BIMI TXT where the CNAME belongs: record_conflict.
+    dns.set_txt(
+        "default._bimi.cnn.com",
+        "v=BIMI1; l=https://logo.example/cnn.svg",
+    )
+    .unwrap();
+    sweep(&app).await;
+    let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+    assert_eq!(read["bimi_error_reason"], "record_conflict", "{read}");
+    dns.remove("default._bimi.cnn.com", None).unwrap();
+
     // The customer's CNAME: ready, with the event.
     dns.set(
         "default._bimi.cnn.com",
@@ -164,7 +175,10 @@ async fn a_vmc_is_validated_hosted_served_and_followed() {
     assert_eq!(read["managed_dns_status"]["bimi"], "ready", "{read}");
     assert_eq!(
         hosted_events(&app).await,
-        [("domain.hosted_record.ready".to_owned(), "bimi".to_owned())]
+        [
+            ("domain.hosted_record.error".to_owned(), "bimi".to_owned()),
+            ("domain.hosted_record.ready".to_owned(), "bimi".to_owned())
+        ]
     );
     // The certificate expires: error, certificate_invalid.
     app.clock

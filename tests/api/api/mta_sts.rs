@@ -192,6 +192,22 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
         "{records}"
     );
 
+    // The customer's own `_mta-sts` TXT where the CNAME belongs: record_conflict (its id
+    // would not follow the edits).
+    dns.set_txt("_mta-sts.client.test", "v=STSv1; id=old1")
+        .unwrap();
+    sweep(&app).await;
+    let (_, conflict) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
+    assert_eq!(
+        (
+            conflict["status"].as_str(),
+            conflict["error_reason"].as_str()
+        ),
+        (Some("error"), Some("record_conflict")),
+        "{conflict}"
+    );
+    dns.remove("_mta-sts.client.test", None).unwrap();
+
     // The customer publishes both CNAMEs: ready, with the event.
     for (name, target) in [
         ("_mta-sts.client.test", &txt_target),
@@ -209,10 +225,16 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
     assert_eq!(state["status"], "ready", "{state}");
     assert_eq!(
         hosted_events(&app).await,
-        [(
-            "domain.hosted_record.ready".to_owned(),
-            "mta_sts".to_owned()
-        )]
+        [
+            (
+                "domain.hosted_record.error".to_owned(),
+                "mta_sts".to_owned()
+            ),
+            (
+                "domain.hosted_record.ready".to_owned(),
+                "mta_sts".to_owned()
+            )
+        ]
     );
 
     // The MX changes: the sweep rebuilds the policy with a new id.

@@ -5,7 +5,7 @@
 //! customer publishes `default._bimi.<domain>` as a CNAME to it.
 //!
 //! The hourly reconciliation then moves `managed_dns_status.bimi` from the CNAME (syncing → ready, `drift`,
-//! `setup_timeout`), puts back a lost record (`publish_failed` when the zone refuses), and
+//! `setup_timeout`, `record_conflict` for a BIMI TXT of the customer's own in its place), puts back a lost record (`publish_failed` when the zone refuses), and
 //! turns it to `certificate_invalid` once the certificate has expired.
 
 use super::hosted::{HOSTED_TTL, cname_points_at, next_dmarc_state as next_state, publish_failed};
@@ -292,10 +292,13 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
             error_reason: Some("certificate_invalid".to_owned()),
         };
     } else if managed.error_reason.as_deref() != Some("publish_failed") {
-        let delegated =
-            cname_points_at(app, &format!("default._bimi.{}", domain.url), &target).await;
+        let host = format!("default._bimi.{}", domain.url);
+        let delegated = cname_points_at(app, &host, &target).await;
+        // The customer's own BIMI TXT where our CNAME belongs.
+        let conflict = delegated == Some(false)
+            && super::hosted::txt_instead_of_cname(app, &host, "v=bimi1").await;
         let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
-        managed = next_state(&managed, delegated, false, now, window);
+        managed = next_state(&managed, delegated, conflict, now, window);
     }
     let result = super::hosted::save_managed(app, domain.org_id, domain.id, "bimi", now, |d| {
         d.managed_bimi = managed.clone();

@@ -291,20 +291,23 @@ pub(crate) async fn save_managed(
 
 /// Whether `_dmarc.<domain>` holds a DMARC TXT of its own (no CNAME), uncached.
 async fn dmarc_txt_at_host(app: &AppState, domain: &Domain) -> bool {
+    txt_instead_of_cname(app, &format!("_dmarc.{}", domain.url), "v=dmarc1").await
+}
+
+/// Whether `host` holds, without a CNAME, a TXT record starting with `version` (compared
+/// case-insensitively): the customer's own record standing where our CNAME belongs
+/// (`record_conflict`). Uncached; a failed lookup is `false`.
+pub(crate) async fn txt_instead_of_cname(app: &AppState, host: &str, version: &str) -> bool {
     let direct = mailward_domain::dns::Uncached(app.resolver.as_ref());
     match direct
-        .lookup(
-            &format!("_dmarc.{}", domain.url),
-            mailward_domain::dns::RecordType::Txt,
-        )
+        .lookup(host, mailward_domain::dns::RecordType::Txt)
         .await
     {
         Ok(answer) => {
             answer.cname_chain.is_empty()
                 && answer.records.iter().any(|r| {
-                    r.txt_value().is_some_and(|v| {
-                        v.trim_start().to_ascii_lowercase().starts_with("v=dmarc1")
-                    })
+                    r.txt_value()
+                        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with(version))
                 })
         }
         Err(_) => false,

@@ -549,8 +549,17 @@ async fn follow(
             (Some(false), _) | (_, Some(false)) => Some(false),
             _ => None,
         };
+        // The customer's own `_mta-sts` TXT where our CNAME belongs: its id would not follow
+        // the policy's edits.
+        let conflict = txt == Some(false)
+            && super::hosted::txt_instead_of_cname(
+                app,
+                &format!("_mta-sts.{}", domain.url),
+                "v=stsv1",
+            )
+            .await;
         let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
-        managed = next_state(&managed, delegated, false, now, window);
+        managed = next_state(&managed, delegated, conflict, now, window);
     }
     if policy != m {
         save_policy(app, domain, &policy, now).await?;
