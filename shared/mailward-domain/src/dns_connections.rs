@@ -52,15 +52,7 @@ impl DnsHostCredentials {
     pub fn hint(&self) -> String {
         match self {
             DnsHostCredentials::Route53Keys { access_key_id, .. } => {
-                let tail: String = access_key_id
-                    .chars()
-                    .rev()
-                    .take(4)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                format!("access key …{tail}")
+                format!("access key …{}", crate::secrets::last_four(access_key_id))
             }
             DnsHostCredentials::Route53Role { role_arn, .. } => role_arn.clone(),
         }

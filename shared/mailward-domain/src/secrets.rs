@@ -11,6 +11,13 @@ use sha2::{Digest, Sha256};
 /// Prefix of every Mailward API key, so leaked keys are recognisable by secret scanners.
 pub const API_KEY_PREFIX: &str = "mw_";
 
+/// The last four characters of a secret, shown to tell secrets apart (API keys, webhook
+/// secrets, DNS-connection access keys).
+pub fn last_four(secret: &str) -> String {
+    let chars: Vec<char> = secret.chars().collect();
+    chars[chars.len().saturating_sub(4)..].iter().collect()
+}
+
 /// Hex SHA-256 of a value. Used for API-key lookup items (the key has 192 bits of entropy, so an
 /// unkeyed hash is as good as a keyed one and lets any instance look a key up).
 pub fn sha256_hex(value: &[u8]) -> String {

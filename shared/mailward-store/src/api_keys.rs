@@ -53,17 +53,7 @@ pub fn generate(
     NewKey { meta, secret }
 }
 
-/// The last four characters of a secret, shown to tell secrets apart.
-pub fn last_four(secret: &str) -> String {
-    secret
-        .chars()
-        .rev()
-        .take(4)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect()
-}
+pub use mailward_domain::secrets::last_four;
 
 fn lookup_item(meta: &ApiKey) -> Result<Item, StoreError> {
     let lookup = ApiKeyLookup {
