@@ -15,6 +15,10 @@ import argparse
 import os
 import threading
 
+# ACM "validates" a DNS-validated certificate this many seconds after the request (moto's
+# default is 60): the policy-front test waits for it. Read when moto is imported.
+os.environ.setdefault("MOTO_ACM_VALIDATION_WAIT", "1")
+
 from werkzeug.serving import run_simple
 
 from moto.moto_server.werkzeug_app import (

@@ -1,4 +1,4 @@
-//! Hosted MTA-STS: `GET/POST/PUT/DELETE /domains/{id}/mta-sts`.
+//! Hosted MTA-STS: `GET/POST/PUT/DELETE /domains/{id}/mta-sts` and `POST …/mta-sts/retry`.
 
 use axum::extract::State;
 use mailward_api_types::ErrorBody;
@@ -43,7 +43,13 @@ ready (`domain.hosted_record.ready` with `data.record` mta_sts); error with `dri
 `record_conflict` when a TXT of the customer's own stands at `_mta-sts` (its id would not follow the policy), \
 `setup_timeout` when they never appear within the pending window, `publish_failed` when the zone \
 refused the TXT. The hourly reconciliation rebuilds the policy with a new id when the MX hosts change \
-(`mta_sts.updated`). The records guidance plans both CNAMEs. Counts in the DNS buckets.",
+(`mta_sts.updated`). The records guidance plans both CNAMEs. HTTPS for `mta-sts.<domain>`: on AWS \
+a certificate is requested at once (`certificate`, status pending_validation, its DNS validation \
+CNAME added to `records`; keep it published, renewals use it), then a CloudFront front is deployed \
+and the status is ready only once it serves; a validation not seen within the pending window is \
+error `setup_timeout`, a refused certificate `certificate_invalid`, both until \
+`POST /domains/{id}/mta-sts/retry`. Locally the stack serves the host itself over HTTP \
+(`certificate.status` not_required). Counts in the DNS buckets.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = MtaStsState), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
@@ -101,12 +107,42 @@ pub async fn disable_mta_sts(
     Ok(axum::Json(mta_sts::disable(&app, &principal, id).await?))
 }
 
+/// Requests a fresh certificate for the policy host after a failed setup.
+#[utoipa::path(post, path = "/domains/{id}/mta-sts/retry", tag = "domains",
+    params(("id" = uuid::Uuid, Path, description = "Domain id")),
+    description = "Editors, administrators or read-write keys. On AWS the policy host \
+`mta-sts.<domain>` is served by an HTTPS front (a CloudFront distribution) presenting an ACM \
+certificate validated by DNS: `certificate.status` is pending_validation until the validation CNAME \
+of `records` is published, deploying while the front deploys, then active. A certificate whose \
+validation was not seen within the pending window (`setup_timeout`), or that the authority refused \
+(`certificate_invalid`), turns `managed_dns_status.mta_sts` to error with that reason and stays \
+failed until this call. It requests a new certificate (the old one is taken down) and answers the \
+MTA-STS state with status syncing. Refused with 409 and an explanation unless hosting is on \
+(`mta_sts_not_enabled`), the state is error (`mta_sts_not_in_error`) and `mta-sts.<domain>` \
+CNAMEs to Mailward in live DNS (`mta_sts_cname_missing`); a setup in progress is refused, not \
+restarted (`mta_sts_setup_in_progress`). Answers the MTA-STS state unchanged (200) when the \
+certificate is already active, or not required (the local stack serves the policy itself over HTTP). \
+503 `certificate_request_failed` when the certificate authority does not answer; nothing changes.",
+    security(("api_key" = []), ("session" = [])),
+    responses((status = 200, body = MtaStsState), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn retry_mta_sts(
+    State(app): State<AppState>,
+    principal: Principal,
+    _quota: DnsQuota,
+    PathId(id): PathId,
+) -> Result<axum::Json<MtaStsState>, ApiError> {
+    Ok(axum::Json(mta_sts::retry(&app, &principal, id).await?))
+}
+
 /// Routes of this module.
 pub fn routes() -> Routes {
-    Routes::new().routes(utoipa_axum::routes!(
-        get_mta_sts,
-        enable_mta_sts,
-        update_mta_sts,
-        disable_mta_sts
-    ))
+    Routes::new()
+        .routes(utoipa_axum::routes!(
+            get_mta_sts,
+            enable_mta_sts,
+            update_mta_sts,
+            disable_mta_sts
+        ))
+        .routes(utoipa_axum::routes!(retry_mta_sts))
 }

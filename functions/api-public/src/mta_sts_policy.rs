@@ -1,5 +1,8 @@
 //! `GET /.well-known/mta-sts.txt`: the hosted MTA-STS policies, chosen by the `Host` senders
 //! ask (`mta-sts.<domain>`, RFC 8461 §3.3), or the CNAME target `<domain>.mta-sts.<hosted zone>`.
+//! Behind a CloudFront front (AWS) the `Host` is the API's own, so the front names the policy
+//! host in `X-Mailward-Policy-Host`; the policy is public, so trusting the header reveals
+//! nothing a sender could not fetch anyway.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -14,15 +17,20 @@ use mailward_services::domains::mta_sts;
 (RFC 8461 §3.3): never a redirect. 404 (plain text) for a host with no hosted policy. A policy \
 retired by DELETE is served as `mode: none` until its old `max_age` has passed. Deployment: \
 `mta-sts.<domain>` is CNAMEd to `<domain>.mta-sts.<hosted zone>`, which the operator points at \
-the HTTPS front of this route with one wildcard record (`*.mta-sts.<hosted zone>`); locally the \
-stack answers it on its own listener by Host header.",
+the HTTPS front of the domain: on AWS a CloudFront distribution per policy host presenting an ACM \
+certificate for it (the reconciliation points the name at the distribution once deployed), which \
+names the host in the `X-Mailward-Policy-Host` header since it forwards with the API's own `Host`; \
+locally the stack answers it on its own listener by Host header.",
+    params(("X-Mailward-Policy-Host" = Option<String>, Header,
+        description = "The policy host, set by the HTTPS front; preferred over `Host`.")),
     responses(
         (status = 200, description = "The policy", content_type = "text/plain"),
         (status = 404, description = "No policy for this host", content_type = "text/plain"),
     ))]
 pub async fn mta_sts_policy(State(app): State<AppState>, headers: HeaderMap) -> Response {
     let host = headers
-        .get(header::HOST)
+        .get(mta_sts::FRONT_HOST_HEADER)
+        .or_else(|| headers.get(header::HOST))
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     match mta_sts::served_policy(&app, host).await {

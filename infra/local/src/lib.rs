@@ -101,6 +101,19 @@ pub struct Settings {
     /// Another DNS-connections provider (tests point Route 53 at moto); `None` uses Route 53
     /// with the environment's AWS settings where the build has it.
     pub dns_hosts: Option<DnsHostsOverride>,
+    /// Another MTA-STS policy-front provider (tests use ACM and CloudFront in moto, or a
+    /// scripted one); `None` serves the policy hosts from this process over HTTP.
+    pub fronts: Option<FrontsOverride>,
+}
+
+/// An MTA-STS policy-front provider to run the stack with.
+#[derive(Clone)]
+pub struct FrontsOverride(pub Arc<dyn mailward_domain::policy_fronts::PolicyFronts>);
+
+impl std::fmt::Debug for FrontsOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrontsOverride").finish_non_exhaustive()
+    }
 }
 
 /// A DNS-connections provider to run the stack with.
@@ -180,6 +193,7 @@ impl Settings {
             ports: None,
             zone: None,
             dns_hosts: None,
+            fronts: None,
         }
     }
 }
@@ -306,6 +320,9 @@ pub fn assemble(
         .with_objects(objects.clone());
     if let Some(zone) = &settings.zone {
         state = state.with_zone(Arc::clone(&zone.0));
+    }
+    if let Some(fronts) = &settings.fronts {
+        state = state.with_fronts(Arc::clone(&fronts.0));
     }
     match &settings.dns_hosts {
         Some(hosts) => state = state.with_dns_hosts(Arc::clone(&hosts.0)),

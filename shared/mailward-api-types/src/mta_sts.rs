@@ -21,13 +21,34 @@ pub struct MtaStsRequest {
 /// A record the domain publishes for hosted MTA-STS.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct MtaStsRecord {
-    /// `_mta-sts.<domain>` or `mta-sts.<domain>`.
+    /// `_mta-sts.<domain>`, `mta-sts.<domain>`, or the certificate's validation name.
     pub host: String,
-    /// Always CNAME.
+    /// CNAME.
     #[serde(rename = "type")]
     pub record_type: String,
-    /// The target in Mailward's zone.
+    /// The target (in Mailward's zone, or the certificate authority's validation name).
     pub value: String,
+}
+
+/// The certificate of the policy host and the HTTPS front presenting it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MtaStsCertificate {
+    /// pending_validation (waiting for the validation CNAME), deploying (issued, the front is
+    /// being deployed), active (served over HTTPS), failed (see `error`; `POST
+    /// /domains/{id}/mta-sts/retry` starts over), or not_required (the local stack serves the
+    /// policy itself over HTTP by `Host`).
+    #[schema(example = "pending_validation")]
+    pub status: String,
+    /// The host the certificate is for, `mta-sts.<domain>`.
+    pub host: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// When it was requested; the verification window counts from here.
+    #[schema(format = DateTime)]
+    pub requested_at: String,
+    /// Its expiry, once issued (renewed by the provider while the validation CNAME stays).
+    #[schema(format = DateTime)]
+    pub not_after: Option<String>,
 }
 
 /// The MTA-STS state of a domain (every MTA-STS route answers it; also `data.object` of the
@@ -55,8 +76,11 @@ pub struct MtaStsState {
     pub policy: Option<String>,
     /// Where senders fetch it.
     pub policy_url: String,
-    /// The two CNAMEs to publish while hosting is on.
+    /// The records to publish while hosting is on: the two CNAMEs, and on AWS the
+    /// certificate's validation CNAME (kept published: renewals validate against it again).
     pub records: Vec<MtaStsRecord>,
+    /// The certificate and HTTPS front serving `mta-sts.<domain>`; null until requested.
+    pub certificate: Option<MtaStsCertificate>,
     /// `managed_dns_status.mta_sts`: syncing until live DNS shows both CNAMEs, then ready;
     /// error with `error_reason` (drift, setup_timeout, publish_failed).
     pub status: String,

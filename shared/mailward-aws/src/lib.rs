@@ -12,6 +12,7 @@
 mod config;
 pub mod dns_hosts;
 mod dynamo;
+pub mod policy_fronts;
 pub mod route53;
 mod s3;
 mod ses;

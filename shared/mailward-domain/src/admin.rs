@@ -160,6 +160,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "Hosted MTA-STS was turned off; the policy is retired as mode none.",
     ),
     (
+        "mta_sts.retried",
+        "A new certificate was requested for a domain's MTA-STS policy host after a failed setup.",
+    ),
+    (
         "dns_connection.created",
         "A DNS host was connected (its credentials are stored encrypted).",
     ),

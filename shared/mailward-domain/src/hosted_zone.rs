@@ -47,6 +47,16 @@ impl ZoneRecord {
             ttl,
         }
     }
+
+    /// A CNAME record set.
+    pub fn cname(name: &str, target: &str, ttl: u32) -> Self {
+        Self {
+            name: normalize(name),
+            kind: ZoneRecordKind::Cname,
+            values: vec![normalize(target)],
+            ttl,
+        }
+    }
 }
 
 /// The owner part of every name Mailward serves for one domain of one organization:

@@ -26,6 +26,7 @@ pub mod mta_sts;
 pub mod names;
 pub mod oauth;
 pub mod objects;
+pub mod policy_fronts;
 pub mod purpose;
 pub mod queue;
 pub mod rate_limits;

@@ -62,6 +62,14 @@ pub struct HostedMtaSts {
     /// §8.3: senders that cached the old policy must see it withdrawn), then removed.
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub retiring_until: Option<OffsetDateTime>,
+    /// The HTTPS front serving `mta-sts.<domain>` (certificate and distribution), once
+    /// requested.
+    #[serde(default)]
+    pub front: Option<crate::policy_fronts::PolicyFront>,
+    /// Fronts being taken down (after a retry or when hosting ends); the reconciliation
+    /// closes them until nothing is left.
+    #[serde(default)]
+    pub closing_fronts: Vec<crate::policy_fronts::PolicyFront>,
 }
 
 /// The served copy of a policy, found by the policy host name alone (the serving route knows

@@ -100,6 +100,16 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         }
         _ => state,
     };
+    // MTA-STS policy hosts behind CloudFront with ACM certificates, forwarding to this API.
+    let state = match std::env::var("MAILWARD_POLICY_ORIGIN") {
+        Ok(origin) if !origin.trim().is_empty() => {
+            let sdk = mailward_aws::aws_config_from_env().await;
+            state.with_fronts(Arc::new(
+                mailward_aws::policy_fronts::CloudFrontFronts::new(&sdk, origin.trim()),
+            ))
+        }
+        _ => state,
+    };
     // DNS connections read customers' Route 53 zones with their keys or an assumed role.
     let state = state.with_dns_hosts(Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(
         mailward_aws::aws_config_from_env().await,

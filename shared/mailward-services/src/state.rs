@@ -38,6 +38,9 @@ pub struct App {
     /// Customers' DNS hosts (DNS connections): Route 53 where the build links it; `None`
     /// and the DNS-connection operations answer 503.
     pub dns_hosts: Option<Arc<dyn mailward_domain::dns_connections::DnsHosts>>,
+    /// HTTPS fronts for hosted MTA-STS policy hosts: ACM and CloudFront on AWS; the process
+    /// itself (plain HTTP by `Host`) by default.
+    pub fronts: Arc<dyn mailward_domain::policy_fronts::PolicyFronts>,
     /// Rate-limit counters (in memory in the local process, the shared store on AWS).
     pub rate_counter: Arc<dyn mailward_domain::rate_limits::RateCounter>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
@@ -70,6 +73,7 @@ impl AppState {
             resolver,
             direct_dns: None,
             objects: None,
+            fronts: Arc::new(mailward_domain::policy_fronts::DirectFronts),
             dns_hosts: None,
             config,
             outbound: OnceLock::new(),
@@ -112,6 +116,17 @@ impl AppState {
     ) -> Self {
         if let Some(app) = Arc::get_mut(&mut self.0) {
             app.dns_hosts = Some(hosts);
+        }
+        self
+    }
+
+    /// Replaces the MTA-STS policy fronts (call before the state is shared).
+    pub fn with_fronts(
+        mut self,
+        fronts: Arc<dyn mailward_domain::policy_fronts::PolicyFronts>,
+    ) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.fronts = fronts;
         }
         self
     }

@@ -1346,6 +1346,7 @@ async fn viewers_and_read_only_keys_never_write() {
             Some(json!({"mode": "enforce"})),
         ),
         ("DELETE", "/domains/{id}/mta-sts", None),
+        ("POST", "/domains/{id}/mta-sts/retry", None),
         (
             "POST",
             "/domains/{id}/bimi/assets",

@@ -16,6 +16,13 @@ use serde_json::{Value, json};
 const HOSTED_ZONE: &str = "hosted.mailward.local";
 
 pub(crate) async fn start() -> (FixtureServer, TestApp, mailward_api_tests::SignedUp) {
+    start_adjusted(|_| {}).await
+}
+
+/// [`start`] with more settings.
+pub(crate) async fn start_adjusted(
+    adjust: impl FnOnce(&mut mailward_local_stack::Settings),
+) -> (FixtureServer, TestApp, mailward_api_tests::SignedUp) {
     let client = Zone::new("client.test")
         .ns("@", "ns1.client.test.")
         .mx("@", 10, "mx.client.test.")
@@ -35,6 +42,7 @@ pub(crate) async fn start() -> (FixtureServer, TestApp, mailward_api_tests::Sign
         s.publish_outbox = false;
         s.evaluate_new_domains = false;
         s.dns_listen = Some("127.0.0.1:0".parse().unwrap());
+        adjust(s);
     })
     .await;
     let s = app.sign_up("owner@hosted.example", "Hosted Co").await;
@@ -47,7 +55,7 @@ pub(crate) fn owner(id: &str, domain: &str) -> String {
     format!("{}.{domain}", &id.replace('-', "")[..12])
 }
 
-fn embedded(app: &TestApp) -> mailward_dns::HickoryResolver {
+pub(crate) fn embedded(app: &TestApp) -> mailward_dns::HickoryResolver {
     let addr = app.stack.dns_addr().expect("the DNS server runs");
     let mut settings = mailward_dns::ResolverSettings::from_server_list(&addr.to_string()).unwrap();
     settings.cache_ttl_cap = std::time::Duration::ZERO;

@@ -16,6 +16,7 @@ mod hosted;
 mod hosted_spf;
 mod mcp;
 mod mta_sts;
+mod mta_sts_certificates;
 mod notifications;
 mod oauth;
 mod openapi;

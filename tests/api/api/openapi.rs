@@ -141,6 +141,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/domains/{id}/mta-sts"),
         ("put", "/domains/{id}/mta-sts"),
         ("delete", "/domains/{id}/mta-sts"),
+        ("post", "/domains/{id}/mta-sts/retry"),
         ("get", "/domains/{id}/dkim-keys"),
         ("post", "/domains/{id}/dkim-keys"),
         ("get", "/domains/{id}/dkim-keys/{key_id}"),

@@ -16,7 +16,7 @@ use crate::activity::{self, Change};
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
-use mailward_api_types::mta_sts::{MtaStsRecord, MtaStsRequest, MtaStsState};
+use mailward_api_types::mta_sts::{MtaStsCertificate, MtaStsRecord, MtaStsRequest, MtaStsState};
 use mailward_domain::dns::{DnsError, DnsResolver as _, RecordData, RecordType, Uncached};
 use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
 use mailward_domain::events::types;
@@ -24,10 +24,14 @@ use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind, normalize};
 use mailward_domain::mta_sts::{
     DEFAULT_MAX_AGE, HostedMtaSts, MAX_MAX_AGE, MIN_MAX_AGE, ServedPolicy, StsMode,
 };
+use mailward_domain::policy_fronts::{Closing, FrontStage, PolicyFront};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, domains};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
+
+/// The header an HTTPS front names the policy host in (it forwards with the API's own `Host`).
+pub const FRONT_HOST_HEADER: &str = mailward_domain::policy_fronts::FRONT_HOST_HEADER;
 
 /// Tries of a write that lost its version check to the sweep.
 const WRITE_TRIES: usize = 3;
@@ -88,7 +92,7 @@ pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
         policy: m.map(policy_text),
         policy_url: format!("https://mta-sts.{}/.well-known/mta-sts.txt", domain.url),
         records: if domain.is_mta_sts_managed {
-            vec![
+            let mut records = vec![
                 MtaStsRecord {
                     host: format!("_mta-sts.{}", domain.url),
                     record_type: "CNAME".to_owned(),
@@ -99,10 +103,25 @@ pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
                     record_type: "CNAME".to_owned(),
                     value: policy_target(app, &domain.url),
                 },
-            ]
+            ];
+            records.extend(m.and_then(|m| m.front.as_ref()).into_iter().flat_map(|f| {
+                f.validation.iter().map(|v| MtaStsRecord {
+                    host: v.name.clone(),
+                    record_type: v.record_type.clone(),
+                    value: v.value.clone(),
+                })
+            }));
+            records
         } else {
             Vec::new()
         },
+        certificate: m.and_then(|m| m.front.as_ref()).map(|f| MtaStsCertificate {
+            status: f.stage.as_str().to_owned(),
+            host: f.host.clone(),
+            error: f.failure.clone(),
+            requested_at: at(f.requested_at),
+            not_after: f.not_after.map(at),
+        }),
         status: mailward_api_types::domains::snake(&domain.managed_mta_sts.status),
         error_reason: domain.managed_mta_sts.error_reason.clone(),
         retiring_until: m.and_then(|m| m.retiring_until).map(at),
@@ -206,6 +225,10 @@ fn revise(
             .map_or(now, |p| p.enabled_at),
         updated_at: now,
         retiring_until: None,
+        front: previous.and_then(|p| p.front.clone()),
+        closing_fronts: previous
+            .map(|p| p.closing_fronts.clone())
+            .unwrap_or_default(),
     };
     generate(&policy).map_err(|why| {
         ServiceError::new(
@@ -336,7 +359,7 @@ pub async fn enable(
     let mx = policy_mx(app, &current, mode).await?;
     let now = app.clock.now();
     let policy = revise(current.mta_sts.as_ref(), mode, max_age, mx, now)?;
-    commit(
+    let enabled = commit(
         app,
         caller,
         &current,
@@ -351,7 +374,174 @@ pub async fn enable(
             };
         },
     )
-    .await
+    .await?;
+    Ok(open_front(app, &current, now).await.unwrap_or(enabled))
+}
+
+/// The policy host of a domain.
+fn policy_host(domain: &str) -> String {
+    format!("mta-sts.{}", normalize(domain))
+}
+
+/// Requests the certificate of a domain whose policy has no front yet and keeps it on the
+/// domain; the state after, or `None` when the provider did not answer (the hourly
+/// reconciliation asks again).
+async fn open_front(app: &AppState, domain: &Domain, now: OffsetDateTime) -> Option<MtaStsState> {
+    let saved = domains::get(app.store.as_ref(), domain.org_id, domain.id)
+        .await
+        .ok()
+        .flatten()?;
+    if saved
+        .value
+        .mta_sts
+        .as_ref()
+        .is_none_or(|m| m.front.is_some())
+    {
+        return Some(state(app, &saved.value));
+    }
+    let front = match app.fronts.open(&policy_host(&domain.url), now).await {
+        Ok(front) => front,
+        Err(e) => {
+            tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS certificate not requested; next pass");
+            return None;
+        }
+    };
+    let placed = front.clone();
+    if let Err(e) =
+        super::hosted::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
+            if let Some(m) = d.mta_sts.as_mut().filter(|m| m.front.is_none()) {
+                m.front = Some(placed.clone());
+            }
+        })
+        .await
+    {
+        tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS certificate not recorded; next pass");
+        // Nothing refers to the request: take it down again (the next pass requests anew).
+        if let Err(e) = app.fronts.close(&front).await {
+            tracing::warn!(domain.id = %domain.id, error = %e, "unrecorded MTA-STS certificate left at the provider");
+        }
+        return None;
+    }
+    let after = domains::get(app.store.as_ref(), domain.org_id, domain.id)
+        .await
+        .ok()
+        .flatten()?;
+    Some(state(app, &after.value))
+}
+
+/// `POST /domains/{id}/mta-sts/retry`: requests a fresh certificate after a failed setup.
+/// Refused unless hosting is on, the state is error and the `mta-sts` CNAME is published; a
+/// setup in progress is refused, not restarted; an active certificate answers the state
+/// unchanged.
+pub async fn retry(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsState, ServiceError> {
+    caller.require_write()?;
+    let current = super::load(app, caller, id).await?.value;
+    let Some(m) = active(&current) else {
+        return Err(not_enabled());
+    };
+    let stage = m.front.as_ref().map(|f| f.stage);
+    if stage.is_some_and(FrontStage::serving) {
+        return Ok(state(app, &current));
+    }
+    if let Some(f) = m.front.as_ref().filter(|f| f.stage.in_progress()) {
+        let waiting = if f.stage == FrontStage::PendingValidation {
+            "the certificate waits for its validation record (see `records`)"
+        } else {
+            "the certificate is issued and the HTTPS front is being deployed"
+        };
+        return Err(ServiceError::new(
+            ErrorKind::Conflict,
+            "mta_sts_setup_in_progress",
+            format!("the MTA-STS setup is in progress ({waiting}); it is not restarted"),
+        ));
+    }
+    if current.managed_mta_sts.status != ManagedStatus::Error {
+        return Err(ServiceError::new(
+            ErrorKind::Conflict,
+            "mta_sts_not_in_error",
+            format!(
+                "managed_dns_status.mta_sts is {}: a retry starts over after a failed setup only",
+                mailward_api_types::domains::snake(&current.managed_mta_sts.status)
+            ),
+        ));
+    }
+    let host = policy_host(&current.url);
+    let target = policy_target(app, &current.url);
+    match cname_points_at(app, &host, &target).await {
+        Some(true) => {}
+        Some(false) => {
+            return Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "mta_sts_cname_missing",
+                format!(
+                    "{host} has no CNAME to {target} in live DNS: publish it first, the certificate is issued for the name that leads to Mailward"
+                ),
+            ));
+        }
+        None => {
+            return Err(ServiceError::unavailable(format!(
+                "{host} could not be looked up; nothing was changed, try again later"
+            )));
+        }
+    }
+    let now = app.clock.now();
+    let front = app.fronts.open(&host, now).await.map_err(|e| {
+        ServiceError::new(
+            ErrorKind::Unavailable,
+            "certificate_request_failed",
+            format!("{e}; nothing was changed, try again later"),
+        )
+    })?;
+    let mut last = None;
+    for _ in 0..WRITE_TRIES {
+        let fresh = super::load(app, caller, id).await?;
+        let mut next = fresh.value.clone();
+        let Some(policy) = next.mta_sts.as_mut().filter(|_| next.is_mta_sts_managed) else {
+            return Err(not_enabled());
+        };
+        if let Some(old) = policy
+            .front
+            .take()
+            .filter(|old| old.certificate_id != front.certificate_id)
+        {
+            policy.closing_fronts.push(old);
+        }
+        policy.front = Some(front.clone());
+        next.managed_mta_sts = ManagedRecord {
+            status: ManagedStatus::Syncing,
+            since: Some(now),
+            error_reason: None,
+        };
+        let mut ops = vec![domains::save_op(&next, fresh.version)?];
+        ops.extend(activity::ops(
+            app,
+            caller,
+            Change::new(
+                "mta_sts.retried",
+                "domain",
+                Some(next.id),
+                format!("new certificate requested for {host}"),
+            ),
+        )?);
+        match app.store.transact(ops).await {
+            Ok(()) => return Ok(state(app, &next)),
+            Err(e) if e.is_conflict() => last = Some(e),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last.map_or_else(
+        || ServiceError::unavailable("the domain kept changing"),
+        ServiceError::from,
+    ))
+}
+
+/// 409 `mta_sts_not_enabled`.
+fn not_enabled() -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Conflict,
+        "mta_sts_not_enabled",
+        "hosted MTA-STS is not enabled for this domain: POST /domains/{id}/mta-sts first",
+    )
 }
 
 /// `PUT /domains/{id}/mta-sts`: changes `mode` and/or `max_age`; the MX hosts are read again
@@ -365,11 +555,7 @@ pub async fn update(
     caller.require_write()?;
     let current = super::load(app, caller, id).await?.value;
     let Some(existing) = active(&current) else {
-        return Err(ServiceError::new(
-            ErrorKind::Conflict,
-            "mta_sts_not_enabled",
-            "hosted MTA-STS is not enabled for this domain: POST /domains/{id}/mta-sts first",
-        ));
+        return Err(not_enabled());
     };
     let mode = input.mode.unwrap_or(existing.mode);
     let max_age = check_max_age(input.max_age.unwrap_or(existing.max_age))?;
@@ -473,19 +659,29 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
     }
 }
 
-/// Removes a retired policy and its TXT.
+/// Removes a retired policy, its TXT and its front (the policy stays on the domain, no
+/// longer served, while a front is still being taken down).
 async fn retire(app: &AppState, domain: &Domain) -> anyhow::Result<()> {
     app.zone
-        .remove(&[(txt_target(app, domain), ZoneRecordKind::Txt)])
+        .remove(&[
+            (txt_target(app, domain), ZoneRecordKind::Txt),
+            (policy_target(app, &domain.url), ZoneRecordKind::Cname),
+        ])
         .await?;
     let Some(current) = domains::get(app.store.as_ref(), domain.org_id, domain.id).await? else {
         return Ok(());
     };
-    if current.value.is_mta_sts_managed || current.value.mta_sts.is_none() {
+    let Some(mut m) = current.value.mta_sts.clone() else {
+        return Ok(());
+    };
+    if current.value.is_mta_sts_managed {
         return Ok(());
     }
+    let mut fronts = std::mem::take(&mut m.closing_fronts);
+    fronts.extend(m.front.take());
+    m.closing_fronts = close_fronts(app, &fronts).await;
     let mut next = current.value.clone();
-    next.mta_sts = None;
+    next.mta_sts = Some(m).filter(|m| !m.closing_fronts.is_empty());
     app.store
         .transact(vec![
             domains::save_op(&next, current.version)?,
@@ -536,6 +732,12 @@ async fn follow(
             }
         }
     }
+    let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
+    policy.front = front_pass(app, domain, policy.front.as_ref(), now, window).await;
+    policy.closing_fronts = close_fronts(app, &policy.closing_fronts).await;
+    if let Some(f) = policy.front.as_ref() {
+        lead_policy_host(app, domain, f).await;
+    }
     if managed.error_reason.as_deref() != Some("publish_failed") {
         let txt = cname_points_at(app, &format!("_mta-sts.{}", domain.url), &target).await;
         let host = cname_points_at(
@@ -558,16 +760,132 @@ async fn follow(
                 "v=stsv1",
             )
             .await;
-        let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
         managed = next_state(&managed, delegated, conflict, now, window);
+        managed = with_front(managed, policy.front.as_ref(), now);
     }
-    if policy != m {
+    if policy.policy_id != m.policy_id {
         save_policy(app, domain, &policy, now).await?;
     }
     super::hosted::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
         d.managed_mta_sts = managed.clone();
+        if let Some(saved) = d.mta_sts.as_mut() {
+            saved.front.clone_from(&policy.front);
+            saved.closing_fronts.clone_from(&policy.closing_fronts);
+        }
     })
     .await
+}
+
+/// The managed state once the front is counted: a failed certificate is an error
+/// (`setup_timeout` when its validation never came, `certificate_invalid` otherwise), and the
+/// record is not ready before the front serves.
+fn with_front(
+    managed: ManagedRecord,
+    front: Option<&PolicyFront>,
+    now: OffsetDateTime,
+) -> ManagedRecord {
+    let stage = front.map(|f| f.stage);
+    match stage {
+        Some(FrontStage::Failed) => {
+            let reason = if front.is_some_and(|f| f.timed_out) {
+                "setup_timeout"
+            } else {
+                "certificate_invalid"
+            };
+            ManagedRecord {
+                status: ManagedStatus::Error,
+                since: if managed.status == ManagedStatus::Error {
+                    managed.since
+                } else {
+                    Some(now)
+                },
+                error_reason: Some(reason.to_owned()),
+            }
+        }
+        Some(s) if s.serving() => managed,
+        _ if managed.status == ManagedStatus::Ready => ManagedRecord {
+            status: ManagedStatus::Syncing,
+            since: managed.since,
+            error_reason: None,
+        },
+        _ => managed,
+    }
+}
+
+/// The front's pass: requests the certificate when there is none, takes the next step while
+/// it is on its way, and fails a validation that did not come within `window`.
+async fn front_pass(
+    app: &AppState,
+    domain: &Domain,
+    front: Option<&PolicyFront>,
+    now: OffsetDateTime,
+    window: Duration,
+) -> Option<PolicyFront> {
+    let mut next = match front {
+        None => match app.fronts.open(&policy_host(&domain.url), now).await {
+            Ok(opened) => opened,
+            Err(e) => {
+                tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS certificate not requested; next pass");
+                return None;
+            }
+        },
+        Some(f) if f.stage.in_progress() => match app.fronts.advance(f).await {
+            Ok(advanced) => advanced,
+            Err(e) => {
+                tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS front not advanced; next pass");
+                f.clone()
+            }
+        },
+        Some(f) => f.clone(),
+    };
+    if next.stage == FrontStage::PendingValidation && now - next.requested_at >= window {
+        next.stage = FrontStage::Failed;
+        next.timed_out = true;
+        next.failure = Some(format!(
+            "the certificate's validation record was not seen within {} hours of the request",
+            window.whole_hours()
+        ));
+    }
+    Some(next)
+}
+
+/// Closes fronts being taken down; answers the ones not gone yet.
+async fn close_fronts(app: &AppState, fronts: &[PolicyFront]) -> Vec<PolicyFront> {
+    let mut left = Vec::new();
+    for front in fronts {
+        match app.fronts.close(front).await {
+            Ok(Closing::Closed) => {}
+            Ok(Closing::InProgress) => left.push(front.clone()),
+            Err(e) => {
+                tracing::warn!(host = %front.host, error = %e, "MTA-STS front not closed; next pass");
+                left.push(front.clone());
+            }
+        }
+    }
+    left
+}
+
+/// Points the policy host's name in our zone at the front once it serves (where the front
+/// has an address of its own).
+async fn lead_policy_host(app: &AppState, domain: &Domain, front: &PolicyFront) {
+    let Some(target) = front.target.as_deref().filter(|_| front.stage.serving()) else {
+        return;
+    };
+    let name = policy_target(app, &domain.url);
+    let wanted = normalize(target);
+    let there = app.zone.records(&name).await.is_ok_and(|records| {
+        records
+            .iter()
+            .any(|r| r.kind == ZoneRecordKind::Cname && r.values == [wanted.clone()])
+    });
+    if !there
+        && let Err(e) = app
+            .zone
+            .upsert(&[ZoneRecord::cname(&name, &wanted, HOSTED_TTL)])
+            .await
+    {
+        tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS policy host not pointed at its front; next pass");
+    }
 }
 
 /// Saves a policy the reconciliation rebuilt, with `mta_sts.updated`.
@@ -622,10 +940,21 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
     }
     if let Err(e) = app
         .zone
-        .remove(&[(txt_target(app, domain), ZoneRecordKind::Txt)])
+        .remove(&[
+            (txt_target(app, domain), ZoneRecordKind::Txt),
+            (policy_target(app, &domain.url), ZoneRecordKind::Cname),
+        ])
         .await
     {
         tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS TXT not removed");
+    }
+    if let Some(m) = &domain.mta_sts {
+        let fronts: Vec<PolicyFront> = m.closing_fronts.iter().chain(&m.front).cloned().collect();
+        for left in close_fronts(app, &fronts).await {
+            // The domain is going: nothing will call again. Disabled fronts cost nothing but
+            // stay listed at the provider until removed by hand.
+            tracing::warn!(host = %left.host, certificate = %left.certificate_id, "MTA-STS front left at the provider after its domain was deleted");
+        }
     }
     let host = normalize(&domain.url);
     let mine = mailward_store::mta_sts::get(app.store.as_ref(), &host)
