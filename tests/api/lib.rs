@@ -209,9 +209,23 @@ impl TestApp {
 
     /// Starts a signup and returns its id.
     pub async fn start_signup(&self, email: &str, org: &str) -> String {
+        self.start_priced_signup(email, org, None).await
+    }
+
+    /// Starts a signup on a pricing plan (`free`, `it_teams`, `msp`; `None`: the default).
+    pub async fn start_priced_signup(
+        &self,
+        email: &str,
+        org: &str,
+        pricing: Option<&str>,
+    ) -> String {
+        let mut body = json!({ "email": email, "organization_name": org });
+        if let Some(pricing) = pricing {
+            body["pricing_type"] = json!(pricing);
+        }
         let res = self
             .request(reqwest::Method::POST, "/signup")
-            .json(&json!({ "email": email, "organization_name": org }))
+            .json(&body)
             .send()
             .await
             .expect("send");
@@ -227,7 +241,12 @@ impl TestApp {
 
     /// Signs up and verifies; returns the organization and its key.
     pub async fn sign_up(&self, email: &str, org: &str) -> SignedUp {
-        let id = self.start_signup(email, org).await;
+        self.sign_up_priced(email, org, None).await
+    }
+
+    /// Signs up on a pricing plan and verifies; returns the organization and its key.
+    pub async fn sign_up_priced(&self, email: &str, org: &str, pricing: Option<&str>) -> SignedUp {
+        let id = self.start_priced_signup(email, org, pricing).await;
         let code = self.code_for(email);
         let res = self
             .request(reqwest::Method::POST, "/signup/verify")

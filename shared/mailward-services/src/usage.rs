@@ -89,6 +89,30 @@ fn count(org: &Organization, list: &[Domain]) -> Counts {
     c
 }
 
+/// When a paid plan's trial ends; `None` on the free plan, which has none.
+pub fn trial_end(org: &Organization) -> Option<OffsetDateTime> {
+    (org.pricing_type != PricingType::Free).then(|| org.created_at + Duration::days(TRIAL_DAYS))
+}
+
+/// The active domains of `list` and the graduated tiers they fill, as a paid plan bills them
+/// after its trial (tiers holding none left out): what billing notices announce.
+pub fn paid_tiers(org: &Organization, list: &[Domain]) -> (u64, Vec<UsageLineItem>) {
+    let c = count(org, list);
+    let mut left = c.active;
+    let mut items = Vec::new();
+    for (code, size) in TIERS {
+        let here = left.min(size);
+        if here > 0 {
+            items.push(UsageLineItem {
+                code: code.to_owned(),
+                quantity: here,
+            });
+        }
+        left -= here;
+    }
+    (c.active, items)
+}
+
 /// The line items of an organization's counts at `now` (items with quantity 0 left out).
 fn line_items(org: &Organization, c: Counts, now: OffsetDateTime) -> Vec<UsageLineItem> {
     let mut items: Vec<(String, u64)> = Vec::new();

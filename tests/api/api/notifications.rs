@@ -400,3 +400,110 @@ async fn reminders_are_not_sent_with_their_switches_off() {
     assert!(mails_about(&app, "waiting for", 0).await.is_empty());
     assert!(mails_about(&app, "expires soon", 0).await.is_empty());
 }
+
+/// Publishes the DMARC record that sends `domain`'s reports to Mailward.
+fn publish_monitoring(dns: &FixtureServer, domain: &Value) {
+    dns.set_txt(
+        &format!("_dmarc.{}", domain["url"].as_str().unwrap()),
+        &format!(
+            "v=DMARC1; p=none; rua=mailto:{}",
+            domain["monitoring_email"].as_str().unwrap()
+        ),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn billing_notices_announce_the_trial_end_and_a_new_tier_once() {
+    let names: Vec<String> = (1..=11).map(|i| format!("d{i}.test")).collect();
+    let mut zones = vec![Zone::new("test"), zone("quiet.test")];
+    zones.extend(names.iter().map(|n| zone(n)));
+    let dns = FixtureServer::start(zones).await.unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let s = app
+        .sign_up_priced("admin@bill.example", "Bill Co", Some("it_teams"))
+        .await;
+    // A second paid organization with the switch off, and a free one: neither hears of it.
+    let off = app
+        .sign_up_priced("admin@off.example", "Off Co", Some("it_teams"))
+        .await;
+    set_switch(&app, &off.key, &off.org_id, "billing_notices", false).await;
+    let free = app.sign_up("admin@free.example", "Free Co").await;
+    let mut domains = Vec::new();
+    for name in &names {
+        domains.push(add_domain(&app, &s.key, name).await);
+    }
+    for (org, name) in [(&off, "quiet.test"), (&free, "d1.test")] {
+        let d = add_domain(&app, &org.key, name).await;
+        publish_monitoring(&dns, &d);
+    }
+    // Ten domains monitored (active, billed); the eleventh waits.
+    for d in &domains[..10] {
+        publish_monitoring(&dns, d);
+    }
+    app.clock.advance(time::Duration::minutes(61));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(mails_about(&app, "trial", 0).await.is_empty(), "not yet");
+
+    // Within three days of the trial's end (14 days after signup): announced once.
+    app.clock
+        .advance(time::Duration::days(11) + time::Duration::hours(1));
+    sweep(&app).await;
+    let ending = mails_about(&app, "Your Mailward trial ends on", 1).await;
+    assert_eq!(ending.len(), 1);
+    assert!(
+        ending[0].contains("To: admin@bill.example\r\n"),
+        "{}",
+        ending[0]
+    );
+    let text = &parts(&ending[0])[0];
+    assert!(
+        text.contains("your 10 active domains will be billed as: DOMAIN-ACTIVE-1TO10 × 10"),
+        "{text}"
+    );
+    assert!(text.contains("/usage?expand[]=line_items"), "{text}");
+    assert!(text.contains("billing_notices"), "{text}");
+    app.clock.advance(time::Duration::days(1));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(mails_about(&app, "trial ends", 1).await.len(), 1, "once");
+
+    // Past the end: the tiers now billed, once.
+    app.clock.advance(time::Duration::days(2));
+    sweep(&app).await;
+    let ended = mails_about(&app, "Your Mailward trial has ended", 1).await;
+    assert_eq!(ended.len(), 1);
+    let text = &parts(&ended[0])[0];
+    assert!(text.contains("DOMAIN-ACTIVE-1TO10 × 10"), "{text}");
+
+    // The eleventh domain becomes active: the 11TO100 tier starts, announced the next day once.
+    publish_monitoring(&dns, &domains[10]);
+    app.clock.advance(time::Duration::hours(2));
+    sweep(&app).await;
+    app.clock.advance(time::Duration::days(1));
+    sweep(&app).await;
+    let tier = mails_about(
+        &app,
+        "11 active domains: the DOMAIN-ACTIVE-11TO100 tier starts",
+        1,
+    )
+    .await;
+    assert_eq!(tier.len(), 1);
+    assert!(parts(&tier[0])[0].contains("1 of them billed in it"));
+    app.clock.advance(time::Duration::days(1));
+    sweep(&app).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(mails_about(&app, "tier starts", 1).await.len(), 1, "once");
+
+    // Nobody else heard of billing.
+    let others: Vec<String> = mails(&app)
+        .into_iter()
+        .filter(|m| {
+            (m.contains("To: admin@off.example\r\n") || m.contains("To: admin@free.example\r\n"))
+                && (subject(m).contains("trial") || subject(m).contains("tier"))
+        })
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+}

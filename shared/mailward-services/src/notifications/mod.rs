@@ -8,6 +8,7 @@
 //! claims `(occurrence, recipient)` in the store first, so a job run twice sends once. Every mail
 //! is plain text plus HTML and carries a one-click unsubscribe (RFC 8058) for its switch.
 
+pub mod billing;
 pub mod digest;
 pub mod reminders;
 mod render;
@@ -47,6 +48,8 @@ pub enum Switch {
     DelegationMissing,
     /// `hosted_spf_live`.
     HostedSpfLive,
+    /// `billing_notices`.
+    BillingNotices,
 }
 
 impl Switch {
@@ -62,6 +65,7 @@ impl Switch {
             Switch::InvitationReminders => "invitation_reminders",
             Switch::DelegationMissing => "delegation_missing",
             Switch::HostedSpfLive => "hosted_spf_live",
+            Switch::BillingNotices => "billing_notices",
         }
     }
 
@@ -77,6 +81,7 @@ impl Switch {
             Switch::InvitationReminders,
             Switch::DelegationMissing,
             Switch::HostedSpfLive,
+            Switch::BillingNotices,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -94,6 +99,7 @@ impl Switch {
             Switch::InvitationReminders => settings.invitation_reminders,
             Switch::DelegationMissing => settings.delegation_missing,
             Switch::HostedSpfLive => settings.hosted_spf_live,
+            Switch::BillingNotices => settings.billing_notices,
         }
     }
 
@@ -109,6 +115,7 @@ impl Switch {
             Switch::InvitationReminders => settings.invitation_reminders = false,
             Switch::DelegationMissing => settings.delegation_missing = false,
             Switch::HostedSpfLive => settings.hosted_spf_live = false,
+            Switch::BillingNotices => settings.billing_notices = false,
         }
     }
 }

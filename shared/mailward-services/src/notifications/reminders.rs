@@ -1,6 +1,6 @@
 //! The daily reminders: `setup_reminders` (domains still `pending` a day after they started
-//! waiting for their DMARC record) and `invitation_reminders` (pending invitations that expire
-//! within two days).
+//! waiting for their DMARC record), `invitation_reminders` (pending invitations that expire
+//! within two days) and `billing_notices` ([`super::billing`]).
 //!
 //! They ride on the same daily per-organization claim as the task digest
 //! ([`super::digest::schedule`] queues [`SEND_REMINDERS`] next to the digest). Each domain is
@@ -104,6 +104,11 @@ pub async fn send(state: &AppState, job: RemindersJob) -> anyhow::Result<()> {
             let occurrences: Vec<String> = claimed.into_iter().map(|(o, _)| o).collect();
             deliver(state, &job, &org.value.name, reminder, &occurrences).await?;
         }
+    }
+    if Switch::BillingNotices.enabled(settings)
+        && let Some((reminder, occurrences)) = super::billing::due(state, &org.value, now).await?
+    {
+        deliver(state, &job, &org.value.name, reminder, &occurrences).await?;
     }
     Ok(())
 }
