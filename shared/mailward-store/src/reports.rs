@@ -54,7 +54,7 @@ pub fn day_ops(
                 item: Item::new(
                     keys::org_pk(report.org_id),
                     keys::report_day_sk(report.domain_id, &day, &report.key, i),
-                    encode(&chunk.to_vec())?,
+                    encode(&chunk)?,
                 ),
                 condition: Condition::None,
             })

@@ -150,10 +150,14 @@ pub fn fold_aggregate(
     })
 }
 
-/// Per-day rows under construction, keyed by source IP and header-from.
+/// Per-day rows under construction, keyed by `<source IP>\0<header-from>` (ordered as the
+/// pair, since neither holds a NUL), so that a record of a row already there is found by
+/// `&str` in a reused buffer, allocating nothing.
 #[derive(Default)]
 struct RowFold {
-    by_day: BTreeMap<time::Date, BTreeMap<(String, String), SourceDay>>,
+    by_day: BTreeMap<time::Date, BTreeMap<String, SourceDay>>,
+    /// The key of the record being folded (the buffer is reused).
+    key: String,
 }
 
 impl RowFold {
@@ -175,15 +179,20 @@ impl RowFold {
                 .is_some_and(|c| c.to_ascii_lowercase().contains("arc=pass")),
             _ => false,
         });
-        let source_ip = record
-            .source_ip
-            .map(|ip| ip.to_string())
-            .unwrap_or_default();
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        if let Some(ip) = record.source_ip {
+            use std::fmt::Write as _;
+            let _ = write!(key, "{ip}");
+        }
+        let ip_len = key.len();
         let header_from = record
             .header_from
-            .clone()
-            .or_else(|| header.policy.domain.clone())
+            .as_deref()
+            .or(header.policy.domain.as_deref())
             .unwrap_or_default();
+        key.push('\0');
+        key.push_str(header_from);
         // Passing signatures first: they say who really sent the mail.
         let mut results: Vec<_> = record.dkim_results.iter().collect();
         let passed = |d: &&mailward_reports::aggregate::DkimAuth| {
@@ -204,16 +213,20 @@ impl RowFold {
             .filter_map(|d| signer(d))
             .collect();
         for (day, count) in spread_over_days(begin, end, record.count) {
-            let row = self
-                .by_day
-                .entry(day)
-                .or_default()
-                .entry((source_ip.clone(), header_from.clone()))
-                .or_insert_with(|| SourceDay {
-                    source_ip: source_ip.clone(),
-                    header_from: header_from.clone(),
-                    ..SourceDay::default()
-                });
+            let rows = self.by_day.entry(day).or_default();
+            if !rows.contains_key(key.as_str()) {
+                rows.insert(
+                    key.clone(),
+                    SourceDay {
+                        source_ip: key[..ip_len].to_owned(),
+                        header_from: header_from.to_owned(),
+                        ..SourceDay::default()
+                    },
+                );
+            }
+            let Some(row) = rows.get_mut(key.as_str()) else {
+                continue;
+            };
             if row.envelope_from.is_none() {
                 row.envelope_from = record.envelope_from.clone();
             }
@@ -252,6 +265,7 @@ impl RowFold {
                 row.undetermined += count;
             }
         }
+        self.key = key;
     }
 
     fn rows(self) -> BTreeMap<time::Date, Vec<SourceDay>> {
