@@ -43,7 +43,7 @@ ready (`domain.hosted_record.ready` with `data.record` mta_sts); error with `dri
 `record_conflict` when a TXT of the customer's own stands at `_mta-sts` (its id would not follow the policy), \
 `setup_timeout` when they never appear within the pending window, `publish_failed` when the zone \
 refused the TXT. The hourly reconciliation rebuilds the policy with a new id when the MX hosts change \
-(`mta_sts.updated`). The records guidance plans both CNAMEs. HTTPS for `mta-sts.<domain>`: on AWS \
+(`mta_sts.updated`). The records guidance plans both CNAMEs (and, on AWS, the certificate's validation CNAME, purpose `mta_sts_policy`). HTTPS for `mta-sts.<domain>`: on AWS \
 a certificate is requested at once (`certificate`, status pending_validation, its DNS validation \
 CNAME added to `records`; keep it published, renewals use it), then a CloudFront front is deployed \
 and the status is ready only once it serves; a validation not seen within the pending window is \

@@ -170,6 +170,16 @@ fn build_unlocked(ctx: &PlanContext) -> (Vec<ExpectedRecord>, Vec<Warning>) {
                     mta_sts_policy_target(&domain, &ctx.hosted_zone),
                     false,
                 ));
+                for (name, target) in &plan.certificate_validation {
+                    out.push(record(
+                        ctx,
+                        Purpose::MtaStsPolicy,
+                        RecordKind::Cname,
+                        &norm_name(name),
+                        norm_name(target),
+                        false,
+                    ));
+                }
             }
             Err(problems) => warnings.push(Warning::new(
                 "mta_sts_invalid",

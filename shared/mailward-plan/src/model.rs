@@ -40,6 +40,10 @@ pub struct MtaStsPlan {
     /// CNAME to it, so the policy id follows every edit without the customer. `None` plans
     /// the TXT itself.
     pub txt_target: Option<String>,
+    /// The certificate authority's validation records of the policy host's certificate
+    /// (`(name, CNAME target)`; ACM on AWS), planned with the policy host: they stay
+    /// published for renewals. Empty where none is needed.
+    pub certificate_validation: Vec<(String, String)>,
 }
 
 /// One DKIM key the domain should publish (a DkimKey of SPEC §4.1).

@@ -52,6 +52,7 @@ fn full(domain: &str) -> PlanContext {
         max_age: 86400,
         mx_hosts: vec!["mx1.example.net".into()],
         txt_target: None,
+        certificate_validation: Vec::new(),
     });
     c.tls_rpt_rua = Some(format!("tls@{}", c.report_domain));
     c

@@ -64,6 +64,13 @@ pub fn plan_context(
                     &mailward_domain::hosted_zone::owner_name(domain.id, &domain.url),
                     &app.config.hosted_zone,
                 )),
+                certificate_validation: m
+                    .front
+                    .iter()
+                    .flat_map(|f| &f.validation)
+                    .filter(|v| v.record_type.eq_ignore_ascii_case("CNAME"))
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect(),
             }),
         dkim: if domain.is_parked { Vec::new() } else { dkim },
         known_sender_includes: Vec::new(),

@@ -155,6 +155,17 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
         ])
     );
 
+    // The records guidance plans the validation CNAME with the policy host.
+    let planned = crate::common::planned(&app, &s.key, &id, "mta_sts_policy").await;
+    let validation = planned
+        .iter()
+        .find(|r| r["host"] == "_0123abcd.mta-sts.client.test")
+        .unwrap_or_else(|| panic!("{planned:?}"));
+    assert_eq!(
+        (validation["type"].as_str(), validation["value"].as_str()),
+        (Some("CNAME"), Some("_4567ef.acm-validations.test"))
+    );
+
     // In progress: a retry is refused, not restarted.
     let (status, busy) = mta_sts(&app, &s.key, Method::POST, &retry).await;
     assert_eq!(
