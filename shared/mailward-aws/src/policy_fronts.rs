@@ -144,6 +144,11 @@ fn unavailable(e: impl std::fmt::Display) -> FrontError {
     FrontError::Unavailable(e.to_string())
 }
 
+/// An SDK call's error (ACM or CloudFront) as the port's, with its whole source chain.
+fn sdk(e: impl std::error::Error) -> FrontError {
+    unavailable(aws_sdk_acm::error::DisplayErrorContext(e))
+}
+
 /// A time from the SDK.
 fn at(t: &aws_sdk_acm::primitives::DateTime) -> Option<OffsetDateTime> {
     OffsetDateTime::from_unix_timestamp(t.secs()).ok()
@@ -160,7 +165,7 @@ impl PolicyFronts for CloudFrontFronts {
             .validation_method(ValidationMethod::Dns)
             .send()
             .await
-            .map_err(|e| unavailable(aws_sdk_acm::error::DisplayErrorContext(e)))?;
+            .map_err(sdk)?;
         let arn = requested
             .certificate_arn()
             .ok_or_else(|| unavailable("ACM answered no certificate ARN"))?;
@@ -179,7 +184,7 @@ impl PolicyFronts for CloudFrontFronts {
                 .certificate_arn(&front.certificate_id)
                 .send()
                 .await
-                .map_err(|e| unavailable(aws_sdk_acm::error::DisplayErrorContext(e)))?;
+                .map_err(sdk)?;
             let Some(cert) = described.certificate() else {
                 return Err(unavailable("ACM described no certificate"));
             };
@@ -222,7 +227,7 @@ impl PolicyFronts for CloudFrontFronts {
                 .distribution_config(self.distribution(front)?)
                 .send()
                 .await
-                .map_err(|e| unavailable(aws_sdk_cloudfront::error::DisplayErrorContext(e)))?;
+                .map_err(sdk)?;
             let distribution = created
                 .distribution()
                 .ok_or_else(|| unavailable("CloudFront answered no distribution"))?;
@@ -238,7 +243,7 @@ impl PolicyFronts for CloudFrontFronts {
             .id(&id)
             .send()
             .await
-            .map_err(|e| unavailable(aws_sdk_cloudfront::error::DisplayErrorContext(e)))?;
+            .map_err(sdk)?;
         let distribution = got
             .distribution()
             .ok_or_else(|| unavailable("CloudFront answered no distribution"))?;
@@ -268,9 +273,7 @@ impl PolicyFronts for CloudFrontFronts {
                     None
                 }
                 Err(e) => {
-                    return Err(unavailable(aws_sdk_cloudfront::error::DisplayErrorContext(
-                        e,
-                    )));
+                    return Err(sdk(e));
                 }
             };
             if let Some(config) = config {
@@ -287,9 +290,7 @@ impl PolicyFronts for CloudFrontFronts {
                         .distribution_config(distribution)
                         .send()
                         .await
-                        .map_err(|e| {
-                            unavailable(aws_sdk_cloudfront::error::DisplayErrorContext(e))
-                        })?;
+                        .map_err(sdk)?;
                     return Ok(Closing::InProgress);
                 }
                 let got = self
@@ -298,7 +299,7 @@ impl PolicyFronts for CloudFrontFronts {
                     .id(id)
                     .send()
                     .await
-                    .map_err(|e| unavailable(aws_sdk_cloudfront::error::DisplayErrorContext(e)))?;
+                    .map_err(sdk)?;
                 if got.distribution().is_none_or(|d| d.status() != "Deployed") {
                     return Ok(Closing::InProgress);
                 }
@@ -308,7 +309,7 @@ impl PolicyFronts for CloudFrontFronts {
                     .if_match(got.e_tag().unwrap_or_default())
                     .send()
                     .await
-                    .map_err(|e| unavailable(aws_sdk_cloudfront::error::DisplayErrorContext(e)))?;
+                    .map_err(sdk)?;
             }
         }
         if front.certificate_id.is_empty() {
@@ -335,7 +336,7 @@ impl PolicyFronts for CloudFrontFronts {
             {
                 Ok(Closing::InProgress)
             }
-            Err(e) => Err(unavailable(aws_sdk_acm::error::DisplayErrorContext(e))),
+            Err(e) => Err(sdk(e)),
         }
     }
 }
