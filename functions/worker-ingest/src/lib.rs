@@ -60,7 +60,7 @@ pub async fn handle_s3_event(
             // Already ingested by an earlier delivery of this event.
             continue;
         };
-        let outcomes = mailward_services::reports::ingest::ingest(state, &bytes, &limits)
+        let outcomes = mailward_services::reports::ingest::ingest(state, bytes, &limits)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         for o in &outcomes {

@@ -312,7 +312,7 @@ async fn ingest_files(
             async move {
                 tokio::spawn(async move {
                     let bytes = std::fs::read(&path)?;
-                    let outcomes = ingest(&state, &bytes, &mailward_reports::Limits::default())
+                    let outcomes = ingest(&state, bytes, &mailward_reports::Limits::default())
                         .await
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
                     let [outcome] = outcomes.as_slice() else {

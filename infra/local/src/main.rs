@@ -558,7 +558,7 @@ async fn import_imap(
                 Fetched::TooLarge(size) => vec![ingest::Outcome::refused_file(format!(
                     "the message is {size} bytes, larger than {MAX_MESSAGE_BYTES}"
                 ))],
-                Fetched::Message(bytes) => ingest::ingest(&assembled.state, &bytes, &limits)
+                Fetched::Message(bytes) => ingest::ingest(&assembled.state, bytes, &limits)
                     .await
                     .map_err(|e| anyhow::anyhow!("{e}"))?,
             };

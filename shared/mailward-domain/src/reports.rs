@@ -155,36 +155,54 @@ impl DayTotal {
     }
 }
 
+/// The UTC days of a report's date range, worked out once per report, to spread each of its
+/// records' counts over (see [`spread_over_days`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaySpread {
+    days: Vec<time::Date>,
+}
+
+impl DaySpread {
+    /// The days from the day of `begin` to the day of `end` (an end exactly at midnight closes
+    /// the previous day; a range that is empty or backwards is the day of `begin`; at most a
+    /// year, a longer range being a reporter error kept on its first year).
+    pub fn new(begin: i64, end: i64) -> Self {
+        let day_of = |t: i64| {
+            OffsetDateTime::from_unix_timestamp(t)
+                .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+                .date()
+        };
+        let first = day_of(begin);
+        // An end exactly at midnight closes the previous day (reporters use both conventions).
+        let last_instant = if end > begin { end - 1 } else { begin };
+        let last = day_of(last_instant).max(first);
+        let mut d = first;
+        let mut days = vec![d];
+        while d < last && days.len() < 366 {
+            d = d.next_day().unwrap_or(d);
+            days.push(d);
+        }
+        Self { days }
+    }
+
+    /// `count` spread over the days as evenly as integers allow, earlier days taking the
+    /// remainder; days that get nothing are left out (unless `count` is zero).
+    pub fn split(&self, count: u64) -> impl Iterator<Item = (time::Date, u64)> + '_ {
+        let n = self.days.len() as u64;
+        let (each, rest) = (count / n, count % n);
+        self.days
+            .iter()
+            .enumerate()
+            .map(move |(i, d)| (*d, each + u64::from((i as u64) < rest)))
+            .filter(move |(_, c)| *c > 0 || count == 0)
+    }
+}
+
 /// Splits `count` messages over the UTC days from `begin` to `end` (unix seconds, inclusive
 /// end), as evenly as integers allow, earlier days taking the remainder. A range that is empty
 /// or backwards counts on the day of `begin`.
 pub fn spread_over_days(begin: i64, end: i64, count: u64) -> Vec<(time::Date, u64)> {
-    let day_of = |t: i64| {
-        OffsetDateTime::from_unix_timestamp(t)
-            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
-            .date()
-    };
-    let first = day_of(begin);
-    // An end exactly at midnight closes the previous day (reporters use both conventions).
-    let last_instant = if end > begin { end - 1 } else { begin };
-    let last = day_of(last_instant).max(first);
-    let days: Vec<time::Date> = {
-        let mut d = first;
-        let mut out = vec![d];
-        // At most a year: a longer range is a reporter error, kept on its first year.
-        while d < last && out.len() < 366 {
-            d = d.next_day().unwrap_or(d);
-            out.push(d);
-        }
-        out
-    };
-    let n = days.len() as u64;
-    let (each, rest) = (count / n, count % n);
-    days.into_iter()
-        .enumerate()
-        .map(|(i, d)| (d, each + u64::from((i as u64) < rest)))
-        .filter(|(_, c)| *c > 0 || count == 0)
-        .collect()
+    DaySpread::new(begin, end).split(count).collect()
 }
 
 #[cfg(test)]

@@ -146,13 +146,21 @@ pub enum UploadAccept {
     Store(ObjectStoreError),
 }
 
-async fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        tokio::fs::create_dir_all(parent).await?;
-    }
-    let tmp = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4()));
-    tokio::fs::write(&tmp, bytes).await?;
-    tokio::fs::rename(&tmp, path).await
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a reader
+/// never sees half an object. The bytes are moved to the blocking thread, not copied (objects
+/// such as raw reports run to tens of MB).
+async fn write_atomically(path: &Path, bytes: Vec<u8>) -> std::io::Result<()> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let tmp = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4()));
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, &path)
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 #[async_trait]
@@ -190,8 +198,8 @@ impl ObjectStore for DirObjectStore {
         content_type: &str,
     ) -> Result<(), ObjectStoreError> {
         let (data, meta) = self.paths(key)?;
-        write_atomically(&data, &bytes).await.map_err(backend)?;
-        write_atomically(&meta, content_type.as_bytes())
+        write_atomically(&data, bytes).await.map_err(backend)?;
+        write_atomically(&meta, content_type.as_bytes().to_vec())
             .await
             .map_err(backend)
     }

@@ -258,63 +258,118 @@ fn text(raw: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.to_owned())
 }
 
-/// An element the reader does not know (never equal to a name it matches on).
-const OTHER: &str = "\u{0}";
+/// The element names the reader acts on, interned (matched case-insensitively by
+/// [`known_name`]), so the path is a few bytes and comparing it is comparing integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum N {
+    Feedback,
+    Version,
+    ReportMetadata,
+    OrgName,
+    Email,
+    ExtraContactInfo,
+    ReportId,
+    Error,
+    DateRange,
+    Begin,
+    End,
+    PolicyPublished,
+    Domain,
+    Adkim,
+    Aspf,
+    P,
+    Sp,
+    Np,
+    Pct,
+    Fo,
+    Testing,
+    DiscoveryMethod,
+    Record,
+    Row,
+    SourceIp,
+    Count,
+    PolicyEvaluated,
+    Disposition,
+    Dkim,
+    Spf,
+    Reason,
+    Type,
+    Comment,
+    Identifiers,
+    HeaderFrom,
+    EnvelopeFrom,
+    EnvelopeTo,
+    AuthResults,
+    Selector,
+    Result,
+    HumanResult,
+    Scope,
+    /// Any element the reader does not know.
+    Other,
+}
 
-/// The element's name, compared case-insensitively, as one of the names the reader acts on
-/// (so the path is kept without allocating per element); any other is [`OTHER`].
-fn known_name(local: &[u8]) -> &'static str {
+/// The name as written in lower case (what reporters send), if it is one the reader knows.
+fn exact_name(local: &[u8]) -> Option<N> {
+    Some(match local {
+        b"feedback" => N::Feedback,
+        b"version" => N::Version,
+        b"report_metadata" => N::ReportMetadata,
+        b"org_name" => N::OrgName,
+        b"email" => N::Email,
+        b"extra_contact_info" => N::ExtraContactInfo,
+        b"report_id" => N::ReportId,
+        b"error" => N::Error,
+        b"date_range" => N::DateRange,
+        b"begin" => N::Begin,
+        b"end" => N::End,
+        b"policy_published" => N::PolicyPublished,
+        b"domain" => N::Domain,
+        b"adkim" => N::Adkim,
+        b"aspf" => N::Aspf,
+        b"p" => N::P,
+        b"sp" => N::Sp,
+        b"np" => N::Np,
+        b"pct" => N::Pct,
+        b"fo" => N::Fo,
+        b"testing" => N::Testing,
+        b"discovery_method" => N::DiscoveryMethod,
+        b"record" => N::Record,
+        b"row" => N::Row,
+        b"source_ip" => N::SourceIp,
+        b"count" => N::Count,
+        b"policy_evaluated" => N::PolicyEvaluated,
+        b"disposition" => N::Disposition,
+        b"dkim" => N::Dkim,
+        b"spf" => N::Spf,
+        b"reason" => N::Reason,
+        b"type" => N::Type,
+        b"comment" => N::Comment,
+        b"identifiers" => N::Identifiers,
+        b"header_from" => N::HeaderFrom,
+        b"envelope_from" => N::EnvelopeFrom,
+        b"envelope_to" => N::EnvelopeTo,
+        b"auth_results" => N::AuthResults,
+        b"selector" => N::Selector,
+        b"result" => N::Result,
+        b"human_result" => N::HumanResult,
+        b"scope" => N::Scope,
+        _ => return None,
+    })
+}
+
+/// The element's name, compared case-insensitively, as one the reader acts on, or
+/// [`N::Other`].
+fn known_name(local: &[u8]) -> N {
+    if let Some(name) = exact_name(local) {
+        return name;
+    }
     let mut lowered = [0u8; 24];
     let Some(lowered) = lowered.get_mut(..local.len()) else {
-        return OTHER;
+        return N::Other;
     };
     lowered.copy_from_slice(local);
     lowered.make_ascii_lowercase();
-    match &*lowered {
-        b"feedback" => "feedback",
-        b"version" => "version",
-        b"report_metadata" => "report_metadata",
-        b"org_name" => "org_name",
-        b"email" => "email",
-        b"extra_contact_info" => "extra_contact_info",
-        b"report_id" => "report_id",
-        b"error" => "error",
-        b"date_range" => "date_range",
-        b"begin" => "begin",
-        b"end" => "end",
-        b"policy_published" => "policy_published",
-        b"domain" => "domain",
-        b"adkim" => "adkim",
-        b"aspf" => "aspf",
-        b"p" => "p",
-        b"sp" => "sp",
-        b"np" => "np",
-        b"pct" => "pct",
-        b"fo" => "fo",
-        b"testing" => "testing",
-        b"discovery_method" => "discovery_method",
-        b"record" => "record",
-        b"row" => "row",
-        b"source_ip" => "source_ip",
-        b"count" => "count",
-        b"policy_evaluated" => "policy_evaluated",
-        b"disposition" => "disposition",
-        b"dkim" => "dkim",
-        b"spf" => "spf",
-        b"reason" => "reason",
-        b"type" => "type",
-        b"comment" => "comment",
-        b"identifiers" => "identifiers",
-        b"header_from" => "header_from",
-        b"envelope_from" => "envelope_from",
-        b"envelope_to" => "envelope_to",
-        b"auth_results" => "auth_results",
-        b"selector" => "selector",
-        b"result" => "result",
-        b"human_result" => "human_result",
-        b"scope" => "scope",
-        _ => OTHER,
-    }
+    exact_name(lowered).unwrap_or(N::Other)
 }
 
 /// A record under construction, with the auth result being read.
@@ -326,12 +381,38 @@ struct Building {
     reason: Option<(Option<String>, Option<String>)>,
 }
 
+/// Where a report's XML comes from.
+pub enum XmlInput<'a> {
+    /// The whole document in memory: read in place, each event borrowing it (nothing copied).
+    Bytes(&'a [u8]),
+    /// A stream (XML being decompressed), read through a buffer.
+    Stream(&'a mut dyn BufRead),
+}
+
+impl<'a> From<&'a [u8]> for XmlInput<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        Self::Bytes(bytes)
+    }
+}
+
+impl<'a, const L: usize> From<&'a [u8; L]> for XmlInput<'a> {
+    fn from(bytes: &'a [u8; L]) -> Self {
+        Self::Bytes(bytes)
+    }
+}
+
+impl<'a> From<&'a mut dyn BufRead> for XmlInput<'a> {
+    fn from(stream: &'a mut dyn BufRead) -> Self {
+        Self::Stream(stream)
+    }
+}
+
 /// Reads a report from `input`, handing each record to `on_record` as soon as it is complete.
 /// The header is returned at the end (reporters put the metadata first, but nothing requires
 /// it). Damage after the report's identity was read ends the report with a warning and keeps
 /// what was read; damage before it refuses the report.
-pub fn parse_streaming<R: BufRead>(
-    input: R,
+pub fn parse_streaming<'a>(
+    input: impl Into<XmlInput<'a>>,
     limits: &Limits,
     mut on_record: impl FnMut(Record),
 ) -> Result<Header, AggregateError> {
@@ -341,34 +422,90 @@ pub fn parse_streaming<R: BufRead>(
 /// [`parse_streaming`], handing each record over with the header as read so far (reporters
 /// put the metadata first, so it is usually complete; a caller folding records by the date
 /// range must check).
-pub fn parse_streaming_with<R: BufRead>(
-    input: R,
+pub fn parse_streaming_with<'a>(
+    input: impl Into<XmlInput<'a>>,
     limits: &Limits,
-    mut on_record: impl FnMut(Record, &Header),
+    on_record: impl FnMut(Record, &Header),
 ) -> Result<Header, AggregateError> {
-    let mut reader = Reader::from_reader(input);
-    let config = reader.config_mut();
-    config.trim_text(false);
-    // Mismatched end tags happen (an unclosed wrapper); the path below is kept by depth.
-    config.check_end_names = false;
-    config.expand_empty_elements = true;
+    fn configure<R>(reader: &mut Reader<R>) {
+        let config = reader.config_mut();
+        config.trim_text(false);
+        // Mismatched end tags happen (an unclosed wrapper); the path is kept by depth.
+        config.check_end_names = false;
+        config.expand_empty_elements = true;
+    }
+    let mut parser = Parser {
+        limits,
+        on_record,
+        header: Header::default(),
+        path: Vec::new(),
+        text: String::new(),
+        building: None,
+        saw_root: false,
+    };
+    match input.into() {
+        XmlInput::Bytes(bytes) => {
+            let mut reader = Reader::from_reader(bytes);
+            configure(&mut reader);
+            loop {
+                let event = reader.read_event();
+                if parser.step(event, reader.buffer_position())? == Flow::Stop {
+                    break;
+                }
+            }
+        }
+        XmlInput::Stream(stream) => {
+            let mut reader = Reader::from_reader(stream);
+            configure(&mut reader);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                let event = reader.read_event_into(&mut buf);
+                if parser.step(event, reader.buffer_position())? == Flow::Stop {
+                    break;
+                }
+            }
+        }
+    }
+    parser.finish()
+}
 
-    let mut header = Header::default();
-    let mut path: Vec<&'static str> = Vec::new();
-    let mut current_text = String::new();
-    let mut building: Option<Building> = None;
-    let mut saw_root = false;
-    let mut buf = Vec::new();
-    loop {
-        let event = match reader.read_event_into(&mut buf) {
+/// Whether to read on.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Go,
+    Stop,
+}
+
+/// The reader's state between events: the same whether the events borrow the input or a
+/// buffer.
+struct Parser<'l, F> {
+    limits: &'l Limits,
+    on_record: F,
+    header: Header,
+    /// The open elements, outermost first (the wrapper around `feedback`, if any, excluded).
+    path: Vec<N>,
+    /// The text of the element being read.
+    text: String,
+    building: Option<Building>,
+    saw_root: bool,
+}
+
+impl<F: FnMut(Record, &Header)> Parser<'_, F> {
+    /// Takes one event (or the reader's error at `position`).
+    fn step(
+        &mut self,
+        event: Result<Event<'_>, quick_xml::Error>,
+        position: u64,
+    ) -> Result<Flow, AggregateError> {
+        let event = match event {
             Ok(event) => event,
             Err(e) => {
-                let position = reader.buffer_position();
-                if header.report_id.is_some() {
-                    header.warnings.push(format!(
+                if self.header.report_id.is_some() {
+                    self.header.warnings.push(format!(
                         "XML damaged at byte {position} ({e}); records after it are lost"
                     ));
-                    break;
+                    return Ok(Flow::Stop);
                 }
                 return Err(AggregateError::Xml(format!("at byte {position}: {e}")));
             }
@@ -376,279 +513,306 @@ pub fn parse_streaming_with<R: BufRead>(
         match event {
             Event::Start(start) => {
                 let name = known_name(start.local_name().as_ref());
-                if path.is_empty() {
-                    if name != "feedback" {
-                        let name = String::from_utf8_lossy(start.local_name().as_ref())
-                            .to_ascii_lowercase();
+                if self.path.is_empty() {
+                    if name != N::Feedback {
                         // A wrapper (an unclosed `xs:schema`, a SOAP-ish envelope) may hold the
                         // feedback element: look inside, but only one level.
-                        if saw_root {
+                        if self.saw_root {
+                            let name = String::from_utf8_lossy(start.local_name().as_ref())
+                                .to_ascii_lowercase();
                             return Err(AggregateError::NotAReport(format!(
                                 "root element <{name}>"
                             )));
                         }
-                        saw_root = true;
-                        continue;
+                        self.saw_root = true;
+                        return Ok(Flow::Go);
                     }
-                    saw_root = true;
+                    self.saw_root = true;
                     for attr in start.attributes().flatten() {
                         // The default namespace: the report format the root declares.
                         if attr.key.as_ref() == b"xmlns" {
-                            header.namespace =
+                            self.header.namespace =
                                 Some(String::from_utf8_lossy(&attr.value).into_owned());
                         }
                     }
                 }
-                path.push(name);
-                if path.len() > limits.max_xml_depth {
-                    return Err(AggregateError::TooDeep(limits.max_xml_depth));
+                self.path.push(name);
+                if self.path.len() > self.limits.max_xml_depth {
+                    return Err(AggregateError::TooDeep(self.limits.max_xml_depth));
                 }
-                current_text.clear();
-                match path.as_slice() {
-                    ["feedback", "record"] => building = Some(Building::default()),
-                    ["feedback", "record", "auth_results", "dkim"] => {
-                        if let Some(b) = building.as_mut() {
-                            b.dkim = Some(DkimAuth::default());
-                        }
-                    }
-                    ["feedback", "record", "auth_results", "spf"] => {
-                        if let Some(b) = building.as_mut() {
-                            b.spf = Some(SpfAuth::default());
-                        }
-                    }
-                    ["feedback", "record", "row", "policy_evaluated", "reason"] => {
-                        if let Some(b) = building.as_mut() {
-                            b.reason = Some((None, None));
-                        }
-                    }
-                    _ => {}
-                }
+                self.text.clear();
+                self.open(name);
             }
-            Event::Text(t) => match t.decode() {
-                Ok(text) => current_text.push_str(&text),
-                Err(_) => current_text.push_str(&String::from_utf8_lossy(t.as_ref())),
+            Event::Text(t) => match std::str::from_utf8(t.as_ref()) {
+                Ok(text) => self.text.push_str(text),
+                Err(_) => self.text.push_str(&String::from_utf8_lossy(t.as_ref())),
             },
             Event::GeneralRef(r) => {
                 // Predefined and character references only; anything else stays literal.
                 let name = String::from_utf8_lossy(r.as_ref()).into_owned();
                 let resolved = match name.as_str() {
-                    "lt" => Some("<".to_owned()),
-                    "gt" => Some(">".to_owned()),
-                    "amp" => Some("&".to_owned()),
-                    "apos" => Some("'".to_owned()),
-                    "quot" => Some("\"".to_owned()),
-                    _ => r.resolve_char_ref().ok().flatten().map(|c| c.to_string()),
+                    "lt" => Some('<'),
+                    "gt" => Some('>'),
+                    "amp" => Some('&'),
+                    "apos" => Some('\''),
+                    "quot" => Some('"'),
+                    _ => r.resolve_char_ref().ok().flatten(),
                 };
                 match resolved {
-                    Some(s) => current_text.push_str(&s),
-                    None => current_text.push_str(&format!("&{name};")),
+                    Some(c) => self.text.push(c),
+                    None => {
+                        self.text.push('&');
+                        self.text.push_str(&name);
+                        self.text.push(';');
+                    }
                 }
             }
-            Event::CData(c) => current_text.push_str(&String::from_utf8_lossy(&c)),
+            Event::CData(c) => self.text.push_str(&String::from_utf8_lossy(&c)),
             Event::End(_) => {
-                if path.is_empty() {
-                    continue;
+                if self.path.is_empty() {
+                    return Ok(Flow::Go);
                 }
                 end_element(
-                    &path,
-                    &current_text,
-                    &mut header,
-                    &mut building,
-                    &mut on_record,
+                    &self.path,
+                    &self.text,
+                    &mut self.header,
+                    &mut self.building,
+                    &mut self.on_record,
                 );
-                current_text.clear();
-                path.pop();
-                if path.is_empty() {
+                self.text.clear();
+                self.path.pop();
+                if self.path.is_empty() {
                     // The feedback element closed: anything after it is ignored.
-                    break;
+                    return Ok(Flow::Stop);
                 }
             }
             Event::Eof => {
-                if !path.is_empty() {
-                    if header.report_id.is_none() {
+                if !self.path.is_empty() {
+                    if self.header.report_id.is_none() {
                         return Err(AggregateError::Xml(
                             "the document ends inside the report".into(),
                         ));
                     }
-                    header
+                    self.header
                         .warnings
                         .push("the document ends before the report closes".into());
                 }
-                break;
+                return Ok(Flow::Stop);
             }
             // Declarations, comments, processing instructions and DTDs are ignored: no DTD
             // is ever read, so no entity is ever defined.
             _ => {}
         }
-        buf.clear();
+        Ok(Flow::Go)
     }
-    if !saw_root {
-        return Err(AggregateError::NotAReport("no XML element".into()));
+
+    /// Starts what the element just opened begins.
+    fn open(&mut self, name: N) {
+        let Some(b) = self.building.as_mut() else {
+            if self.path == [N::Feedback, N::Record] {
+                self.building = Some(Building::default());
+            }
+            return;
+        };
+        match (self.path.as_slice(), name) {
+            ([N::Feedback, N::Record], _) => *b = Building::default(),
+            ([N::Feedback, N::Record, N::AuthResults, N::Dkim], _) => {
+                b.dkim = Some(DkimAuth::default())
+            }
+            ([N::Feedback, N::Record, N::AuthResults, N::Spf], _) => {
+                b.spf = Some(SpfAuth::default())
+            }
+            (
+                [
+                    N::Feedback,
+                    N::Record,
+                    N::Row,
+                    N::PolicyEvaluated,
+                    N::Reason,
+                ],
+                _,
+            ) => b.reason = Some((None, None)),
+            _ => {}
+        }
     }
-    if header.report_id.is_none() {
-        return Err(AggregateError::Missing("report_id"));
+
+    /// The header, once the document is read.
+    fn finish(self) -> Result<Header, AggregateError> {
+        if !self.saw_root {
+            return Err(AggregateError::NotAReport("no XML element".into()));
+        }
+        if self.header.report_id.is_none() {
+            return Err(AggregateError::Missing("report_id"));
+        }
+        if self.header.policy.domain.is_none() {
+            return Err(AggregateError::Missing("policy_published/domain"));
+        }
+        Ok(self.header)
     }
-    if header.policy.domain.is_none() {
-        return Err(AggregateError::Missing("policy_published/domain"));
-    }
-    Ok(header)
 }
 
 /// Applies the text of the element at the end of `path`.
 fn end_element(
-    path: &[&'static str],
+    path: &[N],
     value: &str,
     header: &mut Header,
     building: &mut Option<Building>,
     on_record: &mut impl FnMut(Record, &Header),
 ) {
     let warnings = &mut header.warnings;
-    match path {
-        ["feedback", "version"] => header.version = text(value),
-        ["feedback", "report_metadata", "org_name"] => header.org_name = text(value),
-        ["feedback", "report_metadata", "email"] => header.email = text(value),
-        ["feedback", "report_metadata", "extra_contact_info"] => {
-            header.extra_contact_info = text(value)
-        }
-        ["feedback", "report_metadata", "report_id"] => header.report_id = text(value),
-        ["feedback", "report_metadata", "error"] => {
+    let [N::Feedback, rest @ ..] = path else {
+        return;
+    };
+    match rest {
+        [N::Version] => header.version = text(value),
+        [N::ReportMetadata, N::OrgName] => header.org_name = text(value),
+        [N::ReportMetadata, N::Email] => header.email = text(value),
+        [N::ReportMetadata, N::ExtraContactInfo] => header.extra_contact_info = text(value),
+        [N::ReportMetadata, N::ReportId] => header.report_id = text(value),
+        [N::ReportMetadata, N::Error] => {
             if let Some(e) = text(value) {
                 header.errors.push(e);
             }
         }
-        [
-            "feedback",
-            "report_metadata",
-            "date_range",
-            edge @ ("begin" | "end"),
-        ] => match value.trim().parse::<i64>() {
-            Ok(t) if *edge == "begin" => header.begin = Some(t),
-            Ok(t) => header.end = Some(t),
-            Err(_) => warnings.push(format!("unreadable date_range/{edge} \"{}\"", value.trim())),
-        },
-        ["feedback", "policy_published", field] => {
+        [N::ReportMetadata, N::DateRange, edge @ (N::Begin | N::End)] => {
+            match value.trim().parse::<i64>() {
+                Ok(t) if *edge == N::Begin => header.begin = Some(t),
+                Ok(t) => header.end = Some(t),
+                Err(_) => {
+                    let edge = if *edge == N::Begin { "begin" } else { "end" };
+                    warnings.push(format!("unreadable date_range/{edge} \"{}\"", value.trim()))
+                }
+            }
+        }
+        [N::PolicyPublished, field] => {
             let v = text(value);
             let policy = &mut header.policy;
-            match *field {
-                "domain" => policy.domain = v.map(|d| d.trim_end_matches('.').to_ascii_lowercase()),
-                "adkim" => policy.adkim = v,
-                "aspf" => policy.aspf = v,
-                "p" => policy.p = v.map(|s| s.to_ascii_lowercase()),
-                "sp" => policy.sp = v.map(|s| s.to_ascii_lowercase()),
-                "np" => policy.np = v.map(|s| s.to_ascii_lowercase()),
-                "pct" => policy.pct = v.and_then(|s| s.parse().ok()),
-                "fo" => policy.fo = v,
-                "testing" => policy.testing = v,
-                "discovery_method" => policy.discovery_method = v,
+            match field {
+                N::Domain => {
+                    policy.domain = v.map(|d| d.trim_end_matches('.').to_ascii_lowercase())
+                }
+                N::Adkim => policy.adkim = v,
+                N::Aspf => policy.aspf = v,
+                N::P => policy.p = v.map(|s| s.to_ascii_lowercase()),
+                N::Sp => policy.sp = v.map(|s| s.to_ascii_lowercase()),
+                N::Np => policy.np = v.map(|s| s.to_ascii_lowercase()),
+                N::Pct => policy.pct = v.and_then(|s| s.parse().ok()),
+                N::Fo => policy.fo = v,
+                N::Testing => policy.testing = v,
+                N::DiscoveryMethod => policy.discovery_method = v,
                 _ => {}
             }
         }
-        ["feedback", "record"] => {
+        [N::Record] => {
             if let Some(b) = building.take() {
                 on_record(b.record, header);
             }
         }
-        ["feedback", "record", rest @ ..] => {
+        [N::Record, rest @ ..] => {
             let Some(b) = building.as_mut() else { return };
-            match rest {
-                ["row", "source_ip"] => {
-                    let v = value.trim();
-                    if !v.is_empty() {
-                        match v.parse::<IpAddr>() {
-                            Ok(ip) => b.record.source_ip = Some(ip),
-                            Err(_) => warnings.push(format!("unreadable source_ip \"{v}\"")),
-                        }
-                    }
+            record_field(rest, value, b, warnings);
+        }
+        _ => {}
+    }
+}
+
+/// Applies the text of an element inside a `record` (`path` below the record).
+fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<String>) {
+    match path {
+        [N::Row, N::SourceIp] => {
+            let v = value.trim();
+            if !v.is_empty() {
+                match v.parse::<IpAddr>() {
+                    Ok(ip) => b.record.source_ip = Some(ip),
+                    Err(_) => warnings.push(format!("unreadable source_ip \"{v}\"")),
                 }
-                ["row", "count"] => match value.trim().parse::<u64>() {
-                    Ok(n) => b.record.count = n,
-                    Err(_) if value.trim().is_empty() => {}
-                    Err(_) => warnings.push(format!("unreadable count \"{}\"", value.trim())),
-                },
-                ["row", "policy_evaluated", "disposition"] => {
-                    b.record.disposition =
-                        present(value).map(|v| word(v, &DISPOSITIONS, "disposition", warnings));
+            }
+        }
+        [N::Row, N::Count] => match value.trim().parse::<u64>() {
+            Ok(n) => b.record.count = n,
+            Err(_) if value.trim().is_empty() => {}
+            Err(_) => warnings.push(format!("unreadable count \"{}\"", value.trim())),
+        },
+        [N::Row, N::PolicyEvaluated, N::Disposition] => {
+            b.record.disposition =
+                present(value).map(|v| word(v, &DISPOSITIONS, "disposition", warnings));
+        }
+        [N::Row, N::PolicyEvaluated, f @ (N::Dkim | N::Spf)] => {
+            let w = present(value).map(|v| word(v, &ALIGNED, "policy_evaluated result", warnings));
+            if *f == N::Dkim {
+                b.record.dkim = w;
+            } else {
+                b.record.spf = w;
+            }
+        }
+        [
+            N::Row,
+            N::PolicyEvaluated,
+            N::Reason,
+            f @ (N::Type | N::Comment),
+        ] => {
+            if let Some(reason) = b.reason.as_mut() {
+                if *f == N::Type {
+                    reason.0 = text(value);
+                } else {
+                    reason.1 = text(value);
                 }
-                ["row", "policy_evaluated", f @ ("dkim" | "spf")] => {
-                    let w = present(value)
-                        .map(|v| word(v, &ALIGNED, "policy_evaluated result", warnings));
-                    if *f == "dkim" {
-                        b.record.dkim = w;
-                    } else {
-                        b.record.spf = w;
-                    }
-                }
-                [
-                    "row",
-                    "policy_evaluated",
-                    "reason",
-                    f @ ("type" | "comment"),
-                ] => {
-                    if let Some(reason) = b.reason.as_mut() {
-                        if *f == "type" {
-                            reason.0 = text(value);
-                        } else {
-                            reason.1 = text(value);
-                        }
-                    }
-                }
-                ["row", "policy_evaluated", "reason"] => {
-                    if let Some((kind, comment)) = b.reason.take()
-                        && let Some(kind) = kind
-                    {
-                        b.record.reasons.push(Override {
-                            kind: word(&kind, &OVERRIDES, "override reason", warnings),
-                            comment,
-                        });
-                    }
-                }
-                ["identifiers", f] => {
-                    let v = present(value).map(str::to_ascii_lowercase);
-                    match *f {
-                        "header_from" => b.record.header_from = v,
-                        "envelope_from" => b.record.envelope_from = v,
-                        "envelope_to" => b.record.envelope_to = v,
-                        _ => {}
-                    }
-                }
-                ["auth_results", "dkim", f] => {
-                    if let Some(d) = b.dkim.as_mut() {
-                        match *f {
-                            "domain" => d.domain = present(value).map(str::to_ascii_lowercase),
-                            "selector" => d.selector = text(value),
-                            "result" => {
-                                d.result = present(value)
-                                    .map(|v| word(v, &DKIM_RESULTS, "DKIM result", warnings))
-                            }
-                            "human_result" => d.human_result = text(value),
-                            _ => {}
-                        }
-                    }
-                }
-                ["auth_results", "dkim"] => {
-                    if let Some(d) = b.dkim.take() {
-                        b.record.dkim_results.push(d);
-                    }
-                }
-                ["auth_results", "spf", f] => {
-                    if let Some(s) = b.spf.as_mut() {
-                        match *f {
-                            "domain" => s.domain = present(value).map(str::to_ascii_lowercase),
-                            "scope" => s.scope = present(value).map(str::to_ascii_lowercase),
-                            "result" => {
-                                s.result = present(value)
-                                    .map(|v| word(v, &SPF_RESULTS, "SPF result", warnings))
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                ["auth_results", "spf"] => {
-                    if let Some(s) = b.spf.take() {
-                        b.record.spf_results.push(s);
-                    }
-                }
+            }
+        }
+        [N::Row, N::PolicyEvaluated, N::Reason] => {
+            if let Some((kind, comment)) = b.reason.take()
+                && let Some(kind) = kind
+            {
+                b.record.reasons.push(Override {
+                    kind: word(&kind, &OVERRIDES, "override reason", warnings),
+                    comment,
+                });
+            }
+        }
+        [N::Identifiers, f] => {
+            let v = present(value).map(str::to_ascii_lowercase);
+            match f {
+                N::HeaderFrom => b.record.header_from = v,
+                N::EnvelopeFrom => b.record.envelope_from = v,
+                N::EnvelopeTo => b.record.envelope_to = v,
                 _ => {}
+            }
+        }
+        [N::AuthResults, N::Dkim, f] => {
+            if let Some(d) = b.dkim.as_mut() {
+                match f {
+                    N::Domain => d.domain = present(value).map(str::to_ascii_lowercase),
+                    N::Selector => d.selector = text(value),
+                    N::Result => {
+                        d.result =
+                            present(value).map(|v| word(v, &DKIM_RESULTS, "DKIM result", warnings))
+                    }
+                    N::HumanResult => d.human_result = text(value),
+                    _ => {}
+                }
+            }
+        }
+        [N::AuthResults, N::Dkim] => {
+            if let Some(d) = b.dkim.take() {
+                b.record.dkim_results.push(d);
+            }
+        }
+        [N::AuthResults, N::Spf, f] => {
+            if let Some(s) = b.spf.as_mut() {
+                match f {
+                    N::Domain => s.domain = present(value).map(str::to_ascii_lowercase),
+                    N::Scope => s.scope = present(value).map(str::to_ascii_lowercase),
+                    N::Result => {
+                        s.result =
+                            present(value).map(|v| word(v, &SPF_RESULTS, "SPF result", warnings))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        [N::AuthResults, N::Spf] => {
+            if let Some(s) = b.spf.take() {
+                b.record.spf_results.push(s);
             }
         }
         _ => {}

@@ -2,7 +2,7 @@
 //! gzip in gzip), zip, and the XML or JSON inside, each recognised by its first bytes.
 
 use crate::Limits;
-use crate::aggregate::{self, AggregateError, AggregateReport};
+use crate::aggregate::{self, AggregateError, AggregateReport, XmlInput};
 use crate::tlsrpt::{self, TlsReport};
 use mail_parser::MimeHeaders as _;
 use std::io::{BufRead, Read as _};
@@ -99,13 +99,15 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Vec<Extracted> {
     })
 }
 
-/// [`extract`], with each aggregate report's XML handed to `read_aggregate` as a stream (e.g.
+/// [`extract`], with each aggregate report's XML handed to `read_aggregate` (e.g.
 /// [`aggregate::parse_streaming`] folding records as they come), so that no report's records
-/// need to be held at once. XML inside gzip is read as it is decompressed; the whole stream is
-/// still checked against the decompression limit and for damage, as [`extract`] does.
+/// need to be held at once. XML already in memory is handed over in place
+/// ([`XmlInput::Bytes`]); XML inside gzip is read as it is decompressed ([`XmlInput::Stream`]),
+/// the whole stream still checked against the decompression limit and for damage, as
+/// [`extract`] does.
 pub fn extract_with<A, F>(bytes: &[u8], limits: &Limits, read_aggregate: F) -> Vec<Extracted<A>>
 where
-    F: FnMut(&mut dyn BufRead, &Limits) -> Result<A, AggregateError>,
+    F: FnMut(XmlInput<'_>, &Limits) -> Result<A, AggregateError>,
 {
     let mut walk = Walk {
         limits,
@@ -150,7 +152,7 @@ impl<R: std::io::Read> std::io::Read for Capped<R> {
 
 impl<A, F> Walk<'_, A, F>
 where
-    F: FnMut(&mut dyn BufRead, &Limits) -> Result<A, AggregateError>,
+    F: FnMut(XmlInput<'_>, &Limits) -> Result<A, AggregateError>,
 {
     fn refuse(&mut self, name: Option<String>, ctype: Option<String>, why: impl Into<String>) {
         self.out.push(Extracted {
@@ -181,7 +183,7 @@ where
             }
             Sniffed::Zip => self.unzip(bytes, name, ctype, depth),
             Sniffed::Xml => {
-                let content = match (self.read_aggregate)(&mut &bytes[..], self.limits) {
+                let content = match (self.read_aggregate)(XmlInput::Bytes(bytes), self.limits) {
                     Ok(report) => Content::Aggregate(report),
                     Err(e) => Content::Refused(e.to_string()),
                 };
@@ -253,7 +255,7 @@ where
         if sniff(reader.fill_buf().ok()?) != Sniffed::Xml {
             return None;
         }
-        let read = (self.read_aggregate)(&mut reader, self.limits);
+        let read = (self.read_aggregate)(XmlInput::Stream(&mut reader), self.limits);
         // The rest of the stream too (normally a line end): damage or a bomb after the report
         // refuses it, as when the gzip is decompressed whole.
         let _ = std::io::copy(&mut reader, &mut std::io::sink());
@@ -432,7 +434,7 @@ mod tests {
         let xml = b"<feedback><report_metadata><report_id>r</report_id></report_metadata>\
             <policy_published><domain>x.org</domain></policy_published>\
             <record><row><count>2</count></row></record></feedback>\n";
-        let count = |input: &mut dyn BufRead, limits: &Limits| {
+        let count = |input: XmlInput<'_>, limits: &Limits| {
             let mut n = 0;
             aggregate::parse_streaming(input, limits, |_| n += 1)?;
             Ok(n)

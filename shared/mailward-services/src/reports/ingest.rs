@@ -7,11 +7,10 @@
 
 use crate::error::ServiceError;
 use crate::state::AppState;
-use mailward_domain::reports::{
-    ReportIdentity, ReportKind, SourceDay, StoredReport, spread_over_days,
-};
+use mailward_domain::reports::{DaySpread, ReportIdentity, ReportKind, SourceDay, StoredReport};
 use mailward_domain::store::WriteOp;
 use mailward_domain::tls_reports::{StoredTlsReport, TlsFailure, TlsPolicyResult, cap_details};
+use mailward_reports::aggregate::XmlInput;
 use mailward_reports::aggregate::{
     self, AggregateError, AggregateReport, Aligned, Disposition, DkimResult, Header, OverrideKind,
     Record, Word,
@@ -20,7 +19,8 @@ use mailward_reports::tlsrpt::TlsReport;
 use mailward_reports::{Content, Limits};
 use mailward_store::reports as stored;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -123,7 +123,7 @@ pub struct FoldedReport {
 /// A record that comes before the report's date range (or, without its own header-from, before
 /// the policy domain) waits for the end of the report; reporters write the metadata first.
 pub fn fold_aggregate(
-    input: &mut dyn std::io::BufRead,
+    input: XmlInput<'_>,
     limits: &Limits,
 ) -> Result<FoldedReport, AggregateError> {
     let mut fold = RowFold::default();
@@ -150,20 +150,40 @@ pub fn fold_aggregate(
     })
 }
 
-/// Per-day rows under construction, keyed by `<source IP>\0<header-from>` (ordered as the
-/// pair, since neither holds a NUL), so that a record of a row already there is found by
-/// `&str` in a reused buffer, allocating nothing.
+/// Per-day rows under construction, found through an index by source IP and header-from (the
+/// header-from interned), so folding a record hashes an address and allocates nothing.
 #[derive(Default)]
 struct RowFold {
-    by_day: BTreeMap<time::Date, BTreeMap<String, SourceDay>>,
-    /// The key of the record being folded (the buffer is reused).
-    key: String,
+    by_day: BTreeMap<time::Date, DayRows>,
+    /// Every header-from seen, numbered.
+    header_froms: HashMap<String, u32>,
+    /// The days of the date range of the records being folded (one report's: worked out once).
+    spread: Option<((i64, i64), DaySpread)>,
+    /// The DKIM signer being looked up (the buffer is reused).
+    signer: String,
+}
+
+/// One day's rows, and where each source IP and header-from's row is.
+#[derive(Default)]
+struct DayRows {
+    index: HashMap<(Option<IpAddr>, u32), usize>,
+    rows: Vec<SourceDay>,
 }
 
 impl RowFold {
     /// Adds one record, spread over the days of the header's date range.
     fn fold(&mut self, header: &Header, record: &Record) {
-        let (begin, end) = (header.begin.unwrap_or(0), header.end.unwrap_or(0));
+        let Self {
+            by_day,
+            header_froms,
+            spread,
+            signer,
+        } = self;
+        let range = (header.begin.unwrap_or(0), header.end.unwrap_or(0));
+        let spread = match spread {
+            Some((r, days)) if *r == range => days,
+            _ => &spread.insert((range, DaySpread::new(range.0, range.1))).1,
+        };
         // Forwarded: the receiver's own override says so, or it overrode by local policy
         // because an ARC chain vouched for the forwarder (Gmail and Microsoft write
         // `local_policy` with a comment such as `arc=pass`).
@@ -179,70 +199,62 @@ impl RowFold {
                 .is_some_and(|c| c.to_ascii_lowercase().contains("arc=pass")),
             _ => false,
         });
-        let mut key = std::mem::take(&mut self.key);
-        key.clear();
-        if let Some(ip) = record.source_ip {
-            use std::fmt::Write as _;
-            let _ = write!(key, "{ip}");
-        }
-        let ip_len = key.len();
         let header_from = record
             .header_from
             .as_deref()
             .or(header.policy.domain.as_deref())
             .unwrap_or_default();
-        key.push('\0');
-        key.push_str(header_from);
-        // Passing signatures first: they say who really sent the mail.
-        let mut results: Vec<_> = record.dkim_results.iter().collect();
-        let passed = |d: &&mailward_reports::aggregate::DkimAuth| {
-            matches!(d.result, Some(Word::Known(DkimResult::Pass)))
-        };
-        results.sort_by_key(|d| !passed(d));
-        let signer = |d: &mailward_reports::aggregate::DkimAuth| {
-            let domain = d.domain.clone()?;
-            Some(match &d.selector {
-                Some(s) => format!("{domain}/{s}"),
-                None => domain,
-            })
-        };
-        let signers: Vec<String> = results.iter().filter_map(|d| signer(d)).collect();
-        let passing: Vec<String> = results
-            .iter()
-            .filter(|d| passed(d))
-            .filter_map(|d| signer(d))
-            .collect();
-        for (day, count) in spread_over_days(begin, end, record.count) {
-            let rows = self.by_day.entry(day).or_default();
-            if !rows.contains_key(key.as_str()) {
-                rows.insert(
-                    key.clone(),
-                    SourceDay {
-                        source_ip: key[..ip_len].to_owned(),
-                        header_from: header_from.to_owned(),
-                        ..SourceDay::default()
-                    },
-                );
+        let from_id = match header_froms.get(header_from) {
+            Some(id) => *id,
+            None => {
+                let id = header_froms.len() as u32;
+                header_froms.insert(header_from.to_owned(), id);
+                id
             }
-            let Some(row) = rows.get_mut(key.as_str()) else {
-                continue;
-            };
+        };
+        let dkim = matches!(record.dkim, Some(Word::Known(Aligned::Pass)));
+        let spf = matches!(record.spf, Some(Word::Known(Aligned::Pass)));
+        let evaluated = |w: &Option<Word<Aligned>>| matches!(w, Some(Word::Known(_)));
+        let undetermined = !evaluated(&record.dkim) && !evaluated(&record.spf);
+        for (day, count) in spread.split(record.count) {
+            let DayRows { index, rows } = by_day.entry(day).or_default();
+            let at = *index.entry((record.source_ip, from_id)).or_insert_with(|| {
+                rows.push(SourceDay {
+                    source_ip: record
+                        .source_ip
+                        .map(|ip| ip.to_string())
+                        .unwrap_or_default(),
+                    header_from: header_from.to_owned(),
+                    ..SourceDay::default()
+                });
+                rows.len() - 1
+            });
+            let row = &mut rows[at];
             if row.envelope_from.is_none() {
                 row.envelope_from = record.envelope_from.clone();
             }
-            for s in &signers {
-                if !row.dkim_signers.contains(s) {
-                    row.dkim_signers.push(s.clone());
-                }
-            }
-            for s in &passing {
-                if !row.dkim_passing.contains(s) {
-                    row.dkim_passing.push(s.clone());
+            // Passing signatures first: they say who really sent the mail.
+            for passing in [true, false] {
+                for d in &record.dkim_results {
+                    if matches!(d.result, Some(Word::Known(DkimResult::Pass))) != passing {
+                        continue;
+                    }
+                    let Some(domain) = &d.domain else { continue };
+                    signer.clear();
+                    signer.push_str(domain);
+                    if let Some(s) = &d.selector {
+                        signer.push('/');
+                        signer.push_str(s);
+                    }
+                    if !row.dkim_signers.iter().any(|s| s == signer) {
+                        row.dkim_signers.push(signer.clone());
+                    }
+                    if passing && !row.dkim_passing.iter().any(|s| s == signer) {
+                        row.dkim_passing.push(signer.clone());
+                    }
                 }
             }
             row.volume += count;
-            let dkim = matches!(record.dkim, Some(Word::Known(Aligned::Pass)));
-            let spf = matches!(record.spf, Some(Word::Known(Aligned::Pass)));
             if dkim || spf {
                 row.dmarc_pass += count;
             }
@@ -260,18 +272,22 @@ impl RowFold {
             if forwarded {
                 row.forwarded += count;
             }
-            let evaluated = |w: &Option<Word<Aligned>>| matches!(w, Some(Word::Known(_)));
-            if !evaluated(&record.dkim) && !evaluated(&record.spf) {
+            if undetermined {
                 row.undetermined += count;
             }
         }
-        self.key = key;
     }
 
+    /// Each day's rows, ordered by source IP (as text) and header-from.
     fn rows(self) -> BTreeMap<time::Date, Vec<SourceDay>> {
         self.by_day
             .into_iter()
-            .map(|(day, rows)| (day, rows.into_values().collect()))
+            .map(|(day, DayRows { mut rows, .. })| {
+                rows.sort_unstable_by(|a, b| {
+                    (&a.source_ip, &a.header_from).cmp(&(&b.source_ip, &b.header_from))
+                });
+                (day, rows)
+            })
             .collect()
     }
 }
@@ -642,18 +658,16 @@ fn tls_outcome(report: &TlsReport) -> Result<(ReportIdentity, Outcome), String> 
     Ok((identity, outcome))
 }
 
-/// Keeps the raw delivery in object storage (content-addressed, so a repeat is one object).
-async fn keep_raw(app: &AppState, bytes: &[u8]) -> Option<String> {
+/// Keeps the raw delivery in object storage (content-addressed, so a repeat is one object),
+/// handing the bytes over rather than copying them.
+async fn keep_raw(app: &AppState, bytes: Vec<u8>) -> Option<String> {
     let objects = app.objects.as_ref()?;
     let day = stored::day_string(app.clock.now().date());
     let key = format!(
         "reports/raw/{day}/{}",
-        mailward_domain::secrets::sha256_hex(bytes)
+        mailward_domain::secrets::sha256_hex(&bytes)
     );
-    match objects
-        .put(&key, bytes.to_vec(), "application/octet-stream")
-        .await
-    {
+    match objects.put(&key, bytes, "application/octet-stream").await {
         Ok(()) => Some(key),
         Err(e) => {
             tracing::warn!(error = %e, "could not keep a raw report");
@@ -663,15 +677,18 @@ async fn keep_raw(app: &AppState, bytes: &[u8]) -> Option<String> {
 }
 
 /// Ingests one delivery: every report in it, each with its outcome. Failures of one report
-/// never stop the others; only a store outage fails the call.
+/// never stop the others; only a store outage fails the call. The delivery is read in place,
+/// then kept raw: an owned `Vec` is handed over as it is, a borrowed one copied once.
 pub async fn ingest(
     app: &AppState,
-    bytes: &[u8],
+    bytes: impl Into<std::borrow::Cow<'_, [u8]>>,
     limits: &Limits,
 ) -> Result<Vec<Outcome>, ServiceError> {
+    let bytes = bytes.into().into_owned();
+    let extracted = mailward_reports::extract_with(&bytes, limits, fold_aggregate);
     let raw_key = keep_raw(app, bytes).await;
     let mut outcomes = Vec::new();
-    for extracted in mailward_reports::extract_with(bytes, limits, fold_aggregate) {
+    for extracted in extracted {
         let outcome = match extracted.content {
             Content::Refused(why) => Outcome::refused(None, why),
             Content::Failure => Outcome::refused(
@@ -783,7 +800,7 @@ mod tests {
         ] {
             let whole =
                 mailward_reports::aggregate::parse(xml.as_bytes(), &Limits::default()).unwrap();
-            let folded = fold_aggregate(&mut xml.as_bytes(), &Limits::default()).unwrap();
+            let folded = fold_aggregate(xml.as_bytes().into(), &Limits::default()).unwrap();
             assert_eq!(folded.rows, rows_of(&whole), "{xml}");
             assert_eq!((folded.records, folded.messages), (2, 8));
             assert_eq!(folded.header, whole.header);
