@@ -543,10 +543,18 @@ impl<F: FnMut(Record, &Header)> Parser<'_, F> {
                 self.text.clear();
                 self.open(name);
             }
-            Event::Text(t) => match std::str::from_utf8(t.as_ref()) {
-                Ok(text) => self.text.push_str(text),
-                Err(_) => self.text.push_str(&String::from_utf8_lossy(t.as_ref())),
-            },
+            Event::Text(t) => {
+                let raw: &[u8] = t.as_ref();
+                // Whitespace before a value (the indentation between elements, mostly) is
+                // trimmed from every value anyway: not copied.
+                if self.text.is_empty() && raw.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(Flow::Go);
+                }
+                match std::str::from_utf8(raw) {
+                    Ok(text) => self.text.push_str(text),
+                    Err(_) => self.text.push_str(&String::from_utf8_lossy(raw)),
+                }
+            }
             Event::GeneralRef(r) => {
                 // Predefined and character references only; anything else stays literal.
                 let name = String::from_utf8_lossy(r.as_ref()).into_owned();
@@ -903,6 +911,16 @@ mod tests {
 <policy_published><domain>x.org</domain></policy_published></feedback>"#;
         let report = parse(xxe.as_bytes(), &limits()).unwrap();
         assert_eq!(report.header.org_name.as_deref(), Some("&xxe;"));
+    }
+
+    #[test]
+    fn whitespace_around_references_is_kept_inside_values_and_trimmed_around_them() {
+        let xml = "<feedback>\n  <report_metadata>\n    <org_name>\n      A &amp; B  </org_name>\n    \
+            <report_id> &#65; x</report_id></report_metadata>\n  \
+            <policy_published><domain>x.org</domain></policy_published></feedback>";
+        let report = parse(xml.as_bytes(), &limits()).unwrap();
+        assert_eq!(report.header.org_name.as_deref(), Some("A & B"));
+        assert_eq!(report.header.report_id.as_deref(), Some("A x"));
     }
 
     #[test]

@@ -278,16 +278,12 @@ impl RowFold {
         }
     }
 
-    /// Each day's rows, ordered by source IP (as text) and header-from.
+    /// Each day's rows, in the order the report first named them (the same report always
+    /// gives the same rows in the same order, so its stored chunks are the same items).
     fn rows(self) -> BTreeMap<time::Date, Vec<SourceDay>> {
         self.by_day
             .into_iter()
-            .map(|(day, DayRows { mut rows, .. })| {
-                rows.sort_unstable_by(|a, b| {
-                    (&a.source_ip, &a.header_from).cmp(&(&b.source_ip, &b.header_from))
-                });
-                (day, rows)
-            })
+            .map(|(day, DayRows { rows, .. })| (day, rows))
             .collect()
     }
 }
