@@ -173,7 +173,7 @@ impl DaySpread {
                 .date()
         };
         let first = day_of(begin);
-        // An end exactly at midnight closes the previous day (reporters use both conventions).
+        // Reporters use both conventions for the end.
         let last_instant = if end > begin { end - 1 } else { begin };
         let last = day_of(last_instant).max(first);
         let mut d = first;

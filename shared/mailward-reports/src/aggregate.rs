@@ -541,7 +541,7 @@ impl<F: FnMut(Record, &Header)> Parser<'_, F> {
                     return Err(AggregateError::TooDeep(self.limits.max_xml_depth));
                 }
                 self.text.clear();
-                self.open(name);
+                self.open();
             }
             Event::Text(t) => {
                 let raw: &[u8] = t.as_ref();
@@ -615,31 +615,24 @@ impl<F: FnMut(Record, &Header)> Parser<'_, F> {
     }
 
     /// Starts what the element just opened begins.
-    fn open(&mut self, name: N) {
+    fn open(&mut self) {
         let Some(b) = self.building.as_mut() else {
             if self.path == [N::Feedback, N::Record] {
                 self.building = Some(Building::default());
             }
             return;
         };
-        match (self.path.as_slice(), name) {
-            ([N::Feedback, N::Record], _) => *b = Building::default(),
-            ([N::Feedback, N::Record, N::AuthResults, N::Dkim], _) => {
-                b.dkim = Some(DkimAuth::default())
-            }
-            ([N::Feedback, N::Record, N::AuthResults, N::Spf], _) => {
-                b.spf = Some(SpfAuth::default())
-            }
-            (
-                [
-                    N::Feedback,
-                    N::Record,
-                    N::Row,
-                    N::PolicyEvaluated,
-                    N::Reason,
-                ],
-                _,
-            ) => b.reason = Some((None, None)),
+        match self.path.as_slice() {
+            [N::Feedback, N::Record] => *b = Building::default(),
+            [N::Feedback, N::Record, N::AuthResults, N::Dkim] => b.dkim = Some(DkimAuth::default()),
+            [N::Feedback, N::Record, N::AuthResults, N::Spf] => b.spf = Some(SpfAuth::default()),
+            [
+                N::Feedback,
+                N::Record,
+                N::Row,
+                N::PolicyEvaluated,
+                N::Reason,
+            ] => b.reason = Some((None, None)),
             _ => {}
         }
     }
