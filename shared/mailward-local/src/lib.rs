@@ -10,6 +10,7 @@
 //! counterpart (both pass the conformance suites in `mailward-testkit`). Only this crate imports
 //! the embedded database crate.
 
+mod archive_write;
 mod database;
 mod mailer;
 pub mod objects;

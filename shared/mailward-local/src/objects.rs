@@ -148,7 +148,8 @@ pub enum UploadAccept {
 
 /// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a reader
 /// never sees half an object. The bytes are moved to the blocking thread, not copied (objects
-/// such as raw reports run to tens of MB).
+/// such as raw reports run to tens of MB), and large objects skip the page cache
+/// ([`crate::archive_write`]).
 async fn write_atomically(path: &Path, bytes: Vec<u8>) -> std::io::Result<()> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
@@ -156,7 +157,7 @@ async fn write_atomically(path: &Path, bytes: Vec<u8>) -> std::io::Result<()> {
             std::fs::create_dir_all(parent)?;
         }
         let tmp = path.with_extension(format!("tmp-{}", uuid::Uuid::new_v4()));
-        std::fs::write(&tmp, &bytes)?;
+        crate::archive_write::write_file(&tmp, &bytes)?;
         std::fs::rename(&tmp, &path)
     })
     .await

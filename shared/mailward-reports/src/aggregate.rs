@@ -372,13 +372,98 @@ fn known_name(local: &[u8]) -> N {
     exact_name(lowered).unwrap_or(N::Other)
 }
 
-/// A record under construction, with the auth result being read.
+/// A record under construction, with the auth result being read. It is reused from record to
+/// record: the strings of the last one become this one's values, so reading a record of the
+/// usual shape allocates nothing once a few records have been read.
 #[derive(Default)]
 struct Building {
     record: Record,
     dkim: Option<DkimAuth>,
     spf: Option<SpfAuth>,
     reason: Option<(Option<String>, Option<String>)>,
+    /// Strings of earlier records, for this one's values.
+    spare: Vec<String>,
+}
+
+/// Strings kept for reuse at most (a record with thousands of auth results does not leave
+/// them all behind).
+const MAX_SPARE: usize = 32;
+
+impl Building {
+    /// Starts the next record, keeping the last one's strings and vectors for reuse.
+    fn restart(&mut self) {
+        let Building {
+            record,
+            dkim,
+            spf,
+            reason,
+            spare,
+        } = self;
+        let Record {
+            source_ip,
+            count,
+            disposition,
+            dkim: dkim_aligned,
+            spf: spf_aligned,
+            reasons,
+            header_from,
+            envelope_from,
+            envelope_to,
+            dkim_results,
+            spf_results,
+        } = record;
+        let mut keep = |s: Option<String>| {
+            if let Some(s) = s
+                && spare.len() < MAX_SPARE
+            {
+                spare.push(s);
+            }
+        };
+        keep(header_from.take());
+        keep(envelope_from.take());
+        keep(envelope_to.take());
+        for d in dkim_results.drain(..).chain(dkim.take()) {
+            keep(d.domain);
+            keep(d.selector);
+            keep(d.human_result);
+        }
+        for s in spf_results.drain(..).chain(spf.take()) {
+            keep(s.domain);
+            keep(s.scope);
+        }
+        for o in reasons.drain(..) {
+            keep(o.comment);
+        }
+        if let Some((kind, comment)) = reason.take() {
+            keep(kind);
+            keep(comment);
+        }
+        *source_ip = None;
+        *count = 0;
+        *disposition = None;
+        *dkim_aligned = None;
+        *spf_aligned = None;
+    }
+}
+
+/// [`text`] in a spare string when there is one.
+fn spare_text(spare: &mut Vec<String>, raw: &str) -> Option<String> {
+    let t = present(raw)?;
+    Some(match spare.pop() {
+        Some(mut s) => {
+            s.clear();
+            s.push_str(t);
+            s
+        }
+        None => t.to_owned(),
+    })
+}
+
+/// [`spare_text`] in lower case.
+fn spare_lower(spare: &mut Vec<String>, raw: &str) -> Option<String> {
+    let mut s = spare_text(spare, raw)?;
+    s.make_ascii_lowercase();
+    Some(s)
 }
 
 /// Where a report's XML comes from.
@@ -416,16 +501,17 @@ pub fn parse_streaming<'a>(
     limits: &Limits,
     mut on_record: impl FnMut(Record),
 ) -> Result<Header, AggregateError> {
-    parse_streaming_with(input, limits, |record, _| on_record(record))
+    parse_streaming_with(input, limits, |record, _| on_record(record.clone()))
 }
 
-/// [`parse_streaming`], handing each record over with the header as read so far (reporters
-/// put the metadata first, so it is usually complete; a caller folding records by the date
-/// range must check).
+/// [`parse_streaming`], lending each record (the reader reuses it and its strings for the
+/// next one: clone what must outlive the call) with the header as read so far (reporters put
+/// the metadata first, so it is usually complete; a caller folding records by the date range
+/// must check).
 pub fn parse_streaming_with<'a>(
     input: impl Into<XmlInput<'a>>,
     limits: &Limits,
-    on_record: impl FnMut(Record, &Header),
+    on_record: impl FnMut(&Record, &Header),
 ) -> Result<Header, AggregateError> {
     fn configure<R>(reader: &mut Reader<R>) {
         let config = reader.config_mut();
@@ -440,7 +526,8 @@ pub fn parse_streaming_with<'a>(
         header: Header::default(),
         path: Vec::new(),
         text: String::new(),
-        building: None,
+        building: Building::default(),
+        in_record: false,
         saw_root: false,
     };
     match input.into() {
@@ -449,9 +536,11 @@ pub fn parse_streaming_with<'a>(
             configure(&mut reader);
             loop {
                 let event = reader.read_event();
+                let after_tag = is_tag(&event);
                 if parser.step(event, reader.buffer_position())? == Flow::Stop {
                     break;
                 }
+                skip_leading_whitespace(&mut reader, after_tag);
             }
         }
         XmlInput::Stream(stream) => {
@@ -461,13 +550,30 @@ pub fn parse_streaming_with<'a>(
             loop {
                 buf.clear();
                 let event = reader.read_event_into(&mut buf);
+                let after_tag = is_tag(&event);
                 if parser.step(event, reader.buffer_position())? == Flow::Stop {
                     break;
                 }
+                skip_leading_whitespace(&mut reader, after_tag);
             }
         }
     }
     parser.finish()
+}
+
+/// Whether the event was a start or end tag.
+fn is_tag(event: &Result<Event<'_>, quick_xml::Error>) -> bool {
+    matches!(event, Ok(Event::Start(_) | Event::End(_)))
+}
+
+/// Has the reader skip the whitespace that starts the next text when it follows a tag: a
+/// value's leading whitespace is trimmed anyway, and the indentation between elements is then
+/// not an event at all (a third of a report's events). After a reference, CDATA or a comment
+/// the whitespace is inside a value (`a &amp; b`) and is kept.
+fn skip_leading_whitespace<R>(reader: &mut Reader<R>, after_tag: bool) {
+    if reader.config().trim_text_start != after_tag {
+        reader.config_mut().trim_text_start = after_tag;
+    }
 }
 
 /// Whether to read on.
@@ -487,11 +593,14 @@ struct Parser<'l, F> {
     path: Vec<N>,
     /// The text of the element being read.
     text: String,
-    building: Option<Building>,
+    /// The record being read (reused: see [`Building`]).
+    building: Building,
+    /// Whether a record is open.
+    in_record: bool,
     saw_root: bool,
 }
 
-impl<F: FnMut(Record, &Header)> Parser<'_, F> {
+impl<F: FnMut(&Record, &Header)> Parser<'_, F> {
     /// Takes one event (or the reader's error at `position`).
     fn step(
         &mut self,
@@ -585,6 +694,7 @@ impl<F: FnMut(Record, &Header)> Parser<'_, F> {
                     &self.text,
                     &mut self.header,
                     &mut self.building,
+                    &mut self.in_record,
                     &mut self.on_record,
                 );
                 self.text.clear();
@@ -616,14 +726,16 @@ impl<F: FnMut(Record, &Header)> Parser<'_, F> {
 
     /// Starts what the element just opened begins.
     fn open(&mut self) {
-        let Some(b) = self.building.as_mut() else {
+        if !self.in_record {
             if self.path == [N::Feedback, N::Record] {
-                self.building = Some(Building::default());
+                self.in_record = true;
+                self.building.restart();
             }
             return;
-        };
+        }
+        let b = &mut self.building;
         match self.path.as_slice() {
-            [N::Feedback, N::Record] => *b = Building::default(),
+            [N::Feedback, N::Record] => b.restart(),
             [N::Feedback, N::Record, N::AuthResults, N::Dkim] => b.dkim = Some(DkimAuth::default()),
             [N::Feedback, N::Record, N::AuthResults, N::Spf] => b.spf = Some(SpfAuth::default()),
             [
@@ -657,8 +769,9 @@ fn end_element(
     path: &[N],
     value: &str,
     header: &mut Header,
-    building: &mut Option<Building>,
-    on_record: &mut impl FnMut(Record, &Header),
+    building: &mut Building,
+    in_record: &mut bool,
+    on_record: &mut impl FnMut(&Record, &Header),
 ) {
     let warnings = &mut header.warnings;
     let [N::Feedback, rest @ ..] = path else {
@@ -704,15 +817,11 @@ fn end_element(
                 _ => {}
             }
         }
-        [N::Record] => {
-            if let Some(b) = building.take() {
-                on_record(b.record, header);
-            }
+        [N::Record] if *in_record => {
+            *in_record = false;
+            on_record(&building.record, header);
         }
-        [N::Record, rest @ ..] => {
-            let Some(b) = building.as_mut() else { return };
-            record_field(rest, value, b, warnings);
-        }
+        [N::Record, rest @ ..] if *in_record => record_field(rest, value, building, warnings),
         _ => {}
     }
 }
@@ -754,9 +863,9 @@ fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<St
         ] => {
             if let Some(reason) = b.reason.as_mut() {
                 if *f == N::Type {
-                    reason.0 = text(value);
+                    reason.0 = spare_text(&mut b.spare, value);
                 } else {
-                    reason.1 = text(value);
+                    reason.1 = spare_text(&mut b.spare, value);
                 }
             }
         }
@@ -771,7 +880,7 @@ fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<St
             }
         }
         [N::Identifiers, f] => {
-            let v = present(value).map(str::to_ascii_lowercase);
+            let v = spare_lower(&mut b.spare, value);
             match f {
                 N::HeaderFrom => b.record.header_from = v,
                 N::EnvelopeFrom => b.record.envelope_from = v,
@@ -782,13 +891,13 @@ fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<St
         [N::AuthResults, N::Dkim, f] => {
             if let Some(d) = b.dkim.as_mut() {
                 match f {
-                    N::Domain => d.domain = present(value).map(str::to_ascii_lowercase),
-                    N::Selector => d.selector = text(value),
+                    N::Domain => d.domain = spare_lower(&mut b.spare, value),
+                    N::Selector => d.selector = spare_text(&mut b.spare, value),
                     N::Result => {
                         d.result =
                             present(value).map(|v| word(v, &DKIM_RESULTS, "DKIM result", warnings))
                     }
-                    N::HumanResult => d.human_result = text(value),
+                    N::HumanResult => d.human_result = spare_text(&mut b.spare, value),
                     _ => {}
                 }
             }
@@ -801,8 +910,8 @@ fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<St
         [N::AuthResults, N::Spf, f] => {
             if let Some(s) = b.spf.as_mut() {
                 match f {
-                    N::Domain => s.domain = present(value).map(str::to_ascii_lowercase),
-                    N::Scope => s.scope = present(value).map(str::to_ascii_lowercase),
+                    N::Domain => s.domain = spare_lower(&mut b.spare, value),
+                    N::Scope => s.scope = spare_lower(&mut b.spare, value),
                     N::Result => {
                         s.result =
                             present(value).map(|v| word(v, &SPF_RESULTS, "SPF result", warnings))
@@ -914,6 +1023,12 @@ mod tests {
         let report = parse(xml.as_bytes(), &limits()).unwrap();
         assert_eq!(report.header.org_name.as_deref(), Some("A & B"));
         assert_eq!(report.header.report_id.as_deref(), Some("A x"));
+        let xml = "<feedback><report_metadata><org_name> A<!-- c --> B</org_name>\n\
+            <email><![CDATA[a@b]]> c</email><report_id>1</report_id></report_metadata>\n\
+            <policy_published><domain>x.org</domain></policy_published></feedback>";
+        let report = parse(xml.as_bytes(), &limits()).unwrap();
+        assert_eq!(report.header.org_name.as_deref(), Some("A B"));
+        assert_eq!(report.header.email.as_deref(), Some("a@b c"));
     }
 
     #[test]
