@@ -203,6 +203,19 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     let sorted =
         crate::admin::get(&app, "/domains?sort=last_14_days_volume&order=desc", &s.key).await;
     assert_eq!(sorted["data"][0]["url"], "fig.example");
+
+    // The first report's figures were its own rows; a second report adds to them.
+    let out = ingest(
+        state,
+        &yesterday_report(&app, "fig.example", "r2"),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out[0].status, Status::Imported, "{out:?}");
+    let after = crate::admin::get(&app, &path, &s.key).await;
+    assert_eq!(after["last_14_days_volume"], 100);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0);
 }
 
 #[tokio::test]

@@ -388,6 +388,15 @@ async fn update_figures(
                     dkim_aligned_pass: stored.dkim_aligned_pass + added.dkim_aligned_pass,
                 }
             }
+            // The domain's first report (no report day, no figures yet): nothing was counted
+            // before it, so its own rows are the figures; reading them back would only cost.
+            // A concurrent first report then finds these figures and adds its own.
+            (Some(added), None) if current.value.monitoring_since.is_none() => {
+                mailward_domain::domain::ReportFigures {
+                    as_of: as_of.clone(),
+                    ..added.clone()
+                }
+            }
             _ => match &recomputed {
                 Some(f) => f.clone(),
                 None => {
