@@ -301,20 +301,31 @@ async fn ingest_files(
     concurrency: usize,
 ) -> anyhow::Result<Measured> {
     use futures::StreamExt as _;
-    use mailward_services::reports::ingest::{Status, ingest};
+    use mailward_services::reports::ingest::{Status, ingest_shared};
+    // Buffers are reused from file to file, as `mailward import` does.
+    let buffers = Arc::new(std::sync::Mutex::new(Vec::<Vec<u8>>::new()));
     reset_peak_rss();
     let rss_before_mib = rss_mib();
     let (wall, cpu) = (Instant::now(), cpu_time());
     let results: Vec<anyhow::Result<(u64, u64)>> =
         futures::stream::iter(files.iter().map(|file| {
-            let state = state.clone();
+            let (state, buffers) = (state.clone(), buffers.clone());
             let (path, expected) = (file.path.clone(), file.records as u64);
             async move {
                 tokio::spawn(async move {
-                    let bytes = std::fs::read(&path)?;
-                    let outcomes = ingest(&state, bytes, &mailward_reports::Limits::default())
-                        .await
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    use std::io::Read as _;
+                    let taken = buffers.lock().ok().and_then(|mut b| b.pop());
+                    let mut buffer = taken.unwrap_or_default();
+                    buffer.clear();
+                    std::fs::File::open(&path)?.read_to_end(&mut buffer)?;
+                    let bytes = bytes::Bytes::from(buffer);
+                    let outcomes =
+                        ingest_shared(&state, bytes.clone(), &mailward_reports::Limits::default())
+                            .await
+                            .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    if let (Ok(buffer), Ok(mut pool)) = (bytes.try_into_mut(), buffers.lock()) {
+                        pool.push(buffer.into());
+                    }
                     let [outcome] = outcomes.as_slice() else {
                         anyhow::bail!("{}: {outcomes:?}", path.display());
                     };

@@ -467,6 +467,9 @@ async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
     let limits = mailward_reports::Limits::default();
     let progress = std::io::stderr().is_terminal();
     let mut tally = Tally::default();
+    // One buffer for every file: each is read into it, its messages handed on as slices of it
+    // (kept raw without a copy), and the buffer taken back once ingestion let go of it.
+    let mut buffer = Vec::new();
     for (n, file) in files.iter().enumerate() {
         if progress {
             eprint!("\r\x1b[K[{}/{}] {}", n + 1, files.len(), file.display());
@@ -478,15 +481,21 @@ async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
                 "the file is larger than {MAX_IMPORT_FILE} bytes"
             ))]
         } else {
-            let bytes = std::fs::read(file).with_context(|| format!("reading {name}"))?;
+            use std::io::Read as _;
+            buffer.clear();
+            std::fs::File::open(file)
+                .and_then(|mut f| f.read_to_end(&mut buffer))
+                .with_context(|| format!("reading {name}"))?;
+            let bytes = bytes::Bytes::from(std::mem::take(&mut buffer));
             let mut all = Vec::new();
             for message in messages_of(&bytes) {
                 all.extend(
-                    ingest::ingest(&assembled.state, message, &limits)
+                    ingest::ingest_shared(&assembled.state, bytes.slice_ref(message), &limits)
                         .await
                         .map_err(|e| anyhow::anyhow!("{e}"))?,
                 );
             }
+            buffer = bytes.try_into_mut().map(Vec::from).unwrap_or_default();
             all
         };
         tally.print(&name, outcomes)?;

@@ -167,7 +167,7 @@ impl ObjectStore for S3ObjectStore {
     async fn put(
         &self,
         key: &str,
-        bytes: Vec<u8>,
+        bytes: bytes::Bytes,
         content_type: &str,
     ) -> Result<(), ObjectStoreError> {
         self.client

@@ -237,7 +237,7 @@ async fn s3_object_store_stores_and_accepts_signed_form_uploads() {
     objects.create_bucket().await.unwrap();
 
     objects
-        .put("a/b.txt", b"hello".to_vec(), "text/plain")
+        .put("a/b.txt", bytes::Bytes::from_static(b"hello"), "text/plain")
         .await
         .unwrap();
     assert_eq!(
@@ -252,7 +252,12 @@ async fn s3_object_store_stores_and_accepts_signed_form_uploads() {
     objects.delete("a/b.txt").await.unwrap();
     assert_eq!(objects.head("a/b.txt").await.unwrap(), None);
     assert_eq!(objects.get("a/b.txt").await.unwrap(), None);
-    assert!(objects.put("../x", vec![1], "text/plain").await.is_err());
+    assert!(
+        objects
+            .put("../x", vec![1].into(), "text/plain")
+            .await
+            .is_err()
+    );
 
     // The signed form uploads the file under the policy's key.
     let policy = UploadPolicy {

@@ -80,11 +80,13 @@ pub trait ObjectStore: Send + Sync {
         policy: &UploadPolicy,
     ) -> Result<PresignedUpload, ObjectStoreError>;
 
-    /// Stores `bytes` under `key` (replacing what was there).
+    /// Stores `bytes` under `key` (replacing what was there). `Bytes`, so that a caller can
+    /// hand over part of a larger buffer (one message of an mbox) or keep using its buffer
+    /// afterwards (`Bytes::try_into_mut` once the store let go of it), without a copy.
     async fn put(
         &self,
         key: &str,
-        bytes: Vec<u8>,
+        bytes: bytes::Bytes,
         content_type: &str,
     ) -> Result<(), ObjectStoreError>;
 

@@ -129,7 +129,7 @@ impl DirObjectStore {
                 policy.max_bytes,
             )));
         }
-        self.put(&policy.key, file, &policy.content_type)
+        self.put(&policy.key, file.into(), &policy.content_type)
             .await
             .map_err(UploadAccept::Store)
     }
@@ -150,7 +150,7 @@ pub enum UploadAccept {
 /// never sees half an object. The bytes are moved to the blocking thread, not copied (objects
 /// such as raw reports run to tens of MB), and large objects skip the page cache
 /// ([`crate::archive_write`]).
-async fn write_atomically(path: &Path, bytes: Vec<u8>) -> std::io::Result<()> {
+async fn write_atomically(path: &Path, bytes: bytes::Bytes) -> std::io::Result<()> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
         if let Some(parent) = path.parent() {
@@ -195,14 +195,17 @@ impl ObjectStore for DirObjectStore {
     async fn put(
         &self,
         key: &str,
-        bytes: Vec<u8>,
+        bytes: bytes::Bytes,
         content_type: &str,
     ) -> Result<(), ObjectStoreError> {
         let (data, meta) = self.paths(key)?;
         write_atomically(&data, bytes).await.map_err(backend)?;
-        write_atomically(&meta, content_type.as_bytes().to_vec())
-            .await
-            .map_err(backend)
+        write_atomically(
+            &meta,
+            bytes::Bytes::copy_from_slice(content_type.as_bytes()),
+        )
+        .await
+        .map_err(backend)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectStoreError> {
@@ -312,7 +315,7 @@ mod tests {
         clock.advance(time::Duration::minutes(16));
         assert_eq!(store.verify_form(&form.fields), Err(UploadRefused::Expired));
         assert!(matches!(
-            store.put("../escape", vec![1], "image/png").await,
+            store.put("../escape", vec![1].into(), "image/png").await,
             Err(ObjectStoreError::InvalidKey(_))
         ));
     }

@@ -102,6 +102,19 @@ async fn reports_import_once_per_watching_organization() {
             .is_some()
     );
 
+    // A shared buffer is kept raw as it is (the same bytes), and its owner gets it back once
+    // ingestion returns, to read the next file into.
+    let xml = fixture("dmarc-report-viewer/acme.xml");
+    let shared = bytes::Bytes::from(xml.clone());
+    let out = mailward_services::reports::ingest::ingest_shared(state, shared.clone(), &limits)
+        .await
+        .unwrap();
+    assert_eq!(out[0].status, Status::Unattributed, "{out:?}");
+    let back = shared
+        .try_into_mut()
+        .expect("the store let go of the buffer");
+    assert_eq!(&back[..], &xml[..]);
+
     // Garbage, bombs and failure reports are refused with a reason, never an error.
     let refused = ingest(state, b"unused", &limits).await.unwrap();
     assert_eq!(refused[0].status, Status::Refused);
@@ -351,7 +364,11 @@ Content-Type: text/xml\r\n\r\n{}",
         String::from_utf8(yesterday_report(&app, "ses.example", "ses-1")).unwrap()
     );
     objects
-        .put("inbound/0a1b2c-msg", message.into_bytes(), "message/rfc822")
+        .put(
+            "inbound/0a1b2c-msg",
+            message.into_bytes().into(),
+            "message/rfc822",
+        )
         .await
         .unwrap();
     let event = serde_json::json!({"Records": [{"eventSource": "aws:s3", "s3": {

@@ -151,7 +151,7 @@ pub async fn upload(
         ("logo.svg", valid.logo_svg.clone(), "image/svg+xml"),
     ] {
         objects
-            .put(&object_key(domain, &version, file), bytes, kind)
+            .put(&object_key(domain, &version, file), bytes.into(), kind)
             .await
             .map_err(|e| ServiceError::unavailable(format!("storing the BIMI assets: {e}")))?;
     }

@@ -357,7 +357,7 @@ pub async fn download(app: &AppState, id: Uuid) -> Result<Download, ServiceError
 /// Keeps the PDF typeset for a report, so later downloads serve it as is.
 pub async fn store_pdf(app: &AppState, id: Uuid, pdf: Vec<u8>) -> Result<(), ServiceError> {
     objects(app)?
-        .put(&pdf_key(id), pdf, "application/pdf")
+        .put(&pdf_key(id), pdf.into(), "application/pdf")
         .await
         .map_err(ServiceError::unavailable)
 }

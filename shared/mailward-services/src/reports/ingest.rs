@@ -688,7 +688,7 @@ fn tls_outcome(report: &TlsReport) -> Result<(ReportIdentity, Outcome), String> 
 /// repeat is one object), handing the bytes over rather than copying them. BLAKE3, not
 /// SHA-256: the address needs no standard, and hashing tens of MB is a measurable share of an
 /// import (`mailward-bench ingest`).
-async fn keep_raw(app: &AppState, bytes: Vec<u8>) -> Option<String> {
+async fn keep_raw(app: &AppState, bytes: bytes::Bytes) -> Option<String> {
     let objects = app.objects.as_ref()?;
     let day = stored::day_string(app.clock.now().date());
     let key = format!("reports/raw/{day}/{}", blake3::hash(&bytes).to_hex());
@@ -702,14 +702,29 @@ async fn keep_raw(app: &AppState, bytes: Vec<u8>) -> Option<String> {
 }
 
 /// Ingests one delivery: every report in it, each with its outcome. Failures of one report
-/// never stop the others; only a store outage fails the call. The delivery is read in place,
-/// then kept raw: an owned `Vec` is handed over as it is, a borrowed one copied once.
+/// never stop the others; only a store outage fails the call. An owned `Vec` is handed over to
+/// be kept raw as it is, a borrowed one copied once ([`ingest_shared`] copies nothing).
 pub async fn ingest(
     app: &AppState,
     bytes: impl Into<std::borrow::Cow<'_, [u8]>>,
     limits: &Limits,
 ) -> Result<Vec<Outcome>, ServiceError> {
-    let bytes = bytes.into().into_owned();
+    let bytes = match bytes.into() {
+        std::borrow::Cow::Owned(owned) => bytes::Bytes::from(owned),
+        std::borrow::Cow::Borrowed(borrowed) => bytes::Bytes::copy_from_slice(borrowed),
+    };
+    ingest_shared(app, bytes, limits).await
+}
+
+/// [`ingest`] of a shared buffer: read in place, and kept raw by handing the same buffer to
+/// object storage. A caller reading many files can take its buffer back when this returns
+/// (`Bytes::try_into_mut`: the store has let go of it) and read the next file into it, and
+/// one message of an mbox is a slice of the file's buffer.
+pub async fn ingest_shared(
+    app: &AppState,
+    bytes: bytes::Bytes,
+    limits: &Limits,
+) -> Result<Vec<Outcome>, ServiceError> {
     let extracted = mailward_reports::extract_with(&bytes, limits, fold_aggregate);
     let raw_key = keep_raw(app, bytes).await;
     let mut outcomes = Vec::new();
