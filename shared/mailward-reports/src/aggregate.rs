@@ -309,52 +309,61 @@ enum N {
 }
 
 /// The name as written in lower case (what reporters send), if it is one the reader knows.
+/// Dispatched on length and first byte, then compared whole: a plain `match` over the byte
+/// strings tries the arms one after another, and this runs for every element of a report.
 fn exact_name(local: &[u8]) -> Option<N> {
-    Some(match local {
-        b"feedback" => N::Feedback,
-        b"version" => N::Version,
-        b"report_metadata" => N::ReportMetadata,
-        b"org_name" => N::OrgName,
-        b"email" => N::Email,
-        b"extra_contact_info" => N::ExtraContactInfo,
-        b"report_id" => N::ReportId,
-        b"error" => N::Error,
-        b"date_range" => N::DateRange,
-        b"begin" => N::Begin,
-        b"end" => N::End,
-        b"policy_published" => N::PolicyPublished,
-        b"domain" => N::Domain,
-        b"adkim" => N::Adkim,
-        b"aspf" => N::Aspf,
-        b"p" => N::P,
-        b"sp" => N::Sp,
-        b"np" => N::Np,
-        b"pct" => N::Pct,
-        b"fo" => N::Fo,
-        b"testing" => N::Testing,
-        b"discovery_method" => N::DiscoveryMethod,
-        b"record" => N::Record,
-        b"row" => N::Row,
-        b"source_ip" => N::SourceIp,
-        b"count" => N::Count,
-        b"policy_evaluated" => N::PolicyEvaluated,
-        b"disposition" => N::Disposition,
-        b"dkim" => N::Dkim,
-        b"spf" => N::Spf,
-        b"reason" => N::Reason,
-        b"type" => N::Type,
-        b"comment" => N::Comment,
-        b"identifiers" => N::Identifiers,
-        b"header_from" => N::HeaderFrom,
-        b"envelope_from" => N::EnvelopeFrom,
-        b"envelope_to" => N::EnvelopeTo,
-        b"auth_results" => N::AuthResults,
-        b"selector" => N::Selector,
-        b"result" => N::Result,
-        b"human_result" => N::HumanResult,
-        b"scope" => N::Scope,
+    let candidates: &[(&[u8], N)] = match (local.len(), local.first()?) {
+        (1, b'p') => &[(b"p", N::P)],
+        (2, b'f') => &[(b"fo", N::Fo)],
+        (2, b'n') => &[(b"np", N::Np)],
+        (2, b's') => &[(b"sp", N::Sp)],
+        (3, b'e') => &[(b"end", N::End)],
+        (3, b'p') => &[(b"pct", N::Pct)],
+        (3, b'r') => &[(b"row", N::Row)],
+        (3, b's') => &[(b"spf", N::Spf)],
+        (4, b'a') => &[(b"aspf", N::Aspf)],
+        (4, b'd') => &[(b"dkim", N::Dkim)],
+        (4, b't') => &[(b"type", N::Type)],
+        (5, b'a') => &[(b"adkim", N::Adkim)],
+        (5, b'b') => &[(b"begin", N::Begin)],
+        (5, b'c') => &[(b"count", N::Count)],
+        (5, b'e') => &[(b"email", N::Email), (b"error", N::Error)],
+        (5, b's') => &[(b"scope", N::Scope)],
+        (6, b'd') => &[(b"domain", N::Domain)],
+        (6, b'r') => &[
+            (b"record", N::Record),
+            (b"reason", N::Reason),
+            (b"result", N::Result),
+        ],
+        (7, b'c') => &[(b"comment", N::Comment)],
+        (7, b't') => &[(b"testing", N::Testing)],
+        (7, b'v') => &[(b"version", N::Version)],
+        (8, b'f') => &[(b"feedback", N::Feedback)],
+        (8, b'o') => &[(b"org_name", N::OrgName)],
+        (8, b's') => &[(b"selector", N::Selector)],
+        (9, b'r') => &[(b"report_id", N::ReportId)],
+        (9, b's') => &[(b"source_ip", N::SourceIp)],
+        (10, b'd') => &[(b"date_range", N::DateRange)],
+        (11, b'd') => &[(b"disposition", N::Disposition)],
+        (11, b'e') => &[(b"envelope_to", N::EnvelopeTo)],
+        (11, b'h') => &[(b"header_from", N::HeaderFrom)],
+        (11, b'i') => &[(b"identifiers", N::Identifiers)],
+        (12, b'a') => &[(b"auth_results", N::AuthResults)],
+        (12, b'h') => &[(b"human_result", N::HumanResult)],
+        (13, b'e') => &[(b"envelope_from", N::EnvelopeFrom)],
+        (15, b'r') => &[(b"report_metadata", N::ReportMetadata)],
+        (16, b'd') => &[(b"discovery_method", N::DiscoveryMethod)],
+        (16, b'p') => &[
+            (b"policy_published", N::PolicyPublished),
+            (b"policy_evaluated", N::PolicyEvaluated),
+        ],
+        (18, b'e') => &[(b"extra_contact_info", N::ExtraContactInfo)],
         _ => return None,
-    })
+    };
+    candidates
+        .iter()
+        .find(|(candidate, _)| *candidate == local)
+        .map(|(_, n)| *n)
 }
 
 /// The element's name, compared case-insensitively, as one the reader acts on, or
@@ -958,6 +967,75 @@ mod tests {
     <auth_results><dkim><domain>example.com</domain><selector>s1</selector><result>pass</result></dkim>
       <spf><domain>example.com</domain><result>hardfail</result></spf></auth_results></record>
 </feedback>"#;
+
+    #[test]
+    fn every_element_name_is_known_in_any_case_and_nothing_else_is() {
+        let names = [
+            ("feedback", N::Feedback),
+            ("version", N::Version),
+            ("report_metadata", N::ReportMetadata),
+            ("org_name", N::OrgName),
+            ("email", N::Email),
+            ("extra_contact_info", N::ExtraContactInfo),
+            ("report_id", N::ReportId),
+            ("error", N::Error),
+            ("date_range", N::DateRange),
+            ("begin", N::Begin),
+            ("end", N::End),
+            ("policy_published", N::PolicyPublished),
+            ("domain", N::Domain),
+            ("adkim", N::Adkim),
+            ("aspf", N::Aspf),
+            ("p", N::P),
+            ("sp", N::Sp),
+            ("np", N::Np),
+            ("pct", N::Pct),
+            ("fo", N::Fo),
+            ("testing", N::Testing),
+            ("discovery_method", N::DiscoveryMethod),
+            ("record", N::Record),
+            ("row", N::Row),
+            ("source_ip", N::SourceIp),
+            ("count", N::Count),
+            ("policy_evaluated", N::PolicyEvaluated),
+            ("disposition", N::Disposition),
+            ("dkim", N::Dkim),
+            ("spf", N::Spf),
+            ("reason", N::Reason),
+            ("type", N::Type),
+            ("comment", N::Comment),
+            ("identifiers", N::Identifiers),
+            ("header_from", N::HeaderFrom),
+            ("envelope_from", N::EnvelopeFrom),
+            ("envelope_to", N::EnvelopeTo),
+            ("auth_results", N::AuthResults),
+            ("selector", N::Selector),
+            ("result", N::Result),
+            ("human_result", N::HumanResult),
+            ("scope", N::Scope),
+        ];
+        for (name, n) in names {
+            assert_eq!(known_name(name.as_bytes()), n, "{name}");
+            assert_eq!(
+                known_name(name.to_ascii_uppercase().as_bytes()),
+                n,
+                "{name}"
+            );
+            // One letter off, one short, one long: not this name.
+            let mut near = name.as_bytes().to_vec();
+            *near.last_mut().unwrap() ^= 0x01;
+            assert_eq!(known_name(&near), N::Other, "{name}");
+            assert_ne!(known_name(&name.as_bytes()[1..]), n, "{name}");
+            assert_eq!(
+                known_name(format!("{name}s").as_bytes()),
+                N::Other,
+                "{name}"
+            );
+        }
+        for other in ["", "x", "policy", "records", "feedbacks", "sourceip", "é"] {
+            assert_eq!(known_name(other.as_bytes()), N::Other, "{other}");
+        }
+    }
 
     #[test]
     fn reads_a_namespaced_report_leniently() {

@@ -26,6 +26,10 @@ pub struct Limits {
     pub max_container_depth: usize,
     /// Most entries read from one zip archive.
     pub max_zip_entries: usize,
+    /// Largest gzip of XML decompressed whole and read in place (faster, by half, than reading
+    /// it as it is decompressed); larger ones stream, in bounded memory. Decided by the size
+    /// the gzip's trailer states, and held to while decompressing.
+    pub max_in_memory_gzip: usize,
 }
 
 impl Default for Limits {
@@ -35,6 +39,7 @@ impl Default for Limits {
             max_xml_depth: 64,
             max_container_depth: 8,
             max_zip_entries: 64,
+            max_in_memory_gzip: 32 * 1024 * 1024,
         }
     }
 }

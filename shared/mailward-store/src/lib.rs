@@ -28,6 +28,7 @@ pub mod outbox;
 pub mod prospecting;
 pub mod rate_limits;
 pub mod reports;
+pub mod row_chunks;
 pub mod senders;
 pub mod signups;
 pub mod snapshots;

@@ -3,7 +3,7 @@
 //! items) and its report item last, so the report item marks a complete import and a crash
 //! half-way is repaired by importing again.
 
-use super::{decode, encode, keys};
+use super::{decode, encode, keys, row_chunks};
 use mailward_domain::reports::{DayTotal, ReportKind, SourceDay, StoredReport};
 use mailward_domain::store::{
     Condition, Item, ItemStore, Query, SortKey, StoreError, WriteOp, query_all,
@@ -54,60 +54,12 @@ pub fn day_ops(
                 item: Item::new(
                     keys::org_pk(report.org_id),
                     keys::report_day_sk(report.domain_id, &day, &report.key, i),
-                    encode_rows(chunk)?,
+                    row_chunks::encode(chunk)?,
                 ),
                 condition: Condition::None,
             })
         })
         .collect()
-}
-
-/// A chunk of rows as JSON, each row an array of its fields in declaration order rather than
-/// an object: rows are written by the hundred thousand, and the field names were most of their
-/// bytes and of the time spent encoding them. `SourceDay`'s derived `Deserialize` reads either
-/// form, so rows written as objects stay readable.
-fn encode_rows(rows: &[SourceDay]) -> Result<Vec<u8>, StoreError> {
-    struct Packed<'a>(&'a SourceDay);
-    impl serde::Serialize for Packed<'_> {
-        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            use serde::ser::SerializeTuple as _;
-            // Every field named, so a field added to `SourceDay` cannot be left out unnoticed.
-            let SourceDay {
-                source_ip,
-                header_from,
-                envelope_from,
-                dkim_signers,
-                dkim_passing,
-                volume,
-                dmarc_pass,
-                spf_aligned_pass,
-                dkim_aligned_pass,
-                quarantined,
-                rejected,
-                forwarded,
-                undetermined,
-            } = self.0;
-            let mut t = s.serialize_tuple(13)?;
-            t.serialize_element(source_ip)?;
-            t.serialize_element(header_from)?;
-            t.serialize_element(envelope_from)?;
-            t.serialize_element(dkim_signers)?;
-            t.serialize_element(dkim_passing)?;
-            t.serialize_element(volume)?;
-            t.serialize_element(dmarc_pass)?;
-            t.serialize_element(spf_aligned_pass)?;
-            t.serialize_element(dkim_aligned_pass)?;
-            t.serialize_element(quarantined)?;
-            t.serialize_element(rejected)?;
-            t.serialize_element(forwarded)?;
-            t.serialize_element(undetermined)?;
-            t.end()
-        }
-    }
-    let mut out = Vec::with_capacity(rows.len() * 96);
-    serde_json::to_writer(&mut out, &rows.iter().map(Packed).collect::<Vec<_>>())
-        .map_err(|e| StoreError::Invalid(format!("encode: {e}")))?;
-    Ok(out)
 }
 
 /// The write that marks a report imported (fails when it already was).
@@ -167,7 +119,7 @@ pub async fn rows_between(
             .get(prefix_len..prefix_len + 10)
             .unwrap_or_default()
             .to_owned();
-        let rows: Vec<SourceDay> = decode(&item)?;
+        let rows = row_chunks::decode(&item.data, &format!("{}/{}", item.pk, item.sk))?;
         out.extend(rows.into_iter().map(|r| (day.clone(), r)));
     }
     Ok(out)
@@ -243,46 +195,4 @@ pub async fn day_totals_between(
             Ok((day, decode(item)?))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row() -> SourceDay {
-        SourceDay {
-            source_ip: "192.0.2.1".into(),
-            header_from: "example.com".into(),
-            envelope_from: Some("bounce.example.com".into()),
-            dkim_signers: vec!["example.com/s1".into(), "esp.example/k\"1".into()],
-            dkim_passing: vec!["example.com/s1".into()],
-            volume: 11,
-            dmarc_pass: 10,
-            spf_aligned_pass: 9,
-            dkim_aligned_pass: 8,
-            quarantined: 7,
-            rejected: 6,
-            forwarded: 5,
-            undetermined: 4,
-        }
-    }
-
-    #[test]
-    fn packed_rows_read_back_field_for_field() {
-        let rows = vec![row(), SourceDay::default()];
-        let packed = encode_rows(&rows).unwrap();
-        assert!(
-            packed.starts_with(b"[[\"192.0.2.1\""),
-            "arrays, not objects"
-        );
-        let back: Vec<SourceDay> = serde_json::from_slice(&packed).unwrap();
-        assert_eq!(back, rows);
-    }
-
-    #[test]
-    fn rows_written_as_objects_stay_readable() {
-        let objects = serde_json::to_vec(&vec![row()]).unwrap();
-        let back: Vec<SourceDay> = serde_json::from_slice(&objects).unwrap();
-        assert_eq!(back, [row()]);
-    }
 }
