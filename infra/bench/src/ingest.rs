@@ -301,7 +301,7 @@ async fn ingest_files(
     concurrency: usize,
 ) -> anyhow::Result<Measured> {
     use futures::StreamExt as _;
-    use mailward_services::reports::ingest::{Status, ingest_shared};
+    use mailward_services::reports::ingest::{Status, ingest_shared, read_reusing};
     // Buffers are reused from file to file, as `mailward import` does.
     let buffers = Arc::new(std::sync::Mutex::new(Vec::<Vec<u8>>::new()));
     reset_peak_rss();
@@ -313,11 +313,11 @@ async fn ingest_files(
             let (path, expected) = (file.path.clone(), file.records as u64);
             async move {
                 tokio::spawn(async move {
-                    use std::io::Read as _;
                     let taken = buffers.lock().ok().and_then(|mut b| b.pop());
                     let mut buffer = taken.unwrap_or_default();
-                    buffer.clear();
-                    std::fs::File::open(&path)?.read_to_end(&mut buffer)?;
+                    let mut file = std::fs::File::open(&path)?;
+                    let size = file.metadata()?.len();
+                    read_reusing(&mut buffer, &mut file, size)?;
                     let bytes = bytes::Bytes::from(buffer);
                     let outcomes =
                         ingest_shared(&state, bytes.clone(), &mailward_reports::Limits::default())

@@ -481,10 +481,8 @@ async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
                 "the file is larger than {MAX_IMPORT_FILE} bytes"
             ))]
         } else {
-            use std::io::Read as _;
-            buffer.clear();
             std::fs::File::open(file)
-                .and_then(|mut f| f.read_to_end(&mut buffer))
+                .and_then(|mut f| ingest::read_reusing(&mut buffer, &mut f, size))
                 .with_context(|| format!("reading {name}"))?;
             let bytes = bytes::Bytes::from(std::mem::take(&mut buffer));
             let mut all = Vec::new();

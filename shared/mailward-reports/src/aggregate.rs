@@ -201,7 +201,7 @@ fn word<T: Copy>(
     what: &str,
     warnings: &mut Vec<String>,
 ) -> Word<T> {
-    let trimmed = raw.trim();
+    let trimmed = raw.trim_ascii();
     match table.iter().find(|(w, _)| w.eq_ignore_ascii_case(trimmed)) {
         Some((_, v)) => Word::Known(*v),
         None => {
@@ -246,15 +246,16 @@ const OVERRIDES: [(&str, OverrideKind); 6] = [
     ("other", OverrideKind::Other),
 ];
 
-/// Text as the report wrote it, trimmed, borrowed; `None` when empty.
+/// Text as the report wrote it, trimmed of XML's whitespace (space, tab, CR, LF: ASCII, so
+/// trimming does not decode characters), borrowed; `None` when empty.
 fn present(raw: &str) -> Option<&str> {
-    let t = raw.trim();
+    let t = raw.trim_ascii();
     (!t.is_empty()).then_some(t)
 }
 
 /// Text as the report wrote it, trimmed; `None` when empty.
 fn text(raw: &str) -> Option<String> {
-    let t = raw.trim();
+    let t = raw.trim_ascii();
     (!t.is_empty()).then(|| t.to_owned())
 }
 
@@ -308,62 +309,129 @@ enum N {
     Other,
 }
 
+/// Up to 16 bytes as one integer (zero-padded), so a name is compared in a register rather
+/// than with a call to `memcmp`; `None` for longer ones, and for one holding a zero byte (it
+/// would read as a shorter name).
+const fn packed(name: &[u8]) -> Option<u128> {
+    if name.len() > 16 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    let mut i = 0;
+    while i < name.len() {
+        if name[i] == 0 {
+            return None;
+        }
+        bytes[i] = name[i];
+        i += 1;
+    }
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// [`packed`] of a name known to fit.
+const fn key(name: &[u8]) -> u128 {
+    match packed(name) {
+        Some(key) => key,
+        None => panic!("names of the reader fit 16 bytes"),
+    }
+}
+
 /// The name as written in lower case (what reporters send), if it is one the reader knows.
-/// Dispatched on length and first byte, then compared whole: a plain `match` over the byte
-/// strings tries the arms one after another, and this runs for every element of a report.
+/// Compared as one integer ([`packed`]): this runs for every element of a report, and a
+/// `match` over byte strings tries its arms one `memcmp` after another.
 fn exact_name(local: &[u8]) -> Option<N> {
-    let candidates: &[(&[u8], N)] = match (local.len(), local.first()?) {
-        (1, b'p') => &[(b"p", N::P)],
-        (2, b'f') => &[(b"fo", N::Fo)],
-        (2, b'n') => &[(b"np", N::Np)],
-        (2, b's') => &[(b"sp", N::Sp)],
-        (3, b'e') => &[(b"end", N::End)],
-        (3, b'p') => &[(b"pct", N::Pct)],
-        (3, b'r') => &[(b"row", N::Row)],
-        (3, b's') => &[(b"spf", N::Spf)],
-        (4, b'a') => &[(b"aspf", N::Aspf)],
-        (4, b'd') => &[(b"dkim", N::Dkim)],
-        (4, b't') => &[(b"type", N::Type)],
-        (5, b'a') => &[(b"adkim", N::Adkim)],
-        (5, b'b') => &[(b"begin", N::Begin)],
-        (5, b'c') => &[(b"count", N::Count)],
-        (5, b'e') => &[(b"email", N::Email), (b"error", N::Error)],
-        (5, b's') => &[(b"scope", N::Scope)],
-        (6, b'd') => &[(b"domain", N::Domain)],
-        (6, b'r') => &[
-            (b"record", N::Record),
-            (b"reason", N::Reason),
-            (b"result", N::Result),
-        ],
-        (7, b'c') => &[(b"comment", N::Comment)],
-        (7, b't') => &[(b"testing", N::Testing)],
-        (7, b'v') => &[(b"version", N::Version)],
-        (8, b'f') => &[(b"feedback", N::Feedback)],
-        (8, b'o') => &[(b"org_name", N::OrgName)],
-        (8, b's') => &[(b"selector", N::Selector)],
-        (9, b'r') => &[(b"report_id", N::ReportId)],
-        (9, b's') => &[(b"source_ip", N::SourceIp)],
-        (10, b'd') => &[(b"date_range", N::DateRange)],
-        (11, b'd') => &[(b"disposition", N::Disposition)],
-        (11, b'e') => &[(b"envelope_to", N::EnvelopeTo)],
-        (11, b'h') => &[(b"header_from", N::HeaderFrom)],
-        (11, b'i') => &[(b"identifiers", N::Identifiers)],
-        (12, b'a') => &[(b"auth_results", N::AuthResults)],
-        (12, b'h') => &[(b"human_result", N::HumanResult)],
-        (13, b'e') => &[(b"envelope_from", N::EnvelopeFrom)],
-        (15, b'r') => &[(b"report_metadata", N::ReportMetadata)],
-        (16, b'd') => &[(b"discovery_method", N::DiscoveryMethod)],
-        (16, b'p') => &[
-            (b"policy_published", N::PolicyPublished),
-            (b"policy_evaluated", N::PolicyEvaluated),
-        ],
-        (18, b'e') => &[(b"extra_contact_info", N::ExtraContactInfo)],
-        _ => return None,
+    #![allow(non_upper_case_globals)]
+    const P: u128 = key(b"p");
+    const Fo: u128 = key(b"fo");
+    const Np: u128 = key(b"np");
+    const Sp: u128 = key(b"sp");
+    const End: u128 = key(b"end");
+    const Pct: u128 = key(b"pct");
+    const Row: u128 = key(b"row");
+    const Spf: u128 = key(b"spf");
+    const Aspf: u128 = key(b"aspf");
+    const Dkim: u128 = key(b"dkim");
+    const Type: u128 = key(b"type");
+    const Adkim: u128 = key(b"adkim");
+    const Begin: u128 = key(b"begin");
+    const Count: u128 = key(b"count");
+    const Email: u128 = key(b"email");
+    const Error: u128 = key(b"error");
+    const Scope: u128 = key(b"scope");
+    const Domain: u128 = key(b"domain");
+    const Record: u128 = key(b"record");
+    const Reason: u128 = key(b"reason");
+    const Result: u128 = key(b"result");
+    const Comment: u128 = key(b"comment");
+    const Testing: u128 = key(b"testing");
+    const Version: u128 = key(b"version");
+    const Feedback: u128 = key(b"feedback");
+    const OrgName: u128 = key(b"org_name");
+    const Selector: u128 = key(b"selector");
+    const ReportId: u128 = key(b"report_id");
+    const SourceIp: u128 = key(b"source_ip");
+    const DateRange: u128 = key(b"date_range");
+    const Disposition: u128 = key(b"disposition");
+    const EnvelopeTo: u128 = key(b"envelope_to");
+    const HeaderFrom: u128 = key(b"header_from");
+    const Identifiers: u128 = key(b"identifiers");
+    const AuthResults: u128 = key(b"auth_results");
+    const HumanResult: u128 = key(b"human_result");
+    const EnvelopeFrom: u128 = key(b"envelope_from");
+    const ReportMetadata: u128 = key(b"report_metadata");
+    const DiscoveryMethod: u128 = key(b"discovery_method");
+    const PolicyPublished: u128 = key(b"policy_published");
+    const PolicyEvaluated: u128 = key(b"policy_evaluated");
+    let Some(packed) = packed(local) else {
+        return match local {
+            b"extra_contact_info" => Some(N::ExtraContactInfo),
+            _ => None,
+        };
     };
-    candidates
-        .iter()
-        .find(|(candidate, _)| *candidate == local)
-        .map(|(_, n)| *n)
+    Some(match packed {
+        P => N::P,
+        Fo => N::Fo,
+        Np => N::Np,
+        Sp => N::Sp,
+        End => N::End,
+        Pct => N::Pct,
+        Row => N::Row,
+        Spf => N::Spf,
+        Aspf => N::Aspf,
+        Dkim => N::Dkim,
+        Type => N::Type,
+        Adkim => N::Adkim,
+        Begin => N::Begin,
+        Count => N::Count,
+        Email => N::Email,
+        Error => N::Error,
+        Scope => N::Scope,
+        Domain => N::Domain,
+        Record => N::Record,
+        Reason => N::Reason,
+        Result => N::Result,
+        Comment => N::Comment,
+        Testing => N::Testing,
+        Version => N::Version,
+        Feedback => N::Feedback,
+        OrgName => N::OrgName,
+        Selector => N::Selector,
+        ReportId => N::ReportId,
+        SourceIp => N::SourceIp,
+        DateRange => N::DateRange,
+        Disposition => N::Disposition,
+        EnvelopeTo => N::EnvelopeTo,
+        HeaderFrom => N::HeaderFrom,
+        Identifiers => N::Identifiers,
+        AuthResults => N::AuthResults,
+        HumanResult => N::HumanResult,
+        EnvelopeFrom => N::EnvelopeFrom,
+        ReportMetadata => N::ReportMetadata,
+        DiscoveryMethod => N::DiscoveryMethod,
+        PolicyPublished => N::PolicyPublished,
+        PolicyEvaluated => N::PolicyEvaluated,
+        _ => return None,
+    })
 }
 
 /// The element's name, compared case-insensitively, as one the reader acts on, or
@@ -800,12 +868,15 @@ fn end_element(
             }
         }
         [N::ReportMetadata, N::DateRange, edge @ (N::Begin | N::End)] => {
-            match value.trim().parse::<i64>() {
+            match value.trim_ascii().parse::<i64>() {
                 Ok(t) if *edge == N::Begin => header.begin = Some(t),
                 Ok(t) => header.end = Some(t),
                 Err(_) => {
                     let edge = if *edge == N::Begin { "begin" } else { "end" };
-                    warnings.push(format!("unreadable date_range/{edge} \"{}\"", value.trim()))
+                    warnings.push(format!(
+                        "unreadable date_range/{edge} \"{}\"",
+                        value.trim_ascii()
+                    ))
                 }
             }
         }
@@ -841,7 +912,7 @@ fn end_element(
 fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<String>) {
     match path {
         [N::Row, N::SourceIp] => {
-            let v = value.trim();
+            let v = value.trim_ascii();
             if !v.is_empty() {
                 match v.parse::<IpAddr>() {
                     Ok(ip) => b.record.source_ip = Some(ip),
@@ -849,10 +920,10 @@ fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<St
                 }
             }
         }
-        [N::Row, N::Count] => match value.trim().parse::<u64>() {
+        [N::Row, N::Count] => match value.trim_ascii().parse::<u64>() {
             Ok(n) => b.record.count = n,
-            Err(_) if value.trim().is_empty() => {}
-            Err(_) => warnings.push(format!("unreadable count \"{}\"", value.trim())),
+            Err(_) if value.trim_ascii().is_empty() => {}
+            Err(_) => warnings.push(format!("unreadable count \"{}\"", value.trim_ascii())),
         },
         [N::Row, N::PolicyEvaluated, N::Disposition] => {
             b.record.disposition =
@@ -1032,7 +1103,17 @@ mod tests {
                 "{name}"
             );
         }
-        for other in ["", "x", "policy", "records", "feedbacks", "sourceip", "é"] {
+        for other in [
+            "",
+            "x",
+            "policy",
+            "records",
+            "feedbacks",
+            "sourceip",
+            "é",
+            "p\0",
+            "\0p",
+        ] {
             assert_eq!(known_name(other.as_bytes()), N::Other, "{other}");
         }
     }

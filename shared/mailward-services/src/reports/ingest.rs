@@ -716,6 +716,25 @@ pub async fn ingest(
     ingest_shared(app, bytes, limits).await
 }
 
+/// Reads all of `file` (of about `size` bytes) into `buffer`, reusing its memory: a caller
+/// importing many files reads each into the buffer the last one was taken back in (see
+/// [`ingest_shared`]). A buffer too small is replaced, not grown: growing copies the old
+/// contents into fresh memory for nothing, and it is given an eighth more room, so that files
+/// of about the same size, as one reporter's are, find it large enough.
+pub fn read_reusing(
+    buffer: &mut Vec<u8>,
+    file: &mut impl std::io::Read,
+    size: u64,
+) -> std::io::Result<()> {
+    buffer.clear();
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    if buffer.capacity() < size {
+        *buffer = Vec::with_capacity(size.saturating_add(size / 8));
+    }
+    file.read_to_end(buffer)?;
+    Ok(())
+}
+
 /// [`ingest`] of a shared buffer: read in place, and kept raw by handing the same buffer to
 /// object storage. A caller reading many files can take its buffer back when this returns
 /// (`Bytes::try_into_mut`: the store has let go of it) and read the next file into it, and
@@ -835,6 +854,20 @@ mod tests {
         );
         assert_eq!((first.rejected, first.forwarded), (1, 1));
         assert_eq!(first.dkim_signers, ["example.com/s1"]);
+    }
+
+    #[test]
+    fn a_read_buffer_is_reused_when_large_enough_and_replaced_with_room_when_not() {
+        let mut buffer = Vec::new();
+        read_reusing(&mut buffer, &mut &[7u8; 800][..], 800).unwrap();
+        assert_eq!(buffer, [7u8; 800]);
+        assert!(buffer.capacity() >= 900, "an eighth more room");
+        let at = buffer.as_ptr();
+        read_reusing(&mut buffer, &mut &[1u8; 850][..], 850).unwrap();
+        assert_eq!((buffer.as_slice(), buffer.as_ptr()), (&[1u8; 850][..], at));
+        // A size that was wrong (the file grew) still reads all of it.
+        read_reusing(&mut buffer, &mut &[2u8; 5000][..], 10).unwrap();
+        assert_eq!(buffer, [2u8; 5000]);
     }
 
     #[test]
