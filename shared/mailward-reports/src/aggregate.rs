@@ -309,31 +309,48 @@ enum N {
     Other,
 }
 
-/// Up to 16 bytes as one integer (zero-padded), so a name is compared in a register rather
-/// than with a call to `memcmp`; `None` for longer ones, and for one holding a zero byte (it
-/// would read as a shorter name).
-const fn packed(name: &[u8]) -> Option<u128> {
-    if name.len() > 16 {
-        return None;
-    }
-    let mut bytes = [0u8; 16];
+/// A name of up to 16 bytes as its length and one integer (the bytes, little-endian,
+/// zero-padded), so that it is compared in registers rather than with a call to `memcmp`
+/// (the length tells `p` from `p\0`). For the reader's own names, at compile time.
+const fn key(name: &[u8]) -> (usize, u128) {
+    assert!(name.len() <= 16, "names of the reader fit 16 bytes");
+    let mut key = 0u128;
     let mut i = 0;
     while i < name.len() {
-        if name[i] == 0 {
-            return None;
-        }
-        bytes[i] = name[i];
+        key |= (name[i] as u128) << (8 * i);
         i += 1;
     }
-    Some(u128::from_le_bytes(bytes))
+    (name.len(), key)
 }
 
-/// [`packed`] of a name known to fit.
-const fn key(name: &[u8]) -> u128 {
-    match packed(name) {
-        Some(key) => key,
-        None => panic!("names of the reader fit 16 bytes"),
-    }
+/// [`key`] of a name as read, `None` beyond 16 bytes. Built from whole-word loads (two that
+/// overlap, shifted into place) rather than byte by byte: bytes stored one at a time and read
+/// back as a word stall the processor.
+fn packed(name: &[u8]) -> Option<(usize, u128)> {
+    let len = name.len();
+    let word = |at: usize| -> u64 {
+        let bytes: [u8; 8] = name[at..at + 8].try_into().unwrap_or_default();
+        u64::from_le_bytes(bytes)
+    };
+    let half = |at: usize| -> u64 {
+        let bytes: [u8; 4] = name[at..at + 4].try_into().unwrap_or_default();
+        u64::from(u32::from_le_bytes(bytes))
+    };
+    let (lo, hi) = match len {
+        0..=3 => {
+            let mut lo = 0u64;
+            for (i, b) in name.iter().enumerate() {
+                lo |= u64::from(*b) << (8 * i);
+            }
+            (lo, 0)
+        }
+        // The second load overlaps the first; its overlapping bytes are the same ones.
+        4..=7 => (half(0) | half(len - 4) << (8 * (len - 4)), 0),
+        8 => (word(0), 0),
+        9..=16 => (word(0), word(len - 8) >> (8 * (16 - len))),
+        _ => return None,
+    };
+    Some((len, u128::from(lo) | u128::from(hi) << 64))
 }
 
 /// The name as written in lower case (what reporters send), if it is one the reader knows.
@@ -341,47 +358,47 @@ const fn key(name: &[u8]) -> u128 {
 /// `match` over byte strings tries its arms one `memcmp` after another.
 fn exact_name(local: &[u8]) -> Option<N> {
     #![allow(non_upper_case_globals)]
-    const P: u128 = key(b"p");
-    const Fo: u128 = key(b"fo");
-    const Np: u128 = key(b"np");
-    const Sp: u128 = key(b"sp");
-    const End: u128 = key(b"end");
-    const Pct: u128 = key(b"pct");
-    const Row: u128 = key(b"row");
-    const Spf: u128 = key(b"spf");
-    const Aspf: u128 = key(b"aspf");
-    const Dkim: u128 = key(b"dkim");
-    const Type: u128 = key(b"type");
-    const Adkim: u128 = key(b"adkim");
-    const Begin: u128 = key(b"begin");
-    const Count: u128 = key(b"count");
-    const Email: u128 = key(b"email");
-    const Error: u128 = key(b"error");
-    const Scope: u128 = key(b"scope");
-    const Domain: u128 = key(b"domain");
-    const Record: u128 = key(b"record");
-    const Reason: u128 = key(b"reason");
-    const Result: u128 = key(b"result");
-    const Comment: u128 = key(b"comment");
-    const Testing: u128 = key(b"testing");
-    const Version: u128 = key(b"version");
-    const Feedback: u128 = key(b"feedback");
-    const OrgName: u128 = key(b"org_name");
-    const Selector: u128 = key(b"selector");
-    const ReportId: u128 = key(b"report_id");
-    const SourceIp: u128 = key(b"source_ip");
-    const DateRange: u128 = key(b"date_range");
-    const Disposition: u128 = key(b"disposition");
-    const EnvelopeTo: u128 = key(b"envelope_to");
-    const HeaderFrom: u128 = key(b"header_from");
-    const Identifiers: u128 = key(b"identifiers");
-    const AuthResults: u128 = key(b"auth_results");
-    const HumanResult: u128 = key(b"human_result");
-    const EnvelopeFrom: u128 = key(b"envelope_from");
-    const ReportMetadata: u128 = key(b"report_metadata");
-    const DiscoveryMethod: u128 = key(b"discovery_method");
-    const PolicyPublished: u128 = key(b"policy_published");
-    const PolicyEvaluated: u128 = key(b"policy_evaluated");
+    const P: (usize, u128) = key(b"p");
+    const Fo: (usize, u128) = key(b"fo");
+    const Np: (usize, u128) = key(b"np");
+    const Sp: (usize, u128) = key(b"sp");
+    const End: (usize, u128) = key(b"end");
+    const Pct: (usize, u128) = key(b"pct");
+    const Row: (usize, u128) = key(b"row");
+    const Spf: (usize, u128) = key(b"spf");
+    const Aspf: (usize, u128) = key(b"aspf");
+    const Dkim: (usize, u128) = key(b"dkim");
+    const Type: (usize, u128) = key(b"type");
+    const Adkim: (usize, u128) = key(b"adkim");
+    const Begin: (usize, u128) = key(b"begin");
+    const Count: (usize, u128) = key(b"count");
+    const Email: (usize, u128) = key(b"email");
+    const Error: (usize, u128) = key(b"error");
+    const Scope: (usize, u128) = key(b"scope");
+    const Domain: (usize, u128) = key(b"domain");
+    const Record: (usize, u128) = key(b"record");
+    const Reason: (usize, u128) = key(b"reason");
+    const Result: (usize, u128) = key(b"result");
+    const Comment: (usize, u128) = key(b"comment");
+    const Testing: (usize, u128) = key(b"testing");
+    const Version: (usize, u128) = key(b"version");
+    const Feedback: (usize, u128) = key(b"feedback");
+    const OrgName: (usize, u128) = key(b"org_name");
+    const Selector: (usize, u128) = key(b"selector");
+    const ReportId: (usize, u128) = key(b"report_id");
+    const SourceIp: (usize, u128) = key(b"source_ip");
+    const DateRange: (usize, u128) = key(b"date_range");
+    const Disposition: (usize, u128) = key(b"disposition");
+    const EnvelopeTo: (usize, u128) = key(b"envelope_to");
+    const HeaderFrom: (usize, u128) = key(b"header_from");
+    const Identifiers: (usize, u128) = key(b"identifiers");
+    const AuthResults: (usize, u128) = key(b"auth_results");
+    const HumanResult: (usize, u128) = key(b"human_result");
+    const EnvelopeFrom: (usize, u128) = key(b"envelope_from");
+    const ReportMetadata: (usize, u128) = key(b"report_metadata");
+    const DiscoveryMethod: (usize, u128) = key(b"discovery_method");
+    const PolicyPublished: (usize, u128) = key(b"policy_published");
+    const PolicyEvaluated: (usize, u128) = key(b"policy_evaluated");
     let Some(packed) = packed(local) else {
         return match local {
             b"extra_contact_info" => Some(N::ExtraContactInfo),
@@ -1038,6 +1055,19 @@ mod tests {
     <auth_results><dkim><domain>example.com</domain><selector>s1</selector><result>pass</result></dkim>
       <spf><domain>example.com</domain><result>hardfail</result></spf></auth_results></record>
 </feedback>"#;
+
+    #[test]
+    fn names_pack_from_word_loads_as_they_do_byte_by_byte() {
+        let bytes: Vec<u8> = (1..=17u8).map(|b| b.wrapping_mul(37) | 0x80).collect();
+        for len in 0..=16 {
+            for start in 0..=(17 - len) {
+                let name = &bytes[start..start + len];
+                assert_eq!(packed(name), Some(key(name)), "{name:?}");
+            }
+        }
+        assert_eq!(packed(&bytes), None);
+        assert_ne!(packed(b"p\0"), packed(b"p"));
+    }
 
     #[test]
     fn every_element_name_is_known_in_any_case_and_nothing_else_is() {

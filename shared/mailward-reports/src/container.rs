@@ -358,8 +358,12 @@ where
         }
         let mut buffer = inflate_pool::take();
         if buffer.len() <= hint {
-            // Room for the whole stream and the read that finds its end, zeroed at once.
-            buffer.resize(hint + 1, 0);
+            // Room for the whole stream and the read that finds its end, and an eighth more
+            // for the next report of about the same size. Replaced, not grown: growing would
+            // copy the old contents, and fresh zeroed memory from the allocator is not written
+            // twice.
+            let room = (hint + 1).saturating_add(hint / 8).min(cap + 1);
+            buffer = vec![0; room];
         }
         let inflated = inflate_into(bytes, &mut buffer, cap);
         let outcome = match inflated {
