@@ -195,16 +195,22 @@ pub enum AggregateError {
     Missing(&'static str),
 }
 
+/// An enum word of the report (its bytes, as read: the known words are ASCII, so they are
+/// recognised without decoding; an unknown one is kept decoded, replacing what is not UTF-8).
 fn word<T: Copy>(
-    raw: &str,
+    raw: &[u8],
     table: &[(&str, T)],
     what: &str,
     warnings: &mut Vec<String>,
 ) -> Word<T> {
     let trimmed = raw.trim_ascii();
-    match table.iter().find(|(w, _)| w.eq_ignore_ascii_case(trimmed)) {
+    match table
+        .iter()
+        .find(|(w, _)| w.as_bytes().eq_ignore_ascii_case(trimmed))
+    {
         Some((_, v)) => Word::Known(*v),
         None => {
+            let trimmed = String::from_utf8_lossy(trimmed);
             warnings.push(format!("unknown {what} \"{trimmed}\""));
             Word::Unknown(trimmed.to_ascii_lowercase())
         }
@@ -248,15 +254,14 @@ const OVERRIDES: [(&str, OverrideKind); 6] = [
 
 /// Text as the report wrote it, trimmed of XML's whitespace (space, tab, CR, LF: ASCII, so
 /// trimming does not decode characters), borrowed; `None` when empty.
-fn present(raw: &str) -> Option<&str> {
+fn present(raw: &[u8]) -> Option<&[u8]> {
     let t = raw.trim_ascii();
     (!t.is_empty()).then_some(t)
 }
 
 /// Text as the report wrote it, trimmed; `None` when empty.
-fn text(raw: &str) -> Option<String> {
-    let t = raw.trim_ascii();
-    (!t.is_empty()).then(|| t.to_owned())
+fn text(raw: &[u8]) -> Option<String> {
+    present(raw).map(|t| String::from_utf8_lossy(t).into_owned())
 }
 
 /// The element names the reader acts on, interned (matched case-insensitively by
@@ -540,21 +545,27 @@ impl Building {
     }
 }
 
-/// [`text`] in a spare string when there is one.
-fn spare_text(spare: &mut Vec<String>, raw: &str) -> Option<String> {
+/// [`text`] of the bytes read, in a spare string when there is one (decoded here, once per
+/// value kept, not per piece of text read; what is not UTF-8 is replaced).
+fn spare_text(spare: &mut Vec<String>, raw: &[u8]) -> Option<String> {
     let t = present(raw)?;
-    Some(match spare.pop() {
-        Some(mut s) => {
-            s.clear();
-            s.push_str(t);
-            s
-        }
-        None => t.to_owned(),
-    })
+    let mut s = spare.pop().unwrap_or_default();
+    s.clear();
+    match std::str::from_utf8(t) {
+        Ok(t) => s.push_str(t),
+        Err(_) => s.push_str(&String::from_utf8_lossy(t)),
+    }
+    Some(s)
+}
+
+/// The trimmed text of a value to be parsed, `None` when empty; text that is not UTF-8 is
+/// returned decoded lossily (and then fails to parse, with a readable warning).
+fn parse_text(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    present(raw).map(String::from_utf8_lossy)
 }
 
 /// [`spare_text`] in lower case.
-fn spare_lower(spare: &mut Vec<String>, raw: &str) -> Option<String> {
+fn spare_lower(spare: &mut Vec<String>, raw: &[u8]) -> Option<String> {
     let mut s = spare_text(spare, raw)?;
     s.make_ascii_lowercase();
     Some(s)
@@ -619,7 +630,7 @@ pub fn parse_streaming_with<'a>(
         on_record,
         header: Header::default(),
         path: Vec::new(),
-        text: String::new(),
+        text: Vec::new(),
         building: Building::default(),
         in_record: false,
         saw_root: false,
@@ -685,8 +696,8 @@ struct Parser<'l, F> {
     header: Header,
     /// The open elements, outermost first (the wrapper around `feedback`, if any, excluded).
     path: Vec<N>,
-    /// The text of the element being read.
-    text: String,
+    /// The text of the element being read, as bytes (decoded only where a value is kept).
+    text: Vec<u8>,
     /// The record being read (reused: see [`Building`]).
     building: Building,
     /// Whether a record is open.
@@ -755,10 +766,7 @@ impl<F: FnMut(&Record, &Header)> Parser<'_, F> {
                 if self.text.is_empty() && raw.iter().all(u8::is_ascii_whitespace) {
                     return Ok(Flow::Go);
                 }
-                match std::str::from_utf8(raw) {
-                    Ok(text) => self.text.push_str(text),
-                    Err(_) => self.text.push_str(&String::from_utf8_lossy(raw)),
-                }
+                self.text.extend_from_slice(raw);
             }
             Event::GeneralRef(r) => {
                 // Predefined and character references only; anything else stays literal.
@@ -772,15 +780,17 @@ impl<F: FnMut(&Record, &Header)> Parser<'_, F> {
                     _ => r.resolve_char_ref().ok().flatten(),
                 };
                 match resolved {
-                    Some(c) => self.text.push(c),
+                    Some(c) => self
+                        .text
+                        .extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
                     None => {
-                        self.text.push('&');
-                        self.text.push_str(&name);
-                        self.text.push(';');
+                        self.text.push(b'&');
+                        self.text.extend_from_slice(name.as_bytes());
+                        self.text.push(b';');
                     }
                 }
             }
-            Event::CData(c) => self.text.push_str(&String::from_utf8_lossy(c)),
+            Event::CData(c) => self.text.extend_from_slice(c),
             Event::End(_) => {
                 if self.path.is_empty() {
                     return Ok(Flow::Go);
@@ -863,7 +873,7 @@ impl<F: FnMut(&Record, &Header)> Parser<'_, F> {
 /// Applies the text of the element at the end of `path`.
 fn end_element(
     path: &[N],
-    value: &str,
+    value: &[u8],
     header: &mut Header,
     building: &mut Building,
     in_record: &mut bool,
@@ -885,15 +895,13 @@ fn end_element(
             }
         }
         [N::ReportMetadata, N::DateRange, edge @ (N::Begin | N::End)] => {
-            match value.trim_ascii().parse::<i64>() {
+            let v = parse_text(value).unwrap_or_default();
+            match v.parse::<i64>() {
                 Ok(t) if *edge == N::Begin => header.begin = Some(t),
                 Ok(t) => header.end = Some(t),
                 Err(_) => {
                     let edge = if *edge == N::Begin { "begin" } else { "end" };
-                    warnings.push(format!(
-                        "unreadable date_range/{edge} \"{}\"",
-                        value.trim_ascii()
-                    ))
+                    warnings.push(format!("unreadable date_range/{edge} \"{v}\""))
                 }
             }
         }
@@ -926,22 +934,24 @@ fn end_element(
 }
 
 /// Applies the text of an element inside a `record` (`path` below the record).
-fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<String>) {
+fn record_field(path: &[N], value: &[u8], b: &mut Building, warnings: &mut Vec<String>) {
     match path {
         [N::Row, N::SourceIp] => {
-            let v = value.trim_ascii();
-            if !v.is_empty() {
+            if let Some(v) = parse_text(value) {
                 match v.parse::<IpAddr>() {
                     Ok(ip) => b.record.source_ip = Some(ip),
                     Err(_) => warnings.push(format!("unreadable source_ip \"{v}\"")),
                 }
             }
         }
-        [N::Row, N::Count] => match value.trim_ascii().parse::<u64>() {
-            Ok(n) => b.record.count = n,
-            Err(_) if value.trim_ascii().is_empty() => {}
-            Err(_) => warnings.push(format!("unreadable count \"{}\"", value.trim_ascii())),
-        },
+        [N::Row, N::Count] => {
+            if let Some(v) = parse_text(value) {
+                match v.parse::<u64>() {
+                    Ok(n) => b.record.count = n,
+                    Err(_) => warnings.push(format!("unreadable count \"{v}\"")),
+                }
+            }
+        }
         [N::Row, N::PolicyEvaluated, N::Disposition] => {
             b.record.disposition =
                 present(value).map(|v| word(v, &DISPOSITIONS, "disposition", warnings));
@@ -973,7 +983,7 @@ fn record_field(path: &[N], value: &str, b: &mut Building, warnings: &mut Vec<St
                 && let Some(kind) = kind
             {
                 b.record.reasons.push(Override {
-                    kind: word(&kind, &OVERRIDES, "override reason", warnings),
+                    kind: word(kind.as_bytes(), &OVERRIDES, "override reason", warnings),
                     comment,
                 });
             }
@@ -1231,6 +1241,25 @@ mod tests {
         let report = parse(wrapped.as_bytes(), &limits()).unwrap();
         assert_eq!(report.header.report_id.as_deref(), Some("id-1"));
         assert_eq!(report.messages(), 3);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_replaced_in_kept_values_and_refuse_numbers() {
+        let xml = b"<feedback><report_metadata><report_id>r\xff</report_id></report_metadata>\
+            <policy_published><domain>x.org</domain></policy_published>\
+            <record><row><source_ip>192.0.2.\xff</source_ip><count>3\xfe</count>\
+            <policy_evaluated><dkim>pa\xffss</dkim></policy_evaluated></row>\
+            <identifiers><header_from>\xc3\xa9x&amp;\xc3\xa9\xff.org</header_from></identifiers>\
+            </record></feedback>";
+        let report = parse(xml, &limits()).unwrap();
+        assert_eq!(report.header.report_id.as_deref(), Some("r\u{fffd}"));
+        let record = &report.records[0];
+        assert_eq!(record.header_from.as_deref(), Some("\u{e9}x&\u{e9}\u{fffd}.org"));
+        assert_eq!((record.source_ip, record.count), (None, 0));
+        assert_eq!(record.dkim, Some(Word::Unknown("pa\u{fffd}ss".into())));
+        let warnings = report.header.warnings.join("; ");
+        assert!(warnings.contains("unreadable source_ip \"192.0.2.\u{fffd}\""), "{warnings}");
+        assert!(warnings.contains("unreadable count \"3\u{fffd}\""), "{warnings}");
     }
 
     #[test]

@@ -9,16 +9,21 @@
 //! its log and then to the database) and less to encode and decode.
 //!
 //! ```json
-//! {"strings":["example.com","example.com/s1"],
-//!  "rows":[["192.0.2.1",0,null,[1],[1],11,10,9,8,7,6,5,4]]}
+//! {"rows":[["192.0.2.1",0,null,[1],[1],11,10,9,8,7,6,5,4]],
+//!  "strings":["example.com","example.com/s1"]}
 //! ```
+//!
+//! The rows come first: they are written in one pass straight from the rows, numbering each
+//! string as it is met, and the table follows.
 //!
 //! Chunks written before this form (an array of rows, each an array or an object) stay
 //! readable.
 
 use mailward_domain::reports::SourceDay;
 use mailward_domain::store::StoreError;
-use serde::{Deserialize, Serialize};
+use serde::ser::{SerializeMap as _, SerializeTuple as _};
+use serde::{Deserialize, Serialize, Serializer};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// A row with its strings as positions in the chunk's table: source IP, header-from,
@@ -41,14 +46,7 @@ type TableRow<S> = (
     u64,
 );
 
-/// A chunk as written.
-#[derive(Serialize)]
-struct TableChunkOut<'a> {
-    strings: Vec<&'a str>,
-    rows: Vec<TableRow<&'a str>>,
-}
-
-/// A chunk as read (the same shape, owning its strings).
+/// A chunk as read (owning its strings; the keys in either order).
 #[derive(Deserialize)]
 struct TableChunkIn {
     strings: Vec<String>,
@@ -70,60 +68,117 @@ impl<'a> StringTable<'a> {
             (self.strings.len() - 1) as u32
         })
     }
+}
 
-    fn positions(&mut self, list: &'a [String]) -> Vec<u32> {
-        list.iter().map(|s| self.position(s)).collect()
+/// A chunk being written: its rows first, each string numbered as it is met, then the table
+/// of strings, so the rows are written straight from `SourceDay`s in one pass.
+struct ChunkOut<'a> {
+    rows: &'a [SourceDay],
+}
+
+/// The rows of a [`ChunkOut`], numbering their strings in the shared table.
+struct RowsOut<'t, 'a> {
+    rows: &'a [SourceDay],
+    table: &'t RefCell<StringTable<'a>>,
+}
+
+/// One row as its [`TableRow`] array.
+struct RowOut<'t, 'a> {
+    row: &'a SourceDay,
+    table: &'t RefCell<StringTable<'a>>,
+}
+
+/// A list of strings as their positions.
+struct PositionsOut<'t, 'a> {
+    list: &'a [String],
+    table: &'t RefCell<StringTable<'a>>,
+}
+
+impl Serialize for ChunkOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let table = RefCell::new(StringTable::default());
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry(
+            "rows",
+            &RowsOut {
+                rows: self.rows,
+                table: &table,
+            },
+        )?;
+        map.serialize_entry("strings", &table.borrow().strings)?;
+        map.end()
+    }
+}
+
+impl Serialize for RowsOut<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.rows.iter().map(|row| RowOut {
+            row,
+            table: self.table,
+        }))
+    }
+}
+
+impl<'a> Serialize for RowOut<'_, 'a> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Every field named, so a field added to `SourceDay` cannot be left out unnoticed.
+        let SourceDay {
+            source_ip,
+            header_from,
+            envelope_from,
+            dkim_signers,
+            dkim_passing,
+            volume,
+            dmarc_pass,
+            spf_aligned_pass,
+            dkim_aligned_pass,
+            quarantined,
+            rejected,
+            forwarded,
+            undetermined,
+        } = self.row;
+        let position = |text: &'a str| self.table.borrow_mut().position(text);
+        let positions = |list: &'a [String]| PositionsOut {
+            list,
+            table: self.table,
+        };
+        let mut t = s.serialize_tuple(13)?;
+        t.serialize_element(source_ip)?;
+        t.serialize_element(&position(header_from))?;
+        t.serialize_element(&envelope_from.as_deref().map(position))?;
+        t.serialize_element(&positions(dkim_signers))?;
+        t.serialize_element(&positions(dkim_passing))?;
+        for count in [
+            volume,
+            dmarc_pass,
+            spf_aligned_pass,
+            dkim_aligned_pass,
+            quarantined,
+            rejected,
+            forwarded,
+            undetermined,
+        ] {
+            t.serialize_element(count)?;
+        }
+        t.end()
+    }
+}
+
+impl Serialize for PositionsOut<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.list
+                .iter()
+                .map(|text| self.table.borrow_mut().position(text)),
+        )
     }
 }
 
 /// The stored bytes of `rows`.
 pub fn encode(rows: &[SourceDay]) -> Result<Vec<u8>, StoreError> {
-    let mut table = StringTable::default();
-    let packed: Vec<TableRow<&str>> = rows
-        .iter()
-        .map(|row| {
-            // Every field named, so a field added to `SourceDay` cannot be left out unnoticed.
-            let SourceDay {
-                source_ip,
-                header_from,
-                envelope_from,
-                dkim_signers,
-                dkim_passing,
-                volume,
-                dmarc_pass,
-                spf_aligned_pass,
-                dkim_aligned_pass,
-                quarantined,
-                rejected,
-                forwarded,
-                undetermined,
-            } = row;
-            (
-                source_ip.as_str(),
-                table.position(header_from),
-                envelope_from.as_deref().map(|e| table.position(e)),
-                table.positions(dkim_signers),
-                table.positions(dkim_passing),
-                *volume,
-                *dmarc_pass,
-                *spf_aligned_pass,
-                *dkim_aligned_pass,
-                *quarantined,
-                *rejected,
-                *forwarded,
-                *undetermined,
-            )
-        })
-        .collect();
     let mut out = Vec::with_capacity(rows.len() * 48);
-    serde_json::to_writer(
-        &mut out,
-        &TableChunkOut {
-            strings: table.strings,
-            rows: packed,
-        },
-    )
-    .map_err(|e| StoreError::Invalid(format!("encode: {e}")))?;
+    serde_json::to_writer(&mut out, &ChunkOut { rows })
+        .map_err(|e| StoreError::Invalid(format!("encode: {e}")))?;
     Ok(out)
 }
 
@@ -214,7 +269,10 @@ mod tests {
         let rows = vec![row(), SourceDay::default(), other, row()];
         let bytes = encode(&rows).unwrap();
         let text = String::from_utf8(bytes.clone()).unwrap();
-        assert!(text.starts_with("{\"strings\":["), "{text}");
+        assert!(
+            text.starts_with("{\"rows\":[[\"192.0.2.1\",0,1,[2,3],[2],"),
+            "{text}"
+        );
         assert_eq!(text.matches("example.com/s1").count(), 1, "{text}");
         assert_eq!(text.matches("bounce.example.com").count(), 1, "{text}");
         assert_eq!(decode(&bytes, "x").unwrap(), rows);
