@@ -1254,12 +1254,21 @@ mod tests {
         let report = parse(xml, &limits()).unwrap();
         assert_eq!(report.header.report_id.as_deref(), Some("r\u{fffd}"));
         let record = &report.records[0];
-        assert_eq!(record.header_from.as_deref(), Some("\u{e9}x&\u{e9}\u{fffd}.org"));
+        assert_eq!(
+            record.header_from.as_deref(),
+            Some("\u{e9}x&\u{e9}\u{fffd}.org")
+        );
         assert_eq!((record.source_ip, record.count), (None, 0));
         assert_eq!(record.dkim, Some(Word::Unknown("pa\u{fffd}ss".into())));
         let warnings = report.header.warnings.join("; ");
-        assert!(warnings.contains("unreadable source_ip \"192.0.2.\u{fffd}\""), "{warnings}");
-        assert!(warnings.contains("unreadable count \"3\u{fffd}\""), "{warnings}");
+        assert!(
+            warnings.contains("unreadable source_ip \"192.0.2.\u{fffd}\""),
+            "{warnings}"
+        );
+        assert!(
+            warnings.contains("unreadable count \"3\u{fffd}\""),
+            "{warnings}"
+        );
     }
 
     #[test]

@@ -165,10 +165,14 @@ struct RowFold {
     signer: String,
 }
 
-/// One day's rows, and where each source IP and header-from's row is.
+/// One day's rows, and where each source IP and header-from's row is: an IPv4 source (nearly
+/// all of them) by one 64-bit key, the address and the header-from's number, so that an entry
+/// is half the size and a large report's index misses the cache less; any other by the whole
+/// key.
 #[derive(Default)]
 struct DayRows {
-    index: foldhash::HashMap<(Option<IpAddr>, u32), usize>,
+    by_v4: foldhash::HashMap<u64, u32>,
+    by_other: foldhash::HashMap<(Option<IpAddr>, u32), u32>,
     rows: Vec<SourceDay>,
 }
 
@@ -219,16 +223,28 @@ impl RowFold {
         let evaluated = |w: &Option<Word<Aligned>>| matches!(w, Some(Word::Known(_)));
         let undetermined = !evaluated(&record.dkim) && !evaluated(&record.spf);
         for (day, count) in spread.split(record.count) {
-            let DayRows { index, rows } = by_day.entry(day).or_default();
-            let at = *index.entry((record.source_ip, from_id)).or_insert_with(|| {
+            let DayRows {
+                by_v4,
+                by_other,
+                rows,
+            } = by_day.entry(day).or_default();
+            // One report's rows of a day: far fewer than 2^32.
+            let next = rows.len() as u32;
+            let at = match record.source_ip {
+                Some(IpAddr::V4(v4)) => {
+                    let key = u64::from(u32::from(v4)) << 32 | u64::from(from_id);
+                    *by_v4.entry(key).or_insert(next)
+                }
+                other => *by_other.entry((other, from_id)).or_insert(next),
+            };
+            if at == next {
                 rows.push(SourceDay {
                     source_ip: record.source_ip.map(ip_text).unwrap_or_default(),
                     header_from: header_from.to_owned(),
                     ..SourceDay::default()
                 });
-                rows.len() - 1
-            });
-            let row = &mut rows[at];
+            }
+            let row = &mut rows[at as usize];
             if row.envelope_from.is_none() {
                 row.envelope_from = record.envelope_from.clone();
             }
@@ -854,6 +870,59 @@ mod tests {
         );
         assert_eq!((first.rejected, first.forwarded), (1, 1));
         assert_eq!(first.dkim_signers, ["example.com/s1"]);
+    }
+
+    #[test]
+    fn a_source_is_one_row_per_address_and_header_from_whatever_its_address() {
+        let record = |ip: &str, from: &str| {
+            let ip = if ip.is_empty() {
+                String::new()
+            } else {
+                format!("<source_ip>{ip}</source_ip>")
+            };
+            format!(
+                "<record><row>{ip}<count>1</count></row>\
+                 <identifiers><header_from>{from}</header_from></identifiers></record>"
+            )
+        };
+        let mut xml = String::from(
+            "<feedback><report_metadata><report_id>1</report_id><date_range>\
+             <begin>1700006400</begin><end>1700092799</end></date_range></report_metadata>\
+             <policy_published><domain>example.com</domain></policy_published>",
+        );
+        for (ip, from) in [
+            ("192.0.2.1", "example.com"),
+            ("2001:db8::1", "example.com"),
+            ("", "example.com"),
+            ("192.0.2.1", "example.com"),
+            ("192.0.2.1", "news.example.com"),
+            ("2001:db8::1", "example.com"),
+            ("", "example.com"),
+            ("0.0.0.1", "example.com"),
+            ("::1", "example.com"),
+        ] {
+            xml.push_str(&record(ip, from));
+        }
+        xml.push_str("</feedback>");
+        let report =
+            mailward_reports::aggregate::parse(xml.as_bytes(), &Limits::default()).unwrap();
+        let rows = rows_of(&report);
+        let day = rows.values().next().unwrap();
+        let got: Vec<(&str, &str, u64)> = day
+            .iter()
+            .map(|r| (r.source_ip.as_str(), r.header_from.as_str(), r.volume))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("192.0.2.1", "example.com", 2),
+                ("2001:db8::1", "example.com", 2),
+                ("", "example.com", 2),
+                ("192.0.2.1", "news.example.com", 1),
+                ("0.0.0.1", "example.com", 1),
+                ("::1", "example.com", 1),
+            ]
+        );
     }
 
     #[test]
