@@ -358,102 +358,108 @@ fn packed(name: &[u8]) -> Option<(usize, u128)> {
     Some((len, u128::from(lo) | u128::from(hi) << 64))
 }
 
+/// The names the reader acts on, as reporters write them (lower case), but for
+/// `extra_contact_info`, the one longer than 16 bytes (matched apart, in [`exact_name`]).
+const NAMES: [(&[u8], N); 41] = [
+    (b"feedback", N::Feedback),
+    (b"version", N::Version),
+    (b"report_metadata", N::ReportMetadata),
+    (b"org_name", N::OrgName),
+    (b"email", N::Email),
+    (b"report_id", N::ReportId),
+    (b"error", N::Error),
+    (b"date_range", N::DateRange),
+    (b"begin", N::Begin),
+    (b"end", N::End),
+    (b"policy_published", N::PolicyPublished),
+    (b"domain", N::Domain),
+    (b"adkim", N::Adkim),
+    (b"aspf", N::Aspf),
+    (b"p", N::P),
+    (b"sp", N::Sp),
+    (b"np", N::Np),
+    (b"pct", N::Pct),
+    (b"fo", N::Fo),
+    (b"testing", N::Testing),
+    (b"discovery_method", N::DiscoveryMethod),
+    (b"record", N::Record),
+    (b"row", N::Row),
+    (b"source_ip", N::SourceIp),
+    (b"count", N::Count),
+    (b"policy_evaluated", N::PolicyEvaluated),
+    (b"disposition", N::Disposition),
+    (b"dkim", N::Dkim),
+    (b"spf", N::Spf),
+    (b"reason", N::Reason),
+    (b"type", N::Type),
+    (b"comment", N::Comment),
+    (b"identifiers", N::Identifiers),
+    (b"header_from", N::HeaderFrom),
+    (b"envelope_from", N::EnvelopeFrom),
+    (b"envelope_to", N::EnvelopeTo),
+    (b"auth_results", N::AuthResults),
+    (b"selector", N::Selector),
+    (b"result", N::Result),
+    (b"human_result", N::HumanResult),
+    (b"scope", N::Scope),
+];
+
+/// The slot of a [`packed`] name in [`NAME_SLOTS`]: the top byte of a multiplicative hash.
+const fn name_slot((len, key): (usize, u128), multiplier: u64) -> usize {
+    let mixed = key as u64 ^ ((key >> 64) as u64).rotate_left(29) ^ len as u64;
+    (mixed.wrapping_mul(multiplier) >> 56) as usize
+}
+
+/// A multiplier that gives every name of [`NAMES`] a slot of its own, found at compile time
+/// (from the golden ratio's, in a few tries: 41 names in 256 slots).
+const NAME_MULTIPLIER: u64 = {
+    let mut multiplier = 0x9E37_79B9_7F4A_7C15u64;
+    loop {
+        let mut taken = [false; 256];
+        let mut i = 0;
+        while i < NAMES.len() {
+            let slot = name_slot(key(NAMES[i].0), multiplier);
+            if taken[slot] {
+                break;
+            }
+            taken[slot] = true;
+            i += 1;
+        }
+        if i == NAMES.len() {
+            break multiplier;
+        }
+        // The next candidate, well apart from this one (a step of an LCG, kept odd).
+        multiplier = multiplier
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407)
+            | 1;
+    }
+};
+
+/// Each slot's name (its [`key`] and what it is), `None` for the slots no name has.
+const NAME_SLOTS: [Option<((usize, u128), N)>; 256] = {
+    let mut slots = [None; 256];
+    let mut i = 0;
+    while i < NAMES.len() {
+        let key = key(NAMES[i].0);
+        slots[name_slot(key, NAME_MULTIPLIER)] = Some((key, NAMES[i].1));
+        i += 1;
+    }
+    slots
+};
+
 /// The name as written in lower case (what reporters send), if it is one the reader knows.
-/// Compared as one integer ([`packed`]): this runs for every element of a report, and a
-/// `match` over byte strings tries its arms one `memcmp` after another.
+/// Found by a perfect hash of the name as one integer ([`packed`]) and one comparison: this
+/// runs for every element of a report, and a `match` over the names branched on each, which
+/// the processor mispredicted about as often as the names change.
 fn exact_name(local: &[u8]) -> Option<N> {
-    #![allow(non_upper_case_globals)]
-    const P: (usize, u128) = key(b"p");
-    const Fo: (usize, u128) = key(b"fo");
-    const Np: (usize, u128) = key(b"np");
-    const Sp: (usize, u128) = key(b"sp");
-    const End: (usize, u128) = key(b"end");
-    const Pct: (usize, u128) = key(b"pct");
-    const Row: (usize, u128) = key(b"row");
-    const Spf: (usize, u128) = key(b"spf");
-    const Aspf: (usize, u128) = key(b"aspf");
-    const Dkim: (usize, u128) = key(b"dkim");
-    const Type: (usize, u128) = key(b"type");
-    const Adkim: (usize, u128) = key(b"adkim");
-    const Begin: (usize, u128) = key(b"begin");
-    const Count: (usize, u128) = key(b"count");
-    const Email: (usize, u128) = key(b"email");
-    const Error: (usize, u128) = key(b"error");
-    const Scope: (usize, u128) = key(b"scope");
-    const Domain: (usize, u128) = key(b"domain");
-    const Record: (usize, u128) = key(b"record");
-    const Reason: (usize, u128) = key(b"reason");
-    const Result: (usize, u128) = key(b"result");
-    const Comment: (usize, u128) = key(b"comment");
-    const Testing: (usize, u128) = key(b"testing");
-    const Version: (usize, u128) = key(b"version");
-    const Feedback: (usize, u128) = key(b"feedback");
-    const OrgName: (usize, u128) = key(b"org_name");
-    const Selector: (usize, u128) = key(b"selector");
-    const ReportId: (usize, u128) = key(b"report_id");
-    const SourceIp: (usize, u128) = key(b"source_ip");
-    const DateRange: (usize, u128) = key(b"date_range");
-    const Disposition: (usize, u128) = key(b"disposition");
-    const EnvelopeTo: (usize, u128) = key(b"envelope_to");
-    const HeaderFrom: (usize, u128) = key(b"header_from");
-    const Identifiers: (usize, u128) = key(b"identifiers");
-    const AuthResults: (usize, u128) = key(b"auth_results");
-    const HumanResult: (usize, u128) = key(b"human_result");
-    const EnvelopeFrom: (usize, u128) = key(b"envelope_from");
-    const ReportMetadata: (usize, u128) = key(b"report_metadata");
-    const DiscoveryMethod: (usize, u128) = key(b"discovery_method");
-    const PolicyPublished: (usize, u128) = key(b"policy_published");
-    const PolicyEvaluated: (usize, u128) = key(b"policy_evaluated");
     let Some(packed) = packed(local) else {
-        return match local {
-            b"extra_contact_info" => Some(N::ExtraContactInfo),
-            _ => None,
-        };
+        return (local == b"extra_contact_info").then_some(N::ExtraContactInfo);
     };
-    Some(match packed {
-        P => N::P,
-        Fo => N::Fo,
-        Np => N::Np,
-        Sp => N::Sp,
-        End => N::End,
-        Pct => N::Pct,
-        Row => N::Row,
-        Spf => N::Spf,
-        Aspf => N::Aspf,
-        Dkim => N::Dkim,
-        Type => N::Type,
-        Adkim => N::Adkim,
-        Begin => N::Begin,
-        Count => N::Count,
-        Email => N::Email,
-        Error => N::Error,
-        Scope => N::Scope,
-        Domain => N::Domain,
-        Record => N::Record,
-        Reason => N::Reason,
-        Result => N::Result,
-        Comment => N::Comment,
-        Testing => N::Testing,
-        Version => N::Version,
-        Feedback => N::Feedback,
-        OrgName => N::OrgName,
-        Selector => N::Selector,
-        ReportId => N::ReportId,
-        SourceIp => N::SourceIp,
-        DateRange => N::DateRange,
-        Disposition => N::Disposition,
-        EnvelopeTo => N::EnvelopeTo,
-        HeaderFrom => N::HeaderFrom,
-        Identifiers => N::Identifiers,
-        AuthResults => N::AuthResults,
-        HumanResult => N::HumanResult,
-        EnvelopeFrom => N::EnvelopeFrom,
-        ReportMetadata => N::ReportMetadata,
-        DiscoveryMethod => N::DiscoveryMethod,
-        PolicyPublished => N::PolicyPublished,
-        PolicyEvaluated => N::PolicyEvaluated,
-        _ => return None,
-    })
+    match NAME_SLOTS[name_slot(packed, NAME_MULTIPLIER)] {
+        Some((key, name)) if key == packed => Some(name),
+        _ => None,
+    }
 }
 
 /// The element's name, compared case-insensitively, as one the reader acts on, or
@@ -635,17 +641,29 @@ pub fn parse_streaming_with<'a>(
         in_record: false,
         saw_root: false,
     };
+    // What the reader read is matched where it was written (moving an event out stalls on
+    // store forwarding) and is not dropped when it is an event: events borrow the input or
+    // `buf` (quick-xml's are zero-copy), so that drop would do nothing, yet the drop of a
+    // `Result` that may hold an error was a call per event. An error is taken out and dropped.
     match input.into() {
         XmlInput::Bytes(bytes) => {
             let mut reader = Reader::from_reader(bytes);
             configure(&mut reader);
             loop {
-                let event = reader.read_event();
-                let after_tag = is_tag(&event);
-                if parser.step(event, reader.buffer_position())? == Flow::Stop {
+                let read = reader.read_event();
+                let flow = match &read {
+                    Ok(event) => {
+                        skip_leading_whitespace(&mut reader, is_tag(event));
+                        parser.step(event)?
+                    }
+                    Err(e) => parser.damaged(e, reader.buffer_position())?,
+                };
+                if read.is_ok() {
+                    std::mem::forget(read);
+                }
+                if flow == Flow::Stop {
                     break;
                 }
-                skip_leading_whitespace(&mut reader, after_tag);
             }
         }
         XmlInput::Stream(stream) => {
@@ -654,12 +672,22 @@ pub fn parse_streaming_with<'a>(
             let mut buf = Vec::new();
             loop {
                 buf.clear();
-                let event = reader.read_event_into(&mut buf);
-                let after_tag = is_tag(&event);
-                if parser.step(event, reader.buffer_position())? == Flow::Stop {
+                let read = reader.read_event_into(&mut buf);
+                let flow = match &read {
+                    Ok(event) => {
+                        let after_tag = is_tag(event);
+                        let flow = parser.step(event)?;
+                        skip_leading_whitespace(&mut reader, after_tag);
+                        flow
+                    }
+                    Err(e) => parser.damaged(e, reader.buffer_position())?,
+                };
+                if read.is_ok() {
+                    std::mem::forget(read);
+                }
+                if flow == Flow::Stop {
                     break;
                 }
-                skip_leading_whitespace(&mut reader, after_tag);
             }
         }
     }
@@ -667,8 +695,8 @@ pub fn parse_streaming_with<'a>(
 }
 
 /// Whether the event was a start or end tag.
-fn is_tag(event: &Result<Event<'_>, quick_xml::Error>) -> bool {
-    matches!(event, Ok(Event::Start(_) | Event::End(_)))
+fn is_tag(event: &Event<'_>) -> bool {
+    matches!(event, Event::Start(_) | Event::End(_))
 }
 
 /// Has the reader skip the whitespace that starts the next text when it follows a tag: a
@@ -706,26 +734,20 @@ struct Parser<'l, F> {
 }
 
 impl<F: FnMut(&Record, &Header)> Parser<'_, F> {
-    /// Takes one event (or the reader's error at `position`).
-    fn step(
-        &mut self,
-        event: Result<Event<'_>, quick_xml::Error>,
-        position: u64,
-    ) -> Result<Flow, AggregateError> {
-        // Matched in place, not moved: copying the event the reader just wrote was a
-        // measurable stall per event.
-        let event = match &event {
-            Ok(event) => event,
-            Err(e) => {
-                if self.header.report_id.is_some() {
-                    self.header.warnings.push(format!(
-                        "XML damaged at byte {position} ({e}); records after it are lost"
-                    ));
-                    return Ok(Flow::Stop);
-                }
-                return Err(AggregateError::Xml(format!("at byte {position}: {e}")));
-            }
-        };
+    /// Takes the reader's error at `position`: the end of the report, kept as far
+    /// as it was read once its identity is known, refused before.
+    fn damaged(&mut self, e: &quick_xml::Error, position: u64) -> Result<Flow, AggregateError> {
+        if self.header.report_id.is_some() {
+            self.header.warnings.push(format!(
+                "XML damaged at byte {position} ({e}); records after it are lost"
+            ));
+            return Ok(Flow::Stop);
+        }
+        Err(AggregateError::Xml(format!("at byte {position}: {e}")))
+    }
+
+    /// Takes one event, borrowed where the reader wrote it.
+    fn step(&mut self, event: &Event<'_>) -> Result<Flow, AggregateError> {
         match event {
             Event::Start(start) => {
                 let name = known_name(start.local_name().as_ref());

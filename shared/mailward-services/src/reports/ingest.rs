@@ -126,7 +126,13 @@ pub fn fold_aggregate(
     input: XmlInput<'_>,
     limits: &Limits,
 ) -> Result<FoldedReport, AggregateError> {
-    let mut fold = RowFold::default();
+    let mut fold = RowFold {
+        rows_per_day: match input {
+            XmlInput::Bytes(xml) => (xml.len() / BYTES_PER_RECORD).min(MAX_ROWS_RESERVED),
+            XmlInput::Stream(_) => 0,
+        },
+        ..RowFold::default()
+    };
     let (mut records, mut messages) = (0u64, 0u64);
     let mut early = Vec::new();
     let header = aggregate::parse_streaming_with(input, limits, |record, header| {
@@ -150,12 +156,24 @@ pub fn fold_aggregate(
     })
 }
 
+/// Bytes of XML per record in the smallest reports of the usual shape (one DKIM and one SPF
+/// result; pretty-printed ones run to 500-700): the rows a report in memory may need are
+/// reserved from its size, so a day's rows and index are not grown and copied as they fill.
+/// What is reserved and not used is address space, never touched.
+const BYTES_PER_RECORD: usize = 384;
+/// Rows reserved per day at most, whatever the report's size.
+const MAX_ROWS_RESERVED: usize = 1 << 20;
+
 /// Per-day rows under construction, found through an index by source IP and header-from (the
 /// header-from interned), so folding a record hashes an address and allocates nothing. The
 /// indexes hash with foldhash: seeded at random per process, so a report cannot be written to
 /// collide, and several times cheaper than SipHash for these small keys.
 #[derive(Default)]
 struct RowFold {
+    /// Rows to reserve for a day (an estimate from the report's size; 0: grown as needed).
+    rows_per_day: usize,
+    /// The hashing of the days' indexes.
+    hasher: foldhash::fast::RandomState,
     by_day: BTreeMap<time::Date, DayRows>,
     /// Every header-from seen, numbered.
     header_froms: foldhash::HashMap<String, u32>,
@@ -165,21 +183,90 @@ struct RowFold {
     signer: String,
 }
 
-/// One day's rows, and where each source IP and header-from's row is: an IPv4 source (nearly
-/// all of them) by one 64-bit key, the address and the header-from's number, so that an entry
-/// is half the size and a large report's index misses the cache less; any other by the whole
-/// key.
-#[derive(Default)]
+/// One day's rows, and where each source IP and header-from's row is. An IPv4 source (nearly
+/// all of them) is found by one 64-bit key, the address and the header-from's number, through
+/// a table of row positions alone (4 bytes an entry; each key is kept in `keys`, beside its
+/// row): a new source is an insert at a random place in the index, and an index of tens of
+/// thousands of sources this small stays in the processor's cache, where one holding the keys
+/// missed it on nearly every insert. Any other source by the whole key.
 struct DayRows {
-    by_v4: foldhash::HashMap<u64, u32>,
+    by_v4: hashbrown::HashTable<u32>,
+    /// The key of each row, by position (IPv4 rows only are looked up by it).
+    keys: Vec<u64>,
     by_other: foldhash::HashMap<(Option<IpAddr>, u32), u32>,
     rows: Vec<SourceDay>,
+}
+
+impl DayRows {
+    /// Room for `rows` rows (the index grows as it fills: reserved ahead, it would be larger
+    /// than it needs to be, and miss the cache more).
+    fn with_capacity(rows: usize) -> Self {
+        Self {
+            by_v4: hashbrown::HashTable::new(),
+            keys: Vec::with_capacity(rows),
+            by_other: foldhash::HashMap::default(),
+            rows: Vec::with_capacity(rows),
+        }
+    }
+
+    /// The position of the row of `source` and the header-from numbered `from_id`, added
+    /// (empty) by `new_row` when there is none yet.
+    fn row_of(
+        &mut self,
+        hasher: &foldhash::fast::RandomState,
+        source: Option<IpAddr>,
+        from_id: u32,
+        new_row: impl FnOnce() -> SourceDay,
+    ) -> &mut SourceDay {
+        use std::hash::BuildHasher as _;
+        let Self {
+            by_v4,
+            keys,
+            by_other,
+            rows,
+        } = self;
+        // One report's rows of a day: far fewer than 2^32.
+        let next = rows.len() as u32;
+        let found = match source {
+            Some(IpAddr::V4(v4)) => {
+                let key = u64::from(u32::from(v4)) << 32 | u64::from(from_id);
+                let hash = hasher.hash_one(key);
+                match by_v4.find(hash, |&at| keys[at as usize] == key) {
+                    Some(&at) => Some(at),
+                    None => {
+                        keys.push(key);
+                        by_v4.insert_unique(hash, next, |&at| hasher.hash_one(keys[at as usize]));
+                        None
+                    }
+                }
+            }
+            other => match by_other.entry((other, from_id)) {
+                std::collections::hash_map::Entry::Occupied(at) => Some(*at.get()),
+                std::collections::hash_map::Entry::Vacant(vacant) => {
+                    vacant.insert(next);
+                    // Never looked up: IPv4 rows alone are found by their key.
+                    keys.push(u64::MAX);
+                    None
+                }
+            },
+        };
+        let at = match found {
+            Some(at) => at as usize,
+            None => {
+                rows.push(new_row());
+                next as usize
+            }
+        };
+        &mut rows[at]
+    }
 }
 
 impl RowFold {
     /// Adds one record, spread over the days of the header's date range.
     fn fold(&mut self, header: &Header, record: &Record) {
         let Self {
+            rows_per_day,
+            hasher,
             by_day,
             header_froms,
             spread,
@@ -223,28 +310,14 @@ impl RowFold {
         let evaluated = |w: &Option<Word<Aligned>>| matches!(w, Some(Word::Known(_)));
         let undetermined = !evaluated(&record.dkim) && !evaluated(&record.spf);
         for (day, count) in spread.split(record.count) {
-            let DayRows {
-                by_v4,
-                by_other,
-                rows,
-            } = by_day.entry(day).or_default();
-            // One report's rows of a day: far fewer than 2^32.
-            let next = rows.len() as u32;
-            let at = match record.source_ip {
-                Some(IpAddr::V4(v4)) => {
-                    let key = u64::from(u32::from(v4)) << 32 | u64::from(from_id);
-                    *by_v4.entry(key).or_insert(next)
-                }
-                other => *by_other.entry((other, from_id)).or_insert(next),
-            };
-            if at == next {
-                rows.push(SourceDay {
+            let row = by_day
+                .entry(day)
+                .or_insert_with(|| DayRows::with_capacity(*rows_per_day))
+                .row_of(hasher, record.source_ip, from_id, || SourceDay {
                     source_ip: record.source_ip.map(ip_text).unwrap_or_default(),
                     header_from: header_from.to_owned(),
                     ..SourceDay::default()
                 });
-            }
-            let row = &mut rows[at as usize];
             if row.envelope_from.is_none() {
                 row.envelope_from = record.envelope_from.clone();
             }
@@ -922,6 +995,61 @@ mod tests {
                 ("0.0.0.1", "example.com", 1),
                 ("::1", "example.com", 1),
             ]
+        );
+    }
+
+    #[test]
+    fn thousands_of_sources_keep_one_row_each_as_the_index_grows() {
+        let mut xml = String::from(
+            "<feedback><report_metadata><report_id>1</report_id><date_range>\
+             <begin>1700006400</begin><end>1700092799</end></date_range></report_metadata>\
+             <policy_published><domain>example.com</domain></policy_published>",
+        );
+        // 3,000 IPv4 sources under two header-froms, each named three times, in an order that
+        // revisits early sources after the index has grown many times; and IPv6 among them.
+        let source = |i: u32| -> String {
+            if i.is_multiple_of(97) {
+                format!("2001:db8::{i:x}")
+            } else {
+                std::net::Ipv4Addr::from(0x0a00_0000 + i * 7919).to_string()
+            }
+        };
+        for round in 1..=3u32 {
+            for i in 0..3000u32 {
+                let from = if i % 2 == 0 {
+                    "example.com"
+                } else {
+                    "news.example.com"
+                };
+                xml.push_str(&format!(
+                    "<record><row><source_ip>{}</source_ip><count>{round}</count></row>\
+                     <identifiers><header_from>{from}</header_from></identifiers></record>",
+                    source(i)
+                ));
+            }
+        }
+        xml.push_str("</feedback>");
+        let folded = fold_aggregate(xml.as_bytes().into(), &Limits::default()).unwrap();
+        let day = folded.rows.values().next().unwrap();
+        assert_eq!(day.len(), 3000, "one row per source and header-from");
+        for (i, row) in (0..3000u32).zip(day) {
+            let from = if i % 2 == 0 {
+                "example.com"
+            } else {
+                "news.example.com"
+            };
+            let ip: IpAddr = source(i).parse().unwrap();
+            assert_eq!(
+                (row.source_ip.as_str(), row.header_from.as_str(), row.volume),
+                (ip.to_string().as_str(), from, 6),
+                "source {i}, in the order first named"
+            );
+        }
+        assert_eq!(
+            folded.rows,
+            rows_of(
+                &mailward_reports::aggregate::parse(xml.as_bytes(), &Limits::default()).unwrap()
+            )
         );
     }
 
