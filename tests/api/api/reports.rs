@@ -88,9 +88,11 @@ async fn reports_import_once_per_watching_organization() {
         "the first organization's reports are untouched"
     );
 
-    // The raw delivery is kept, content-addressed, and never served.
+    // The raw delivery is kept, named by the report's identity (a duplicate delivery is the
+    // same object), and never served.
     let raw = reports[0].raw_key.clone().expect("raw kept");
     assert!(raw.starts_with("reports/raw/"));
+    assert!(raw.ends_with(&format!("/{}", reports[0].key)), "{raw}");
     assert!(
         state
             .objects

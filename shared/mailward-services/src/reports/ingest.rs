@@ -773,14 +773,32 @@ fn tls_outcome(report: &TlsReport) -> Result<(ReportIdentity, Outcome), String> 
     Ok((identity, outcome))
 }
 
-/// Keeps the raw delivery in object storage (content-addressed by its BLAKE3 hash, so a
-/// repeat is one object), handing the bytes over rather than copying them. BLAKE3, not
-/// SHA-256: the address needs no standard, and hashing tens of MB is a measurable share of an
-/// import (`mailward-bench ingest`).
-async fn keep_raw(app: &AppState, bytes: bytes::Bytes) -> Option<String> {
+/// The name of a delivery's raw object: the identity of the report it holds (the key that
+/// makes a second delivery of it a duplicate: one object, however often it comes, and no pass
+/// over tens of MB to hash them), or of the reports, hashed together; a delivery holding
+/// anything unidentified (refused, a failure report) is named by its content's BLAKE3 hash.
+fn raw_name(extracted: &[mailward_reports::Extracted<FoldedReport>], bytes: &[u8]) -> String {
+    let identity = |content: &Content<FoldedReport>| match content {
+        Content::Aggregate(report) => aggregate_outcome(report).ok().map(|(id, _)| id.key()),
+        Content::TlsRpt(report) => tls_outcome(report).ok().map(|(id, _)| id.key()),
+        Content::Refused(_) | Content::Failure => None,
+    };
+    let keys: Option<Vec<String>> = extracted.iter().map(|e| identity(&e.content)).collect();
+    match keys.as_deref() {
+        Some([key]) => key.clone(),
+        Some(keys) if !keys.is_empty() => blake3::hash(keys.join("\n").as_bytes())
+            .to_hex()
+            .to_string(),
+        _ => blake3::hash(bytes).to_hex().to_string(),
+    }
+}
+
+/// Keeps the raw delivery in object storage under `name` ([`raw_name`]), handing the bytes
+/// over rather than copying them.
+async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<String> {
     let objects = app.objects.as_ref()?;
     let day = stored::day_string(app.clock.now().date());
-    let key = format!("reports/raw/{day}/{}", blake3::hash(&bytes).to_hex());
+    let key = format!("reports/raw/{day}/{name}");
     match objects.put(&key, bytes, "application/octet-stream").await {
         Ok(()) => Some(key),
         Err(e) => {
@@ -834,7 +852,8 @@ pub async fn ingest_shared(
     limits: &Limits,
 ) -> Result<Vec<Outcome>, ServiceError> {
     let extracted = mailward_reports::extract_with(&bytes, limits, fold_aggregate);
-    let raw_key = keep_raw(app, bytes).await;
+    let name = raw_name(&extracted, &bytes);
+    let raw_key = keep_raw(app, bytes, &name).await;
     let mut outcomes = Vec::new();
     for extracted in extracted {
         let outcome = match extracted.content {
@@ -1051,6 +1070,39 @@ mod tests {
                 &mailward_reports::aggregate::parse(xml.as_bytes(), &Limits::default()).unwrap()
             )
         );
+    }
+
+    #[test]
+    fn a_raw_delivery_is_named_by_the_identity_of_its_report_else_by_its_content() {
+        let xml = br#"<feedback><report_metadata><org_name>R</org_name><report_id>7</report_id>
+          <date_range><begin>1700006400</begin><end>1700092799</end></date_range></report_metadata>
+          <policy_published><domain>example.com</domain></policy_published>
+          <record><row><source_ip>192.0.2.1</source_ip><count>1</count></row></record></feedback>"#;
+        let limits = Limits::default();
+        let name = |bytes: &[u8]| {
+            raw_name(
+                &mailward_reports::extract_with(bytes, &limits, fold_aggregate),
+                bytes,
+            )
+        };
+        let identity = ReportIdentity {
+            kind: ReportKind::Dmarc,
+            reporter: "R".into(),
+            report_id: "7".into(),
+            policy_domain: "example.com".into(),
+            begin: 1_700_006_400,
+            end: 1_700_092_799,
+        };
+        assert_eq!(name(xml), identity.key());
+        // The same report in another wrapping is the same object.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, xml).unwrap();
+        assert_eq!(name(&gz.finish().unwrap()), identity.key());
+        // What holds no identified report is named by its bytes.
+        assert_eq!(name(b"unused"), blake3::hash(b"unused").to_hex().as_str());
+        let no_range = br#"<feedback><report_metadata><report_id>7</report_id></report_metadata>
+          <policy_published><domain>example.com</domain></policy_published></feedback>"#;
+        assert_eq!(name(no_range), blake3::hash(no_range).to_hex().as_str());
     }
 
     #[test]
