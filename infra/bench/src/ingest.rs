@@ -29,6 +29,8 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     pub concurrency: usize,
     pub parsedmarc: bool,
+    /// Times the Mailward side is measured (each on a fresh local stack); the median counts.
+    pub runs: usize,
 }
 
 /// One slot of a record template.
@@ -487,9 +489,37 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         dir.display(),
         started.elapsed().as_secs_f64()
     );
-    let data = tempfile::tempdir()?;
-    let state = watched_state(data.path()).await?;
-    let m = ingest_files(&state, &files, options.concurrency).await?;
+    // The Mailward side runs in seconds and its CPU time moves by up to a tenth from run to
+    // run on a VM (the kernel's zeroing of fresh memory, above all): it is measured several
+    // times, each on a fresh local stack in this process, and the median run is the figure.
+    let mut runs = Vec::new();
+    for run in 1..=options.runs.max(1) {
+        let data = tempfile::tempdir()?;
+        let state = watched_state(data.path()).await?;
+        let m = ingest_files(&state, &files, options.concurrency).await?;
+        eprintln!(
+            "Mailward run {run}: {:.3} s CPU, {:.3} s wall, peak RSS {:.0} MiB",
+            m.cpu.as_secs_f64(),
+            m.wall.as_secs_f64(),
+            m.peak_rss_mib
+        );
+        runs.push(m);
+    }
+    let all_runs: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "cpu_seconds": m.cpu.as_secs_f64(),
+                "wall_seconds": m.wall.as_secs_f64(),
+                "peak_rss_mib": m.peak_rss_mib,
+            })
+        })
+        .collect();
+    let peak_rss_mib = runs.iter().map(|m| m.peak_rss_mib).fold(0.0, f64::max);
+    runs.sort_by_key(|m| m.cpu);
+    let mut m = runs.swap_remove(runs.len() / 2);
+    // The highest peak of any run, not the median's.
+    m.peak_rss_mib = peak_rss_mib;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let rate = m.records as f64 / m.wall.as_secs_f64();
     let per_core = m.records as f64 / m.cpu.as_secs_f64().max(1e-9);
@@ -530,6 +560,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             "records_per_cpu_second": per_core,
             "peak_rss_mib": m.peak_rss_mib,
             "rss_before_mib": m.rss_before_mib,
+            "runs": all_runs,
         },
     });
     match parsedmarc {

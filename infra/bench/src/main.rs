@@ -92,6 +92,10 @@ enum Command {
         /// Skip the parsedmarc comparison.
         #[arg(long)]
         no_parsedmarc: bool,
+        /// Times the Mailward side is measured (the median run is reported; every run is
+        /// listed).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
     /// Peak memory of importing one large aggregate report.
     IngestBig {
@@ -150,12 +154,14 @@ async fn main() -> anyhow::Result<()> {
             dir,
             concurrency,
             no_parsedmarc,
+            runs,
         } => {
             ingest::run(ingest::Options {
                 records,
                 dir,
                 concurrency,
                 parsedmarc: !no_parsedmarc,
+                runs,
             })
             .await
         }
