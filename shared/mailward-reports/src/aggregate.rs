@@ -642,9 +642,9 @@ pub fn parse_streaming_with<'a>(
         saw_root: false,
     };
     // What the reader read is matched where it was written (moving an event out stalls on
-    // store forwarding) and is not dropped when it is an event: events borrow the input or
-    // `buf` (quick-xml's are zero-copy), so that drop would do nothing, yet the drop of a
-    // `Result` that may hold an error was a call per event. An error is taken out and dropped.
+    // store forwarding) and is forgotten, not dropped, when it is an event: events borrow the
+    // input or `buf` (quick-xml's are zero-copy), so that drop would do nothing, yet the drop
+    // of a `Result` that may hold an error was a call per event. An error is dropped as usual.
     match input.into() {
         XmlInput::Bytes(bytes) => {
             let mut reader = Reader::from_reader(bytes);
