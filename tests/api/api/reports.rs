@@ -46,14 +46,24 @@ async fn reports_import_once_per_watching_organization() {
         let out = ingest(state, &fixture(again), &limits).await.unwrap();
         assert_eq!(out[0].status, Status::Duplicate, "{again}");
     }
+    // The first delivery is the raw copy kept: a later one of the same report (here packed,
+    // but it could be anyone's forgery) never replaces it.
+    let (org, domain_id): (uuid::Uuid, uuid::Uuid) = (
+        s.org_id.parse().unwrap(),
+        domain["id"].as_str().unwrap().parse().unwrap(),
+    );
+    let kept = mailward_store::reports::list(state.store.as_ref(), org, domain_id)
+        .await
+        .unwrap();
+    let raw_key = kept[0].raw_key.as_deref().expect("raw kept");
+    let raw = state.objects.as_ref().unwrap().get(raw_key).await.unwrap();
+    assert_eq!(raw, Some(fixture("dmarc-report-converter/test.xml")));
     // Same id, other range: a different report (reporters reuse ids).
     let reused = ingest(state, &fixture("dmarc-report-converter/test2.xml"), &limits)
         .await
         .unwrap();
     assert_eq!(reused[0].status, Status::Imported);
 
-    let org: uuid::Uuid = s.org_id.parse().unwrap();
-    let domain_id: uuid::Uuid = domain["id"].as_str().unwrap().parse().unwrap();
     let day = time::macros::date!(2018 - 04 - 20);
     let rows =
         mailward_store::reports::rows_between(state.store.as_ref(), org, domain_id, day, day)

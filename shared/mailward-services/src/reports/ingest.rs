@@ -794,11 +794,19 @@ fn raw_name(extracted: &[mailward_reports::Extracted<FoldedReport>], bytes: &[u8
 }
 
 /// Keeps the raw delivery in object storage under `name` ([`raw_name`]), handing the bytes
-/// over rather than copying them.
+/// over rather than copying them. The first delivery under a name is kept: a later one with
+/// the same report identity (anyone can mail the report address, and report ids are often
+/// guessable) never replaces it.
 async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<String> {
     let objects = app.objects.as_ref()?;
     let day = stored::day_string(app.clock.now().date());
     let key = format!("reports/raw/{day}/{name}");
+    match objects.head(&key).await {
+        Ok(Some(_)) => return Some(key),
+        Ok(None) => {}
+        // Unknown: writing is the safe side (the object is then kept at least once).
+        Err(e) => tracing::warn!(error = %e, "could not check for a kept raw report"),
+    }
     match objects.put(&key, bytes, "application/octet-stream").await {
         Ok(()) => Some(key),
         Err(e) => {
