@@ -123,6 +123,17 @@ struct Cli {
     /// it under the process's file-descriptor limit). The sweep uses at most half.
     #[arg(long, env = "MAILWARD_DNS_CONCURRENCY", global = true, value_parser = dns_concurrency)]
     dns_concurrency: Option<usize>,
+    /// Port on which the sweep asks a domain's authoritative name servers directly (DNS conflict
+    /// detection). 53, as on the internet; a test or lab server on another port needs this,
+    /// together with NS records that point at its address.
+    #[arg(
+        long,
+        env = "MAILWARD_NAMESERVER_PORT",
+        default_value_t = 53,
+        global = true,
+        value_parser = clap::value_parser!(u16).range(1..)
+    )]
+    nameserver_port: u16,
     /// Period of the monitoring sweep, in seconds (each domain is re-checked this often).
     #[arg(
         long,
@@ -202,9 +213,14 @@ struct Cli {
 enum Command {
     /// Serve (the default).
     Serve,
-    /// Run one full monitoring sweep against the data directory and exit (safe while a server
-    /// runs on the same directory).
-    Sweep,
+    /// Evaluate every domain now against the data directory and exit (safe while a server runs
+    /// on the same directory: a domain the server is evaluating is evaluated after it). Prints
+    /// what was evaluated, with each status, and anything that could not be.
+    Sweep {
+        /// Only the domains whose scheduled check is due, as the periodic sweep does.
+        #[arg(long)]
+        due_only: bool,
+    },
     /// Run the hosted-record reconciliation once (what the hourly schedule runs: hosted DMARC,
     /// DKIM keys, SPF flattening, MTA-STS, BIMI) against the data directory and exit.
     Reconcile,
@@ -304,6 +320,7 @@ async fn main() -> anyhow::Result<()> {
     settings.extra_ca = cli.extra_ca.clone();
     settings.dns = cli.dns.clone();
     settings.dns_concurrency = cli.dns_concurrency;
+    settings.nameserver_port = cli.nameserver_port;
     settings.public_resolvers = cli.public_resolvers.clone();
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
     settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));
@@ -329,7 +346,7 @@ async fn main() -> anyhow::Result<()> {
     }
     match cli.command {
         None | Some(Command::Serve) => serve(settings).await,
-        Some(Command::Sweep) => sweep(settings).await,
+        Some(Command::Sweep { due_only }) => sweep(settings, due_only).await,
         Some(Command::Reconcile) => reconcile(settings).await,
         Some(Command::Openapi { write }) => openapi(write),
         Some(Command::Token {
@@ -644,12 +661,61 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn sweep(settings: Settings) -> anyhow::Result<()> {
+async fn sweep(settings: Settings, due_only: bool) -> anyhow::Result<()> {
+    use mailward_services::sweep::{CLAIM_SECS, SweepScope, sweep_by_hand};
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
-    let swept = mailward_services::sweep::sweep_now(&assembled.state).await?;
-    println!("Swept {swept} due domain(s).");
+    let scope = if due_only {
+        SweepScope::Due
+    } else {
+        SweepScope::All
+    };
+    // A claim lasts at most CLAIM_SECS; wait that long (and a little) for a running server to
+    // finish a domain it is evaluating.
+    let wait = Duration::from_secs(u64::try_from(CLAIM_SECS).unwrap_or(300) + 5);
+    let report = sweep_by_hand(&assembled.state, scope, wait).await?;
+    println!("{}", sweep_summary(&report, due_only));
+    if !report.busy.is_empty() {
+        anyhow::bail!(
+            "{} domain(s) not evaluated: another process still held them",
+            report.busy.len()
+        );
+    }
     Ok(())
+}
+
+/// `Evaluated 3 domain(s): 1 setup, 2 pending.` and what was not evaluated, and why.
+fn sweep_summary(report: &mailward_services::sweep::SweepReport, due_only: bool) -> String {
+    let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for status in &report.evaluated {
+        *counts.entry(status.as_str()).or_default() += 1;
+    }
+    let mut out = format!(
+        "Evaluated {} of {} {}domain(s)",
+        report.evaluated.len(),
+        report.domains,
+        if due_only { "due " } else { "" }
+    );
+    if !counts.is_empty() {
+        let parts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        out.push_str(&format!(": {}", parts.join(", ")));
+    }
+    out.push('.');
+    if report.superseded > 0 {
+        out.push_str(&format!(
+            "\n{} changed while being evaluated and will be evaluated again on the next sweep.",
+            report.superseded
+        ));
+    }
+    if report.gone > 0 {
+        out.push_str(&format!("\n{} were deleted meanwhile.", report.gone));
+    }
+    for (id, until) in &report.busy {
+        out.push_str(&format!(
+            "\nNot evaluated: domain {id} is being evaluated by another process (its claim ends {until})."
+        ));
+    }
+    out
 }
 
 async fn reconcile(settings: Settings) -> anyhow::Result<()> {

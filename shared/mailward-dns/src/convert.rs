@@ -1,7 +1,5 @@
 //! Conversions between hickory's types and the port's: names, record types, record data, errors.
 
-use hickory_resolver::net::{DnsError as HickoryDnsError, NetError, NoRecords};
-use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType as HickoryType};
 use mailward_domain::dns::{DnsError, RecordData, RecordType};
 
@@ -79,34 +77,6 @@ pub(crate) fn record_data(record: &Record) -> Option<RecordData> {
         },
         _ => return None,
     })
-}
-
-/// What a failed hickory lookup means for the port. `Ok(None)` is NODATA (the name exists but has
-/// no records of the type), with the negative TTL when the server sent an SOA.
-pub(crate) fn map_error(error: &NetError) -> Result<Option<u32>, DnsError> {
-    match error {
-        NetError::Dns(HickoryDnsError::NoRecordsFound(NoRecords {
-            response_code,
-            negative_ttl,
-            ..
-        })) => match response_code {
-            ResponseCode::NoError => Ok(*negative_ttl),
-            other => Err(map_code(*other)),
-        },
-        NetError::Dns(HickoryDnsError::ResponseCode(code)) => Err(map_code(*code)),
-        NetError::Timeout => Err(DnsError::Timeout),
-        NetError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => Err(DnsError::Timeout),
-        other => Err(DnsError::Other(other.to_string())),
-    }
-}
-
-fn map_code(code: ResponseCode) -> DnsError {
-    match code {
-        ResponseCode::NXDomain => DnsError::NxDomain,
-        ResponseCode::ServFail => DnsError::ServFail,
-        ResponseCode::Refused => DnsError::Refused,
-        other => DnsError::Other(format!("response code {other}")),
-    }
 }
 
 /// True for failures worth another attempt (the network, not the server's answer).

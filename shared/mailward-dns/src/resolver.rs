@@ -1,21 +1,17 @@
-//! [`HickoryResolver`]: the port over hickory-resolver, with retries, a concurrency bound, the
-//! cache, and direct questions to one named server.
+//! [`HickoryResolver`]: the port over our own DNS exchange ([`crate::transport`], on
+//! hickory-proto's wire format), with retries, a concurrency bound, the cache, CNAME chasing and
+//! direct questions to one named server.
 
 use crate::cache::Cache;
 use crate::convert::{
-    canonical, canonical_name, hickory_type, is_retryable, map_error, query_name, record_data,
+    canonical, canonical_name, hickory_type, is_retryable, query_name, record_data,
 };
 use crate::settings::{ResolverSettings, SetupError};
+use crate::transport::{Timing, exchange};
 use async_trait::async_trait;
 use futures::future::{BoxFuture, FutureExt, Shared};
-use hickory_resolver::Resolver;
-use hickory_resolver::config::{
-    ConnectionConfig, NameServerConfig, ResolveHosts, ResolverConfig, ResolverOpts,
-    ServerOrderingStrategy,
-};
-use hickory_resolver::lookup::Lookup;
-use hickory_resolver::net::runtime::TokioRuntimeProvider;
-use hickory_resolver::proto::rr::{RData, RecordType as HickoryType};
+use hickory_resolver::proto::op::{Message, Query, ResponseCode};
+use hickory_resolver::proto::rr::RData;
 use mailward_domain::dns::{Answer, DnsError, DnsResolver, RecordData, RecordType};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -23,16 +19,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
-type Upstream = Resolver<TokioRuntimeProvider>;
-
-/// Longest CNAME chain reported (hickory itself stops chasing at 8).
+/// Longest CNAME chain followed and reported.
 const MAX_CHAIN: usize = 16;
 
 /// Longest per-attempt timeout honoured.
 const MAX_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Per-server resolvers kept for [`HickoryResolver::ask_server`].
-const MAX_DIRECT: usize = 256;
 
 /// The production [`DnsResolver`]: cheap to clone (one shared state), safe to use from many
 /// tasks at once.
@@ -43,8 +34,8 @@ pub struct HickoryResolver {
 
 struct Inner {
     settings: ResolverSettings,
-    upstream: Upstream,
-    direct: Mutex<HashMap<SocketAddr, Upstream>>,
+    /// The servers asked, in order: the settings' or the system's.
+    upstream: Vec<SocketAddr>,
     permits: Semaphore,
     cache: Cache,
     flights: Mutex<HashMap<(String, RecordType), Flight>>,
@@ -57,6 +48,7 @@ impl std::fmt::Debug for HickoryResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HickoryResolver")
             .field("settings", &self.inner.settings)
+            .field("upstream", &self.inner.upstream)
             .finish_non_exhaustive()
     }
 }
@@ -66,21 +58,14 @@ impl HickoryResolver {
     /// `/etc/resolv.conf` (the only time that file is read).
     pub fn new(settings: ResolverSettings) -> Result<Self, SetupError> {
         let upstream = if settings.servers.is_empty() {
-            let (config, _) = hickory_resolver::system_conf::read_system_conf()
-                .map_err(|e| SetupError::System(e.to_string()))?;
-            if config.name_servers().is_empty() {
-                return Err(SetupError::NoServers);
-            }
-            let servers = config.name_servers().to_vec();
-            build(ResolverConfig::from_name_servers(servers), &settings)?
+            system_servers()?
         } else {
-            build(config_for(&settings.servers), &settings)?
+            settings.servers.clone()
         };
         Ok(Self {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(settings.max_concurrency.clamp(1, Semaphore::MAX_PERMITS)),
                 cache: Cache::new(settings.cache_ttl_cap, settings.cache_capacity),
-                direct: Mutex::new(HashMap::new()),
                 flights: Mutex::new(HashMap::new()),
                 upstream,
                 settings,
@@ -166,8 +151,7 @@ impl HickoryResolver {
         name: &str,
         record_type: RecordType,
     ) -> Result<Answer, DnsError> {
-        let resolver = self.direct_resolver(server)?;
-        self.query(&resolver, name, record_type).await.0
+        self.query(&[server], name, record_type).await.0
     }
 
     /// Forgets every cached outcome.
@@ -175,29 +159,11 @@ impl HickoryResolver {
         self.inner.cache.clear();
     }
 
-    fn direct_resolver(&self, server: SocketAddr) -> Result<Upstream, DnsError> {
-        let mut direct = self
-            .inner
-            .direct
-            .lock()
-            .map_err(|_| DnsError::Other("resolver state poisoned".into()))?;
-        if let Some(resolver) = direct.get(&server) {
-            return Ok(resolver.clone());
-        }
-        let resolver = build(config_for(&[server]), &self.inner.settings)
-            .map_err(|e| DnsError::Other(e.to_string()))?;
-        if direct.len() >= MAX_DIRECT {
-            // A hostile domain listing many nameservers must not grow this without bound.
-            direct.clear();
-        }
-        direct.insert(server, resolver.clone());
-        Ok(resolver)
-    }
-
-    /// One query with retries under a concurrency permit: the outcome and the TTL to cache it for.
+    /// One lookup with retries under a concurrency permit: the outcome and the TTL to cache it
+    /// for. `servers` are asked in order within each attempt.
     async fn query(
         &self,
-        upstream: &Upstream,
+        servers: &[SocketAddr],
         name: &str,
         record_type: RecordType,
     ) -> (Result<Answer, DnsError>, Option<u32>) {
@@ -209,31 +175,20 @@ impl HickoryResolver {
             return (Err(DnsError::Other("resolver closed".into())), None);
         };
         let settings = &self.inner.settings;
-        // hickory enforces the timeout itself; this guard only catches a stuck future.
-        let guard = effective_timeout(settings)
-            .saturating_mul(2)
-            .saturating_add(Duration::from_millis(100));
+        let timing = Timing {
+            timeout: effective_timeout(settings),
+            retransmit: settings.retransmit_after,
+            edns_payload_len: settings.edns_payload_len,
+        };
+        let query = Query::query(qname, hickory_type(record_type));
         let mut last = (Err(DnsError::Timeout), None);
         for _ in 0..settings.attempts.max(1) {
-            let lookup = upstream.lookup(qname.clone(), hickory_type(record_type));
-            last = match tokio::time::timeout(guard, lookup).await {
-                Err(_) => (Err(DnsError::Timeout), None),
-                Ok(Ok(lookup)) => {
-                    let answer = to_answer(&canonical(name), record_type, &lookup);
-                    let ttl = answer.ttl;
-                    (Ok(answer), ttl)
+            last = match ask_servers(servers, &query, timing).await {
+                Ok(message) => {
+                    let first = convert(&canonical(name), record_type, &message);
+                    chase(servers, record_type, first, timing).await
                 }
-                Ok(Err(error)) => match map_error(&error) {
-                    Ok(negative_ttl) => {
-                        let cname_chain = chase_cnames(upstream, name, record_type).await;
-                        let answer = Answer {
-                            cname_chain,
-                            ..Answer::default()
-                        };
-                        (Ok(answer), negative_ttl)
-                    }
-                    Err(e) => (Err(e), None),
-                },
+                Err(e) => (Err(e), None),
             };
             match &last.0 {
                 Err(e) if is_retryable(e) => {
@@ -246,105 +201,99 @@ impl HickoryResolver {
     }
 }
 
-/// The CNAME chain from `name` after a NODATA answer. hickory reports NODATA at the end of a
-/// chain as a bare error, dropping the chain, so it is rebuilt with CNAME queries (one extra
-/// query when there is no chain). Best effort: a failing probe ends the chain.
-///
-/// Only for TXT and MX, whose callers read the chain of an empty answer (a DMARC, DKIM or SPF
-/// name delegated by CNAME to a name without the record). An empty address, NS, PTR or SOA
-/// answer is common (every IPv4-only host has no AAAA) and nobody reads its chain, so it costs
-/// no extra query.
-async fn chase_cnames(upstream: &Upstream, name: &str, record_type: RecordType) -> Vec<String> {
-    let mut chain = Vec::new();
-    if !matches!(record_type, RecordType::Txt | RecordType::Mx) {
-        return chain;
-    }
-    let mut current = canonical(name);
-    while chain.len() < MAX_CHAIN {
-        let Ok(qname) = query_name(&current) else {
-            break;
-        };
-        let Ok(lookup) = upstream.lookup(qname, HickoryType::CNAME).await else {
-            break;
-        };
-        let next = lookup.answers().iter().find_map(|r| match &r.data {
-            RData::CNAME(target) if canonical_name(&r.name) == current => {
-                Some(canonical_name(&target.0))
-            }
-            _ => None,
-        });
-        match next {
-            Some(next) if !chain.contains(&next) => {
-                chain.push(next.clone());
-                current = next;
-            }
-            _ => break,
+/// The servers of `/etc/resolv.conf`, each on its configured port.
+fn system_servers() -> Result<Vec<SocketAddr>, SetupError> {
+    let (config, _) = hickory_resolver::system_conf::read_system_conf()
+        .map_err(|e| SetupError::System(e.to_string()))?;
+    let mut servers: Vec<SocketAddr> = Vec::new();
+    for server in config.name_servers() {
+        let port = server.connections.first().map_or(53, |c| c.port);
+        let addr = SocketAddr::new(server.ip, port);
+        if !servers.contains(&addr) {
+            servers.push(addr);
         }
     }
-    chain
-}
-
-/// The hickory configuration for a list of servers: UDP and TCP on each server's port, so a
-/// truncated UDP answer is retried over TCP.
-fn config_for(servers: &[SocketAddr]) -> ResolverConfig {
-    let servers = servers
-        .iter()
-        .map(|addr| {
-            let mut udp = ConnectionConfig::udp();
-            udp.port = addr.port();
-            let mut tcp = ConnectionConfig::tcp();
-            tcp.port = addr.port();
-            NameServerConfig::new(addr.ip(), true, vec![udp, tcp])
-        })
-        .collect();
-    ResolverConfig::from_name_servers(servers)
-}
-
-/// The per-attempt timeout, bounded: hickory adds it to `Instant::now()`, which would overflow
-/// for absurd values.
-fn effective_timeout(settings: &ResolverSettings) -> Duration {
-    settings
-        .timeout
-        .clamp(Duration::from_millis(1), MAX_TIMEOUT)
-}
-
-fn build(config: ResolverConfig, settings: &ResolverSettings) -> Result<Upstream, SetupError> {
-    if config.name_servers().is_empty() {
+    if servers.is_empty() {
         return Err(SetupError::NoServers);
     }
-    let mut opts = ResolverOpts::default();
-    opts.timeout = effective_timeout(settings);
-    // Retries are ours (only for timeouts and network errors); hickory would also retry
-    // SERVFAIL and REFUSED answers.
-    opts.attempts = 0;
-    opts.cache_size = 0;
-    opts.edns0 = true;
-    opts.edns_payload_len = settings.edns_payload_len;
-    opts.use_hosts_file = ResolveHosts::Never;
-    opts.preserve_intermediates = true;
-    opts.ndots = 0;
-    opts.server_ordering_strategy = ServerOrderingStrategy::UserProvidedOrder;
-    Resolver::builder_with_config(config, TokioRuntimeProvider::default())
-        .with_options(opts)
-        .build()
-        .map_err(|e| SetupError::System(e.to_string()))
+    Ok(servers)
 }
 
-/// Converts a successful lookup: the records of the asked type, the CNAME chain from the query
-/// name, the smallest TTL.
-fn to_answer(qname: &str, record_type: RecordType, lookup: &Lookup) -> Answer {
+/// Asks each server in turn until one gives an answer that settles the question (NOERROR or
+/// NXDOMAIN). A server that fails, refuses or answers SERVFAIL passes the question on; when none
+/// settles it, the failure reported is the most telling one (a server's own answer code over
+/// silence).
+async fn ask_servers(
+    servers: &[SocketAddr],
+    query: &Query,
+    timing: Timing,
+) -> Result<Message, DnsError> {
+    let mut failure: Option<DnsError> = None;
+    for server in servers {
+        let outcome = exchange(*server, query, timing).await;
+        let error = match outcome {
+            Ok(message)
+                if matches!(
+                    message.metadata.response_code,
+                    ResponseCode::NoError | ResponseCode::NXDomain
+                ) =>
+            {
+                return Ok(message);
+            }
+            Ok(message) => map_code(message.metadata.response_code),
+            Err(e) => e,
+        };
+        failure = Some(match failure {
+            Some(previous) if !answered(&error) && answered(&previous) => previous,
+            _ => error,
+        });
+    }
+    Err(failure.unwrap_or(DnsError::Timeout))
+}
+
+/// True for failures a server said itself (as opposed to silence or the network).
+fn answered(error: &DnsError) -> bool {
+    matches!(error, DnsError::ServFail | DnsError::Refused)
+}
+
+fn map_code(code: ResponseCode) -> DnsError {
+    match code {
+        ResponseCode::NXDomain => DnsError::NxDomain,
+        ResponseCode::ServFail => DnsError::ServFail,
+        ResponseCode::Refused => DnsError::Refused,
+        other => DnsError::Other(format!("response code {other}")),
+    }
+}
+
+/// What one answer says: the outcome, its TTL, and the name to ask next when the answer stops at
+/// a CNAME without the records asked for (an authoritative server does not follow a CNAME
+/// into a zone it does not serve, as a recursive resolver would).
+struct Converted {
+    outcome: Result<Answer, DnsError>,
+    ttl: Option<u32>,
+    next: Option<String>,
+}
+
+/// Converts an answer to `qname`: the records of the asked type along the CNAME chain from the
+/// query name, the chain, the smallest TTL (or the negative TTL of an empty answer).
+fn convert(qname: &str, record_type: RecordType, message: &Message) -> Converted {
+    match message.metadata.response_code {
+        ResponseCode::NoError => {}
+        code => {
+            return Converted {
+                outcome: Err(map_code(code)),
+                ttl: None,
+                next: None,
+            };
+        }
+    }
     let wanted = hickory_type(record_type);
     let mut aliases = HashMap::new();
-    let mut records = Vec::new();
-    let mut ttl: Option<u32> = None;
-    for record in lookup.answers() {
-        if record.record_type() == wanted {
-            if let Some(data) = record_data(record) {
-                records.push(data);
-                ttl = Some(ttl.map_or(record.ttl, |t| t.min(record.ttl)));
+    if record_type != RecordType::Cname {
+        for record in &message.answers {
+            if let RData::CNAME(target) = &record.data {
+                aliases.insert(canonical_name(&record.name), canonical_name(&target.0));
             }
-        } else if let RData::CNAME(target) = &record.data {
-            aliases.insert(canonical_name(&record.name), canonical_name(&target.0));
         }
     }
     let mut cname_chain = Vec::new();
@@ -356,14 +305,123 @@ fn to_answer(qname: &str, record_type: RecordType, lookup: &Lookup) -> Answer {
         cname_chain.push(next.clone());
         current = next;
     }
+    let mut records = Vec::new();
+    let mut ttl: Option<u32> = None;
+    for record in &message.answers {
+        if record.record_type() != wanted {
+            continue;
+        }
+        let owner = canonical_name(&record.name);
+        if owner != qname && !cname_chain.contains(&owner) {
+            continue; // not on the path from the question: not ours to believe
+        }
+        if let Some(data) = record_data(record) {
+            records.push(data);
+            ttl = Some(ttl.map_or(record.ttl, |t| t.min(record.ttl)));
+        }
+    }
+    // An empty answer is final when it carries the SOA of the zone holding the end of the chain
+    // (a negative answer for that name); otherwise the chain was cut where the server's zones end.
+    let next = (records.is_empty() && !cname_chain.is_empty())
+        .then(|| current.clone())
+        .filter(|end| !negative_for(message, end));
     if record_type == RecordType::Mx {
         records.sort_by(|a, b| mx_key(a).cmp(&mx_key(b)));
     }
-    Answer {
-        records,
-        cname_chain,
-        ttl,
+    // The answer's TTL is its records'; an empty answer is cached for the negative TTL.
+    let cache_ttl = if records.is_empty() {
+        negative_ttl(message)
+    } else {
+        ttl
+    };
+    Converted {
+        outcome: Ok(Answer {
+            records,
+            cname_chain,
+            ttl,
+        }),
+        ttl: cache_ttl,
+        next,
     }
+}
+
+/// The negative TTL of an empty answer (RFC 2308 §5): the smaller of the SOA record's TTL and
+/// its MINIMUM field.
+fn negative_ttl(message: &Message) -> Option<u32> {
+    message
+        .authorities
+        .iter()
+        .find_map(|record| match &record.data {
+            RData::SOA(soa) => Some(record.ttl.min(soa.minimum)),
+            _ => None,
+        })
+}
+
+/// True when `message` holds an SOA whose zone contains `name`: a negative answer for it.
+fn negative_for(message: &Message, name: &str) -> bool {
+    message.authorities.iter().any(|record| {
+        matches!(record.data, RData::SOA(_)) && {
+            let zone = canonical_name(&record.name);
+            zone.is_empty() || name == zone || name.ends_with(&format!(".{zone}"))
+        }
+    })
+}
+
+/// Follows a CNAME chain the first answer left unfinished, asking for the chain's end until the
+/// records come, a negative answer ends it, or the chain would loop or grow past [`MAX_CHAIN`].
+/// The chain reported is the whole chain from the query name.
+async fn chase(
+    servers: &[SocketAddr],
+    record_type: RecordType,
+    first: Converted,
+    timing: Timing,
+) -> (Result<Answer, DnsError>, Option<u32>) {
+    let Converted {
+        outcome,
+        mut ttl,
+        mut next,
+    } = first;
+    let Ok(mut answer) = outcome else {
+        return (outcome, ttl);
+    };
+    while let Some(target) = next.take() {
+        if answer.cname_chain.len() >= MAX_CHAIN {
+            break;
+        }
+        let Ok(qname) = query_name(&target) else {
+            break;
+        };
+        let query = Query::query(qname, hickory_type(record_type));
+        let message = match ask_servers(servers, &query, timing).await {
+            Ok(message) => message,
+            Err(e) => return (Err(e), None),
+        };
+        let step = convert(&target, record_type, &message);
+        let part = match step.outcome {
+            Ok(part) => part,
+            Err(e) => return (Err(e), None),
+        };
+        if part
+            .cname_chain
+            .iter()
+            .any(|n| answer.cname_chain.contains(n))
+        {
+            break; // a loop: keep the chain as far as it went, with no records
+        }
+        answer.cname_chain.extend(part.cname_chain);
+        answer.records = part.records;
+        answer.ttl = part.ttl;
+        ttl = step.ttl;
+        next = step.next;
+    }
+    (Ok(answer), ttl)
+}
+
+/// The per-attempt timeout, bounded.
+fn effective_timeout(settings: &ResolverSettings) -> Duration {
+    settings
+        .timeout
+        .clamp(Duration::from_millis(1), MAX_TIMEOUT)
 }
 
 fn mx_key(data: &RecordData) -> (u16, &str) {

@@ -531,7 +531,7 @@ fn system_default_reads_resolv_conf_only_without_servers() {
 }
 
 #[tokio::test]
-async fn an_empty_address_answer_costs_one_query_and_an_empty_txt_answer_rebuilds_its_chain() {
+async fn an_empty_address_answer_costs_one_query_and_an_empty_txt_answer_keeps_its_chain() {
     let server = start().await;
     let resolver = server.resolver().unwrap();
     // `target` has an A record only: no AAAA (NODATA). Nobody reads that answer's chain.
@@ -541,11 +541,17 @@ async fn an_empty_address_answer_costs_one_query_and_an_empty_txt_answer_rebuild
         .unwrap();
     assert!(aaaa.records.is_empty());
     assert_eq!(server.query_count(), 1);
-    // An empty TXT answer rebuilds its CNAME chain (DMARC/DKIM delegations need it).
+    // An empty TXT answer keeps its CNAME chain (DMARC/DKIM delegations need it): read from the
+    // answer, plus one question for the chain's end when the server did not say that name is
+    // empty (no SOA of its zone beside the CNAME).
     let txt = resolver
         .lookup_uncached("dangling.example.test", RecordType::Txt)
         .await
         .unwrap();
     assert_eq!(txt.cname_chain, vec!["target.example.test"]);
-    assert!(server.query_count() >= 3, "{}", server.query_count());
+    assert!(
+        (2..=3).contains(&server.query_count()),
+        "{}",
+        server.query_count()
+    );
 }

@@ -455,6 +455,17 @@ impl Domain {
 }
 
 impl MonitoringStatus {
+    /// The wire word (`none`, `pending`, `setup`, `drifted`, `failed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MonitoringStatus::None => "none",
+            MonitoringStatus::Pending => "pending",
+            MonitoringStatus::Setup => "setup",
+            MonitoringStatus::Drifted => "drifted",
+            MonitoringStatus::Failed => "failed",
+        }
+    }
+
     /// Whether monitoring is set up (`setup` or `drifted`): the "configured" group of the
     /// `status` sort.
     pub fn is_configured(self) -> bool {

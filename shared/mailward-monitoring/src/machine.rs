@@ -18,7 +18,9 @@
 //!
 //! 1. **`none` → `pending`** on the first evaluation that is not full monitoring, whatever the
 //!    reason (even `nameservers_unresolvable`): a domain just added has had no chance to publish,
-//!    and may not even be registered yet. `pending_since` is set then.
+//!    and may not even be registered yet. `pending_since` is set then. With a zero grace window
+//!    (`MAILWARD_PENDING_GRACE=0`, for tests and impatient operators) there is nothing to wait
+//!    for: the first such evaluation fails the domain at once (`none` → `failed`).
 //! 2. **`pending` → `failed` only after a grace window** ([`SweepRules::pending_grace`], 72 h by
 //!    default) counted from the later of `created_at` and `pending_since`, so the grace is never
 //!    shortened for a domain that sat in `none` (imported, or never swept). Within the window a
@@ -275,11 +277,17 @@ pub fn step(
                 next.pending_since = None;
             };
             match previous.status {
-                MonitoringStatus::None => {
+                // Enters `pending` now; with no grace window at all (`pending_grace` zero) it
+                // fails in the same step rather than a sweep period later.
+                MonitoringStatus::None if config.pending_grace > Duration::ZERO => {
                     next.status = MonitoringStatus::Pending;
                     next.pending_since = Some(now);
                     next.failure_reason = None;
                     next.failure_detail = None;
+                }
+                MonitoringStatus::None => {
+                    fail(&mut next);
+                    events.push(MonitoringEvent::Failed { reason: *reason });
                 }
                 MonitoringStatus::Pending => {
                     let start = match previous.pending_since {

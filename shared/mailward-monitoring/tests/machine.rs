@@ -534,6 +534,39 @@ fn grace_counts_from_the_later_of_created_and_pending_since() {
 }
 
 #[test]
+fn without_a_grace_window_the_first_evaluation_fails_at_once() {
+    let none = SweepRules {
+        pending_grace: Duration::ZERO,
+        ..SweepRules::default()
+    };
+    let fresh = state(MonitoringStatus::None);
+    let verdict = not(FailureReason::DmarcRecordMissing);
+    let out = step(&fresh, &verdict, 50, T0, &none);
+    assert_eq!(out.next.status, MonitoringStatus::Failed);
+    assert_eq!(
+        out.next.failure_reason,
+        Some(FailureReason::DmarcRecordMissing)
+    );
+    assert_eq!(out.next.pending_since, None);
+    assert!(
+        events_to_names(&out.events).contains(&"domain.monitoring.failed"),
+        "{:?}",
+        out.events
+    );
+    // With any window at all, the first evaluation only starts it.
+    let minute = SweepRules {
+        pending_grace: Duration::minutes(1),
+        ..none
+    };
+    let out = step(&fresh, &verdict, 50, T0, &minute);
+    assert_eq!(out.next.status, MonitoringStatus::Pending);
+    assert_eq!(out.next.pending_since, Some(T0));
+    // Full monitoring on the first evaluation is setup whatever the window.
+    let out = step(&fresh, &full(Policy::None), 50, T0, &none);
+    assert_eq!(out.next.status, MonitoringStatus::Setup);
+}
+
+#[test]
 fn event_names_match_the_catalogue() {
     let all = [
         MonitoringEvent::Activated,

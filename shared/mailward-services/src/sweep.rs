@@ -16,7 +16,7 @@ use futures::StreamExt as _;
 use mailward_dns::Budgeted;
 use mailward_domain::conflicts::StoredConflict;
 use mailward_domain::diff::previous_attributes;
-use mailward_domain::domain::{Domain, ScoreBand};
+use mailward_domain::domain::{Domain, MonitoringStatus, ScoreBand};
 use mailward_domain::queue::{QueueName, send_job};
 use mailward_domain::snapshots::Snapshot;
 use mailward_monitoring::{
@@ -116,11 +116,23 @@ pub async fn evaluate_soon(state: &AppState, domains: &[(Uuid, Uuid)]) {
 /// Evaluates one batch, a few domains at a time. Any domain's store failure fails the batch so
 /// the queue retries it (evaluations are idempotent).
 pub async fn run_batch(state: &AppState, batch: SweepBatch) -> anyhow::Result<()> {
+    run_batch_outcomes(state, batch).await.map(|_| ())
+}
+
+/// [`run_batch`], saying what became of each domain.
+async fn run_batch_outcomes(
+    state: &AppState,
+    batch: SweepBatch,
+) -> anyhow::Result<Vec<((Uuid, Uuid), Swept)>> {
     let mut orgs: Vec<uuid::Uuid> = batch.domains.iter().map(|(org, _)| *org).collect();
     orgs.sort_unstable();
     orgs.dedup();
-    let results: Vec<anyhow::Result<()>> = futures::stream::iter(batch.domains)
-        .map(|(org, id)| async move { sweep_domain(state, org, id).await })
+    let results: Vec<anyhow::Result<((Uuid, Uuid), Swept)>> = futures::stream::iter(batch.domains)
+        .map(|(org, id)| async move {
+            sweep_domain(state, org, id)
+                .await
+                .map(|swept| ((org, id), swept))
+        })
         .buffer_unordered(BATCH_CONCURRENCY)
         .collect()
         .await;
@@ -308,20 +320,34 @@ fn lame_delegation_after(interval_secs: u64) -> u32 {
         .max(3)
 }
 
+/// What became of one domain in a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swept {
+    /// Evaluated and stored; its monitoring status after the pass.
+    Evaluated(MonitoringStatus),
+    /// Another worker holds the domain's claim until this instant: not evaluated by this one.
+    Busy(time::OffsetDateTime),
+    /// Evaluated, but the domain changed meanwhile (a person's edit): the next pass evaluates it
+    /// again.
+    Superseded,
+    /// Deleted before it could be evaluated.
+    Gone,
+}
+
 /// Evaluates one domain end to end.
-pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<()> {
+pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<Swept> {
     let store = state.store.as_ref();
     let now = state.clock.now();
     // Claim: only one worker evaluates a domain at a time.
     let Some(current) = domains::get(store, org, id).await? else {
-        return Ok(()); // deleted while its batch was in flight
+        return Ok(Swept::Gone); // deleted while its batch was in flight
     };
-    if current
+    if let Some(until) = current
         .value
         .sweep_claimed_until
-        .is_some_and(|until| until > now)
+        .filter(|until| *until > now)
     {
-        return Ok(());
+        return Ok(Swept::Busy(until));
     }
     let mut claimed = current.value.clone();
     claimed.sweep_claimed_until = Some(now + Duration::seconds(CLAIM_SECS));
@@ -330,7 +356,8 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         .await
     {
         Ok(()) => {}
-        Err(e) if e.is_conflict() => return Ok(()),
+        // Claimed or changed by someone else between the read and the claim.
+        Err(e) if e.is_conflict() => return Ok(Swept::Superseded),
         Err(e) => return Err(e.into()),
     }
     let claim_version = current.version + 1;
@@ -553,17 +580,18 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     } else {
         tracing::warn!(domain.id = %id, ops = ops.len() + task_writes.ops.len(), "too many writes for one transaction; the domain's tasks are reconciled next pass");
     }
-    match store.transact(ops).await {
+    let outcome = match store.transact(ops).await {
         Ok(()) => {
             for task in &task_writes.moved {
                 crate::tasks::schedule_check(state, task).await;
             }
+            Swept::Evaluated(next.monitoring_status)
         }
         // Updated meanwhile (a person, report identification): evaluated again on the next
         // pass; the report window below still slides, it has its own retries.
-        Err(e) if e.is_conflict() => {}
+        Err(e) if e.is_conflict() => Swept::Superseded,
         Err(e) => return Err(e.into()),
-    }
+    };
     // The 14-day report window slides daily even when no report arrives.
     let yesterday = now.date().previous_day().unwrap_or(now.date());
     if claimed
@@ -578,7 +606,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         tracing::warn!(domain.id = %id, domain.name = %claimed.url, "DNS answers for this domain have been inconclusive for several sweeps");
     }
     tracing::debug!(domain.id = %id, status = ?next.monitoring_status, band = ?ScoreBand::of(next.score), "domain swept");
-    Ok(())
+    Ok(outcome)
 }
 
 /// What the sweep remembers of a domain's DKIM selectors after an audit.
@@ -795,11 +823,53 @@ fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Ve
 }
 
 /// Runs one whole sweep in this process and returns when every due domain was evaluated (what
-/// `mailward sweep` and the tests do): the same index walk as [`coordinate`], but each batch runs
-/// inline instead of through the queue, so nothing else (a queue worker of a running server)
-/// can still be finishing it when this returns. Returns how many domains were due.
+/// the tests do): the same index walk as [`coordinate`], but each batch runs inline instead of
+/// through the queue, so nothing else (a queue worker of a running server) can still be
+/// finishing it when this returns. Returns how many domains were due.
 pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
-    let now = state.clock.unix();
+    let report = sweep_by_hand(state, SweepScope::Due, std::time::Duration::ZERO).await?;
+    Ok(report.domains)
+}
+
+/// Which domains a sweep run by hand evaluates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepScope {
+    /// Those whose next check is due, as the scheduled sweep does.
+    Due,
+    /// Every monitored domain, now (`mailward sweep`: a person asking for a check).
+    All,
+}
+
+/// What a sweep run by hand did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SweepReport {
+    /// Domains in scope.
+    pub domains: usize,
+    /// The monitoring status of each domain evaluated and stored.
+    pub evaluated: Vec<MonitoringStatus>,
+    /// Domains another worker was still evaluating when this sweep gave up waiting, with the end
+    /// of that worker's claim.
+    pub busy: Vec<(Uuid, time::OffsetDateTime)>,
+    /// Domains that changed while being evaluated (a person's edit won): the next pass evaluates
+    /// them again.
+    pub superseded: usize,
+    /// Domains deleted before their turn.
+    pub gone: usize,
+}
+
+/// Runs a sweep in this process (`mailward sweep`, the tests): every domain in `scope`, inline.
+/// A domain another worker is evaluating (a running server's sweep holds its claim) is tried
+/// again once that claim is released or expires, for up to `wait_for_claims`; what is still
+/// claimed then is reported, never skipped silently.
+pub async fn sweep_by_hand(
+    state: &AppState,
+    scope: SweepScope,
+    wait_for_claims: std::time::Duration,
+) -> anyhow::Result<SweepReport> {
+    let now = match scope {
+        SweepScope::Due => state.clock.unix(),
+        SweepScope::All => i64::MAX,
+    };
     // Collect every shard first: evaluating a domain moves its index entry.
     let mut due_all = Vec::new();
     for shard in 0..keys::SWEEP_SHARDS {
@@ -813,17 +883,42 @@ pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
             }
         }
     }
-    let batches: Vec<SweepBatch> = due_all
-        .chunks(BATCH_SIZE)
-        .map(|chunk| SweepBatch {
-            domains: chunk.to_vec(),
-        })
-        .collect();
-    let mut running = futures::stream::iter(batches)
-        .map(|batch| run_batch(state, batch))
-        .buffer_unordered(PARALLEL_BATCHES);
-    while let Some(result) = running.next().await {
-        result?;
+    let mut report = SweepReport {
+        domains: due_all.len(),
+        ..SweepReport::default()
+    };
+    let mut pending = due_all;
+    let give_up = std::time::Instant::now() + wait_for_claims;
+    loop {
+        let batches: Vec<SweepBatch> = pending
+            .chunks(BATCH_SIZE)
+            .map(|chunk| SweepBatch {
+                domains: chunk.to_vec(),
+            })
+            .collect();
+        let mut running = futures::stream::iter(batches)
+            .map(|batch| run_batch_outcomes(state, batch))
+            .buffer_unordered(PARALLEL_BATCHES);
+        let mut busy = Vec::new();
+        while let Some(result) = running.next().await {
+            for (domain, swept) in result? {
+                match swept {
+                    Swept::Evaluated(status) => report.evaluated.push(status),
+                    Swept::Busy(until) => busy.push((domain, until)),
+                    Swept::Superseded => report.superseded += 1,
+                    Swept::Gone => report.gone += 1,
+                }
+            }
+        }
+        if busy.is_empty() || std::time::Instant::now() >= give_up {
+            report.busy = busy
+                .into_iter()
+                .map(|((_, id), until)| (id, until))
+                .collect();
+            return Ok(report);
+        }
+        // A claim is released when its evaluation commits (seconds); poll until then.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        pending = busy.into_iter().map(|(domain, _)| domain).collect();
     }
-    Ok(due_all.len())
 }

@@ -47,10 +47,10 @@ pub(crate) struct State {
 }
 
 /// Counts a query as in flight for as long as it lives.
-struct InFlight<'a>(&'a State);
+pub(crate) struct InFlight<'a>(&'a State);
 
 impl<'a> InFlight<'a> {
-    fn enter(state: &'a State) -> Self {
+    pub(crate) fn enter(state: &'a State) -> Self {
         let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         state.peak_in_flight.fetch_max(now, Ordering::SeqCst);
         Self(state)
@@ -68,7 +68,7 @@ pub(crate) struct FixtureHandler {
     pub(crate) state: Arc<State>,
 }
 
-fn port_type(record_type: HickoryType) -> Option<RecordType> {
+pub(crate) fn port_type(record_type: HickoryType) -> Option<RecordType> {
     Some(match record_type {
         HickoryType::A => RecordType::A,
         HickoryType::AAAA => RecordType::Aaaa,

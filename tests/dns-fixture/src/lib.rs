@@ -19,12 +19,16 @@
 mod error;
 mod faults;
 mod handler;
+mod nsd;
+mod proxy;
 mod rdata;
 mod server;
 mod zone;
+mod zonefile;
 
 pub use error::FixtureError;
 pub use faults::{Fault, Scope};
 pub use handler::{QueryLog, Transport};
-pub use server::FixtureServer;
+pub use nsd::nsd_binary;
+pub use server::{Backend, FixtureServer};
 pub use zone::{Zone, fixture_zones_dir};

@@ -3,6 +3,8 @@
 use crate::FixtureError;
 use crate::faults::{Fault, Scope};
 use crate::handler::{FixtureHandler, QueryLog, State};
+use crate::nsd::Nsd;
+use crate::proxy::Proxy;
 use crate::rdata::{absolute, hickory_type, to_rdata};
 use crate::zone::Zone;
 use hickory_server::Server;
@@ -19,12 +21,42 @@ use tokio::net::{TcpListener, UdpSocket};
 /// How many random ports to try before giving up on finding one free for both UDP and TCP.
 const BIND_TRIES: usize = 20;
 
+/// Which server answers: the in-process one, or a real NSD behind the fault-injecting relay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// hickory-server in this process: fast, for unit and engine tests.
+    InProcess,
+    /// NSD (a separate process) behind a relay on the fixture's address that logs queries and
+    /// injects the faults; what customers' servers look like on the wire.
+    Nsd,
+}
+
+impl Backend {
+    /// `MAILWARD_TEST_DNS=nsd` runs every fixture on NSD (the suite's real-server pass); anything
+    /// else, or nothing, runs them in process.
+    pub fn from_env() -> Self {
+        match std::env::var("MAILWARD_TEST_DNS").as_deref() {
+            Ok("nsd") => Backend::Nsd,
+            _ => Backend::InProcess,
+        }
+    }
+}
+
 /// An authoritative DNS server running on the current tokio runtime; stops when dropped.
 pub struct FixtureServer {
     addr: SocketAddr,
     state: Arc<State>,
     zones: Mutex<Vec<Zone>>,
-    server: Server<FixtureHandler>,
+    running: Running,
+}
+
+enum Running {
+    InProcess(Server<FixtureHandler>),
+    Nsd {
+        nsd: Mutex<Nsd>,
+        upstream: Arc<Mutex<SocketAddr>>,
+        _proxy: Proxy,
+    },
 }
 
 impl std::fmt::Debug for FixtureServer {
@@ -67,14 +99,56 @@ async fn bind(ip: IpAddr) -> Result<(UdpSocket, TcpListener), FixtureError> {
 }
 
 impl FixtureServer {
-    /// Starts a server on 127.0.0.1 serving `zones`.
+    /// Starts a server on 127.0.0.1 serving `zones`, on the backend [`Backend::from_env`] picks.
     pub async fn start(zones: Vec<Zone>) -> Result<Self, FixtureError> {
         Self::start_on(IpAddr::V4(Ipv4Addr::LOCALHOST), zones).await
     }
 
     /// Starts a server on `ip` (127.0.0.2, 127.0.0.3 ... for extra "nameservers"), random port,
-    /// UDP and TCP on the same port.
+    /// UDP and TCP on the same port, on the backend [`Backend::from_env`] picks.
     pub async fn start_on(ip: IpAddr, zones: Vec<Zone>) -> Result<Self, FixtureError> {
+        Self::start_with(Backend::from_env(), ip, zones).await
+    }
+
+    /// Starts NSD serving `zones` on 127.0.0.1, whatever the environment says.
+    pub async fn start_nsd(zones: Vec<Zone>) -> Result<Self, FixtureError> {
+        Self::start_with(Backend::Nsd, IpAddr::V4(Ipv4Addr::LOCALHOST), zones).await
+    }
+
+    /// Starts a server of the given backend.
+    pub async fn start_with(
+        backend: Backend,
+        ip: IpAddr,
+        zones: Vec<Zone>,
+    ) -> Result<Self, FixtureError> {
+        match backend {
+            Backend::InProcess => Self::start_in_process(ip, zones).await,
+            Backend::Nsd => Self::start_behind_relay(ip, zones).await,
+        }
+    }
+
+    async fn start_behind_relay(ip: IpAddr, zones: Vec<Zone>) -> Result<Self, FixtureError> {
+        for zone in &zones {
+            zone.check()?;
+        }
+        // NSD listens on 127.0.0.1 whatever `ip` the relay answers on.
+        let nsd = Nsd::start(IpAddr::V4(Ipv4Addr::LOCALHOST), &zones)?;
+        let upstream = Arc::new(Mutex::new(nsd.addr()));
+        let state = Arc::new(State::default());
+        let proxy = Proxy::start(ip, Arc::clone(&upstream), Arc::clone(&state)).await?;
+        Ok(Self {
+            addr: proxy.addr(),
+            state,
+            zones: Mutex::new(zones),
+            running: Running::Nsd {
+                nsd: Mutex::new(nsd),
+                upstream,
+                _proxy: proxy,
+            },
+        })
+    }
+
+    async fn start_in_process(ip: IpAddr, zones: Vec<Zone>) -> Result<Self, FixtureError> {
         let catalog = build_catalog(&zones)?;
         let state = Arc::new(State::default());
         *lock_rw(&state) = Arc::new(catalog);
@@ -89,8 +163,16 @@ impl FixtureServer {
             addr,
             state,
             zones: Mutex::new(zones),
-            server,
+            running: Running::InProcess(server),
         })
+    }
+
+    /// Which server answers.
+    pub fn backend(&self) -> Backend {
+        match self.running {
+            Running::InProcess(_) => Backend::InProcess,
+            Running::Nsd { .. } => Backend::Nsd,
+        }
     }
 
     /// The address (UDP and TCP) the server listens on.
@@ -180,9 +262,18 @@ impl FixtureServer {
         let mut zones = lock(&self.zones);
         let mut edited = zones.clone();
         change(&mut edited)?;
-        let catalog = build_catalog(&edited)?;
+        match &self.running {
+            Running::InProcess(_) => {
+                let catalog = build_catalog(&edited)?;
+                *lock_rw(&self.state) = Arc::new(catalog);
+            }
+            Running::Nsd { nsd, upstream, .. } => {
+                let mut nsd = lock(nsd);
+                nsd.apply(&edited)?;
+                *lock(upstream) = nsd.addr();
+            }
+        }
         *zones = edited;
-        *lock_rw(&self.state) = Arc::new(catalog);
         Ok(())
     }
 
@@ -231,7 +322,9 @@ impl FixtureServer {
 
     /// Stops the server and waits for its tasks.
     pub async fn shutdown(mut self) {
-        if let Err(error) = self.server.shutdown_gracefully().await {
+        if let Running::InProcess(server) = &mut self.running
+            && let Err(error) = server.shutdown_gracefully().await
+        {
             tracing::debug!(%error, "fixture server shutdown");
         }
     }
@@ -246,6 +339,8 @@ fn lock_rw(state: &State) -> std::sync::RwLockWriteGuard<'_, Arc<Catalog>> {
 
 impl Drop for FixtureServer {
     fn drop(&mut self) {
-        self.server.shutdown_token().cancel();
+        if let Running::InProcess(server) = &self.running {
+            server.shutdown_token().cancel();
+        }
     }
 }

@@ -254,4 +254,65 @@ impl Zone {
         }
         Ok(handler)
     }
+
+    /// The zone as an RFC 1035 master file for a real authoritative server, its SOA carrying
+    /// `serial`. Records the in-process server would refuse are left out the same way (a CNAME
+    /// beside other data at a name, exact duplicates, names outside the zone), so both servers
+    /// serve the same data.
+    pub(crate) fn zone_file(&self, serial: u32) -> Result<String, FixtureError> {
+        self.check()?;
+        let mut out = String::new();
+        let apex_soa = self.records.iter().find_map(|r| match &r.data {
+            RData::SOA(soa) if r.name == self.origin => Some((r.ttl, soa.clone())),
+            _ => None,
+        });
+        let (soa_ttl, soa) = match apex_soa {
+            Some(found) => found,
+            None => (
+                60,
+                SOA::new(
+                    relative(&self.origin, "ns1")?,
+                    relative(&self.origin, "hostmaster")?,
+                    serial,
+                    3600,
+                    600,
+                    86400,
+                    60,
+                ),
+            ),
+        };
+        out.push_str(&format!(
+            "{} {soa_ttl} IN SOA {} {} {serial} {} {} {} {}\n",
+            crate::zonefile::name(&self.origin),
+            crate::zonefile::name(&soa.mname),
+            crate::zonefile::name(&soa.rname),
+            soa.refresh,
+            soa.retry,
+            soa.expire,
+            soa.minimum,
+        ));
+        let mut kept: Vec<&Record> = Vec::new();
+        for record in &self.records {
+            if record.record_type() == HickoryType::SOA || !self.origin.zone_of(&record.name) {
+                continue;
+            }
+            let is_cname = record.record_type() == HickoryType::CNAME;
+            // Exact duplicates, and anything beside a CNAME (RFC 1034 §3.6.2): first one wins.
+            let clash = kept.iter().any(|k| {
+                k.name == record.name
+                    && ((k.record_type() == record.record_type() && k.data == record.data)
+                        || k.record_type() == HickoryType::CNAME
+                        || is_cname)
+            });
+            if clash {
+                continue;
+            }
+            kept.push(record);
+        }
+        for record in kept {
+            out.push_str(&crate::zonefile::line(record)?);
+            out.push('\n');
+        }
+        Ok(out)
+    }
 }
