@@ -7,7 +7,7 @@
 //! audit does. Audits go through the same service function as `POST /tools/audit` with
 //! `refresh` (no cached result, no cached answer), so each round starts cold.
 
-use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
+use mailward_dns_fixture::{Backend, Fault, FixtureServer, Scope, Zone};
 use std::time::{Duration, Instant};
 
 /// An RSA-2048 public key (SubjectPublicKeyInfo, base64) for the DKIM records.
@@ -63,13 +63,20 @@ pub async fn run(
     latency_ms: u64,
     rounds: usize,
     dns_concurrency: Option<usize>,
+    nsd: bool,
 ) -> anyhow::Result<()> {
     use mailward_api_tests::TestApp;
     let app = TestApp::start_with(|s| {
         s.publish_outbox = false;
     })
     .await;
-    let dns = FixtureServer::start(zones(count.max(1)))
+    let backend = if nsd {
+        Backend::Nsd
+    } else {
+        Backend::InProcess
+    };
+    let localhost = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    let dns = FixtureServer::start_with(backend, localhost, zones(count.max(1)))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     dns.set_query_log(false);
@@ -152,7 +159,12 @@ pub async fn run(
     let median = |v: &[Duration]| v[v.len() / 2];
     let (one, all) = (median(&single), median(&batch));
     println!(
-        "audits through a DNS server adding {latency_ms} ms per answer, resolver in-flight bound {in_flight}, median of {} rounds:",
+        "audits through {} adding {latency_ms} ms per answer, resolver in-flight bound {in_flight}, median of {} rounds:",
+        if nsd {
+            "NSD (behind the fixture's relay)"
+        } else {
+            "the in-process DNS fixture"
+        },
         rounds.max(1)
     );
     println!(
@@ -165,7 +177,12 @@ pub async fn run(
         queries_batch as f64 / count.max(1) as f64
     );
     println!(
-        "  CPU for the {count} (whole process: audits, resolver and the DNS server): {:.0} ms, {:.1} ms per audit",
+        "  CPU for the {count} ({}): {:.0} ms, {:.1} ms per audit",
+        if nsd {
+            "this process: audits, resolver and the relay; NSD's own not counted"
+        } else {
+            "whole process: audits, resolver and the DNS server"
+        },
         crate::ms(median(&cpu_batch)),
         crate::ms(median(&cpu_batch)) / count.max(1) as f64
     );

@@ -76,6 +76,10 @@ enum Command {
         /// The resolver's in-flight bound (default: the resolver's default).
         #[arg(long)]
         dns_concurrency: Option<usize>,
+        /// Serve the zones from NSD (a real authoritative server, Debian's `nsd`) behind the
+        /// fixture's relay, which adds the latency, instead of the in-process server.
+        #[arg(long)]
+        nsd: bool,
     },
     /// DMARC aggregate ingestion (parse, aggregate, store) of a generated corpus, against
     /// parsedmarc's parser on the same files.
@@ -144,7 +148,8 @@ async fn main() -> anyhow::Result<()> {
             latency_ms,
             rounds,
             dns_concurrency,
-        } => audits::run(domains, latency_ms, rounds, dns_concurrency).await,
+            nsd,
+        } => audits::run(domains, latency_ms, rounds, dns_concurrency, nsd).await,
         Command::Sweep {
             domains,
             latency_ms,

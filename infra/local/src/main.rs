@@ -701,6 +701,12 @@ fn sweep_summary(report: &mailward_services::sweep::SweepReport, due_only: bool)
         out.push_str(&format!(": {}", parts.join(", ")));
     }
     out.push('.');
+    if report.waited > 0 {
+        out.push_str(&format!(
+            "\n{} of them were being evaluated by another process; evaluated after it finished.",
+            report.waited
+        ));
+    }
     if report.superseded > 0 {
         out.push_str(&format!(
             "\n{} changed while being evaluated and will be evaluated again on the next sweep.",

@@ -7,29 +7,13 @@
 
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
-const VERSION: &str = "2025-04-30";
+mod support;
 
-/// The server process, killed when the test ends (pass or fail).
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use support::{Api, Server, free_port, sign_up, wait_until_up};
 
 fn fixture() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(
@@ -63,67 +47,6 @@ fn redated(id: &str, days_ago: i64) -> String {
         "<end>1524268799 </end>",
         &format!("<end>{}</end>", begin + 86_399),
     )
-}
-
-struct Api {
-    http: reqwest::Client,
-    base: String,
-    key: String,
-}
-
-impl Api {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .basic_auth(&self.key, Some(""))
-            .header("Mailward-Version", VERSION);
-        if let Some(body) = body {
-            req = req.json(&body);
-        }
-        let res = req.send().await.unwrap();
-        let status = res.status().as_u16();
-        (status, res.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        let (status, body) = self.call(reqwest::Method::GET, path, None).await;
-        assert_eq!(status, 200, "{path}: {body}");
-        body
-    }
-}
-
-/// Signs up through the API, reading the code from the local outbox.
-async fn sign_up(http: &reqwest::Client, base: &str, data: &Path, email: &str) -> String {
-    let res = http
-        .post(format!("{base}/signup"))
-        .json(&json!({"email": email, "organization_name": "End to end"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 201);
-    let id = res.json::<Value>().await.unwrap()["signup_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let mail = std::fs::read_dir(data.join("outbox"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .find(|m| m.contains(email))
-        .expect("the signup code mail");
-    let at = mail.find("code is ").unwrap() + "code is ".len();
-    let res = http
-        .post(format!("{base}/signup/verify"))
-        .json(&json!({"signup_id": id, "code": &mail[at..at + 6]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 201);
-    res.json::<Value>().await.unwrap()["api_key"]["key"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 /// Delivers `message` to `rcpt` over SMTP; the reply code of the data.
@@ -175,20 +98,7 @@ async fn a_fixture_domain_through_import_smtp_and_the_api() {
     );
     let base = format!("http://127.0.0.1:{http_port}");
     let http = reqwest::Client::new();
-    let mut up = false;
-    for _ in 0..300 {
-        if http
-            .get(format!("{base}/health-check"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(up, "the server did not start");
+    wait_until_up(&http, &base).await;
     let key = sign_up(&http, &base, &data, "owner@test.net").await;
     let api = Api { http, base, key };
     let (status, domain) = api

@@ -116,6 +116,27 @@ async fn timeout_is_a_timeout_not_a_missing_record() {
 }
 
 #[tokio::test]
+async fn a_lost_datagram_is_resent_long_before_the_attempt_ends() {
+    let server = start().await;
+    let mut settings = server.settings();
+    settings.timeout = Duration::from_secs(30);
+    settings.retransmit_after = Duration::from_millis(100);
+    let resolver = HickoryResolver::new(settings).unwrap();
+    // The first two copies are lost: answered by the third, sent 100 + 200 ms later, well
+    // within the 30 s attempt (a resolver that waited for its timeout before asking again would
+    // not answer within the 10 s guard).
+    server.inject(Scope::name("example.test"), Fault::Lose(2));
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        resolver.lookup("example.test", RecordType::A),
+    )
+    .await
+    .expect("answered after resends, not after the attempt's timeout");
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(server.query_count(), 3, "{:?}", server.queries());
+}
+
+#[tokio::test]
 async fn retries_only_timeouts_up_to_the_attempts() {
     let server = start().await;
     let mut settings = server.settings();

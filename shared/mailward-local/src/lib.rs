@@ -66,6 +66,44 @@ mod conformance {
         mailward_testkit::queue_conformance(Arc::new(queue), &Advance(clock)).await;
     }
 
+    /// Two processes on one data directory (`mailward sweep` beside a running server): their
+    /// transactions wait for each other instead of failing with "database is locked". A
+    /// transaction that began as a reader and wrote after the other process committed used to
+    /// fail at once (SQLite cannot upgrade a stale read snapshot in WAL mode, whatever the busy
+    /// timeout); write transactions now take the write lock when they begin.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_processes_writing_one_file_wait_for_each_other() {
+        use mailward_domain::store::{Condition, Item, ItemStore, WriteOp};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mailward.db");
+        let clock = Arc::new(ManualClock::starting_now());
+        let a = Arc::new(EmbeddedStore::new(
+            Database::open(&path).unwrap(),
+            clock.clone(),
+        ));
+        let b = Arc::new(EmbeddedStore::new(
+            Database::open(&path).unwrap(),
+            clock.clone(),
+        ));
+        let mut writers = Vec::new();
+        for (n, store) in [a, b].into_iter().enumerate() {
+            writers.push(tokio::spawn(async move {
+                for i in 0..200 {
+                    let ops = (0..3)
+                        .map(|k| WriteOp::Put {
+                            item: Item::new(format!("P#{n}"), format!("S#{i}#{k}"), vec![1; 512]),
+                            condition: Condition::NotExists,
+                        })
+                        .collect();
+                    store.transact(ops).await.unwrap();
+                }
+            }));
+        }
+        for writer in writers {
+            writer.await.unwrap();
+        }
+    }
+
     #[tokio::test]
     async fn queued_messages_survive_reopening_the_file() {
         use mailward_domain::queue::{Queue, QueueName};

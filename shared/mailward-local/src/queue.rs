@@ -44,7 +44,7 @@ impl EmbeddedQueue {
         let max = i64::try_from(max.clamp(1, 10)).unwrap_or(10);
         self.db
             .with(move |conn| -> Result<Vec<Received>, rusqlite::Error> {
-                let tx = conn.transaction()?;
+                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 let mut out = Vec::new();
                 {
                     let mut select = tx.prepare_cached(

@@ -259,7 +259,9 @@ impl ItemStore for EmbeddedStore {
         let now = self.clock.unix();
         self.db
             .with(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
+                let tx = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(unavailable)?;
                 let op = WriteOp::Put { item, condition };
                 if !apply(&tx, &op, now)? {
                     return Err(StoreError::ConditionFailed);
@@ -274,7 +276,9 @@ impl ItemStore for EmbeddedStore {
         let (pk, sk, now) = (pk.to_owned(), sk.to_owned(), self.clock.unix());
         self.db
             .with(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
+                let tx = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(unavailable)?;
                 let existed = live_version(&tx, &pk, &sk, now)?.is_some();
                 let op = WriteOp::Delete { pk, sk, condition };
                 if !apply(&tx, &op, now)? {
@@ -315,7 +319,9 @@ impl ItemStore for EmbeddedStore {
         let now = self.clock.unix();
         self.db
             .with(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
+                let tx = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(unavailable)?;
                 for (index, op) in ops.iter().enumerate() {
                     if !apply(&tx, op, now)? {
                         // Dropping `tx` rolls back every earlier op.
@@ -340,7 +346,7 @@ impl ItemStore for EmbeddedStore {
         let (pk, sk, now) = (pk.to_owned(), sk.to_owned(), self.clock.unix());
         self.db
             .with(move |conn| {
-                let tx = conn.transaction().map_err(unavailable)?;
+                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(unavailable)?;
                 let current: Option<i64> = tx
                     .prepare_cached("SELECT COALESCE(counter, 0) FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)")
                     .map_err(unavailable)?

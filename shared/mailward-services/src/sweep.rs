@@ -855,6 +855,8 @@ pub struct SweepReport {
     pub superseded: usize,
     /// Domains deleted before their turn.
     pub gone: usize,
+    /// Domains found claimed by another worker and evaluated once it had finished.
+    pub waited: usize,
 }
 
 /// Runs a sweep in this process (`mailward sweep`, the tests): every domain in `scope`, inline.
@@ -889,6 +891,7 @@ pub async fn sweep_by_hand(
     };
     let mut pending = due_all;
     let give_up = std::time::Instant::now() + wait_for_claims;
+    let mut first_pass = true;
     loop {
         let batches: Vec<SweepBatch> = pending
             .chunks(BATCH_SIZE)
@@ -903,7 +906,10 @@ pub async fn sweep_by_hand(
         while let Some(result) = running.next().await {
             for (domain, swept) in result? {
                 match swept {
-                    Swept::Evaluated(status) => report.evaluated.push(status),
+                    Swept::Evaluated(status) => {
+                        report.evaluated.push(status);
+                        report.waited += usize::from(!first_pass);
+                    }
                     Swept::Busy(until) => busy.push((domain, until)),
                     Swept::Superseded => report.superseded += 1,
                     Swept::Gone => report.gone += 1,
@@ -920,5 +926,6 @@ pub async fn sweep_by_hand(
         // A claim is released when its evaluation commits (seconds); poll until then.
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         pending = busy.into_iter().map(|(domain, _)| domain).collect();
+        first_pass = false;
     }
 }

@@ -50,6 +50,9 @@ pub enum Fault {
     /// Over UDP, answer with the TC bit and no records so the client must retry over TCP (TCP
     /// answers normally).
     Truncate,
+    /// Lose the next this many queries that arrive over UDP (no answer, as a datagram lost on
+    /// the way), then answer normally: a client must resend, not wait out its timeout.
+    Lose(u32),
 }
 
 /// What to do with one query.
@@ -82,8 +85,9 @@ impl Faults {
     }
 
     /// The plan for a query: latencies of every matching scope add up; the most specific
-    /// scope's latest non-latency fault wins.
-    pub(crate) fn plan(&self, name: &str, record_type: Option<RecordType>) -> Plan {
+    /// scope's latest non-latency fault wins; a [`Fault::Lose`] with datagrams left to lose
+    /// loses this one when it came over UDP (and counts it).
+    pub(crate) fn plan(&mut self, name: &str, record_type: Option<RecordType>, udp: bool) -> Plan {
         let name = crate::rdata::canonical(name);
         let mut scopes = vec![Scope::Global, Scope::Name(name.clone())];
         if let Some(t) = record_type {
@@ -91,9 +95,15 @@ impl Faults {
         }
         let mut plan = Plan::default();
         for scope in &scopes {
-            for fault in self.rules.get(scope).into_iter().flatten() {
+            for fault in self.rules.get_mut(scope).into_iter().flatten() {
                 match fault {
                     Fault::Latency(d) => plan.latency += *d,
+                    Fault::Lose(left) => {
+                        if udp && *left > 0 {
+                            *left -= 1;
+                            plan.action = Some(Fault::Timeout);
+                        }
+                    }
                     other => plan.action = Some(*other),
                 }
             }
@@ -120,20 +130,33 @@ mod tests {
             Scope::name_type("a.example.test", RecordType::Txt),
             Fault::Timeout,
         );
-        let plan = faults.plan("a.example.test.", Some(RecordType::Txt));
+        let plan = faults.plan("a.example.test.", Some(RecordType::Txt), true);
         assert_eq!(plan.latency, Duration::from_millis(12));
         assert_eq!(plan.action, Some(Fault::Timeout));
         assert_eq!(
-            faults.plan("a.example.test", Some(RecordType::A)).action,
+            faults
+                .plan("a.example.test", Some(RecordType::A), true)
+                .action,
             Some(Fault::Refused)
         );
         assert_eq!(
-            faults.plan("b.example.test", None).action,
+            faults.plan("b.example.test", None, true).action,
             Some(Fault::ServFail)
         );
         faults.clear(Scope::Global);
-        assert_eq!(faults.plan("b.example.test", None), Plan::default());
+        assert_eq!(faults.plan("b.example.test", None, true), Plan::default());
         faults.clear_all();
-        assert_eq!(faults.plan("a.example.test", None), Plan::default());
+        assert_eq!(faults.plan("a.example.test", None, true), Plan::default());
+    }
+
+    #[test]
+    fn lost_datagrams_are_counted_down_over_udp_only() {
+        let mut faults = Faults::default();
+        faults.add(Scope::name("a.example.test"), Fault::Lose(2));
+        let lost = |f: &mut Faults, udp| f.plan("a.example.test", None, udp).action;
+        assert_eq!(lost(&mut faults, false), None, "TCP is never lost");
+        assert_eq!(lost(&mut faults, true), Some(Fault::Timeout));
+        assert_eq!(lost(&mut faults, true), Some(Fault::Timeout));
+        assert_eq!(lost(&mut faults, true), None, "then answered");
     }
 }

@@ -120,7 +120,7 @@ impl RequestHandler for FixtureHandler {
                 self.state
                     .faults
                     .lock()
-                    .map(|f| f.plan(&name, port_type(qtype)))
+                    .map(|mut f| f.plan(&name, port_type(qtype), transport == Transport::Udp))
                     .unwrap_or_default()
             }
             Err(_) => Default::default(),

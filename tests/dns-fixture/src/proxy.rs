@@ -109,7 +109,13 @@ fn plan(
     let plan = state
         .faults
         .lock()
-        .map(|f| f.plan(&name, crate::handler::port_type(qtype)))
+        .map(|mut f| {
+            f.plan(
+                &name,
+                crate::handler::port_type(qtype),
+                transport == Transport::Udp,
+            )
+        })
         .unwrap_or_default();
     (plan, Some(request))
 }
