@@ -81,9 +81,8 @@ pub async fn run(
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     dns.set_query_log(false);
     let mut settings = dns.settings();
-    if let Some(n) = dns_concurrency {
-        settings.max_concurrency = n;
-    }
+    // As the binaries choose it: from the open-file limit, unless given.
+    settings.max_concurrency = dns_concurrency.unwrap_or_else(mailward_dns::default_concurrency);
     let in_flight = settings.max_concurrency;
     let resolver = std::sync::Arc::new(
         mailward_dns::HickoryResolver::new(settings).map_err(|e| anyhow::anyhow!("{e}"))?,

@@ -289,9 +289,10 @@ pub fn assemble(
     if let Some(cap) = settings.dns_cache_ttl_cap {
         dns.cache_ttl_cap = cap;
     }
-    if let Some(n) = settings.dns_concurrency {
-        dns.max_concurrency = n.clamp(1, mailward_dns::MAX_CONCURRENCY);
-    }
+    dns.max_concurrency = match settings.dns_concurrency {
+        Some(n) => n.clamp(1, mailward_dns::MAX_CONCURRENCY),
+        None => mailward_dns::default_concurrency(),
+    };
     // The sweep may hold half of the resolver's slots; the rest stay free for API requests.
     config.sweep_dns_in_flight = (dns.max_concurrency / 2).max(1);
     let resolver = Arc::new(

@@ -119,8 +119,9 @@ struct Cli {
     /// DNS servers to ask, comma-separated host:port (default: the system's resolvers).
     #[arg(long, env = "MAILWARD_DNS", global = true)]
     dns: Option<String>,
-    /// DNS queries in flight at once, 1 to 4096 (default 512: each holds a UDP socket, so keep
-    /// it under the process's file-descriptor limit). The sweep uses at most half.
+    /// DNS queries in flight at once, 1 to 4096. Default: half the open-file limit, 512 to 1024
+    /// (each query holds one UDP socket; the limit is first raised toward its hard limit). The
+    /// sweep uses at most half.
     #[arg(long, env = "MAILWARD_DNS_CONCURRENCY", global = true, value_parser = dns_concurrency)]
     dns_concurrency: Option<usize>,
     /// Port on which the sweep asks a domain's authoritative name servers directly (DNS conflict

@@ -8,7 +8,7 @@
 //! (`--nameserver-port`).
 //!
 //! Covered: the domain lifecycle (added → pending → failed with each of the seven failure
-//! reasons; published → setup; edited → drifted; restored → setup), the records guidance and
+//! reasons, and a domain whose parent zone the server refuses; published → setup; edited → drifted; restored → setup), the records guidance and
 //! verification, `mailward sweep` waiting for a domain the server is evaluating, the audit of
 //! every domain here, and twenty audits at once behind 20 ms of added latency.
 //!
@@ -89,6 +89,8 @@ fn zones() -> Vec<Zone> {
             .txt("child", "v=spf1 -all"),
         // A domain whose evaluation is slowed down on purpose (the claim test).
         zone("slow.test").txt("@", "v=spf1 -all"),
+        // No `example` zone here: its parent is refused.
+        zone("lonely.example").txt("@", "v=spf1 -all"),
     ];
     for i in 0..AUDITED {
         zones.push(protected(&format!("a{i}.audit.test")));
@@ -97,7 +99,7 @@ fn zones() -> Vec<Zone> {
     zones
 }
 
-const REASONS: [(&str, &str); 7] = [
+const REASONS: [(&str, &str); 8] = [
     ("nxdomain.reasons.test", "nameservers_unresolvable"),
     ("missing.reasons.test", "dmarc_record_missing"),
     ("norua.reasons.test", "dmarc_record_missing_mailward_rua"),
@@ -105,6 +107,9 @@ const REASONS: [(&str, &str); 7] = [
     ("twice.reasons.test", "dmarc_multiple_records"),
     ("child.parentonly.test", "dmarc_record_on_parent_only"),
     ("hosted.reasons.test", "dmarc_record_added_as_txt_not_cname"),
+    // A zone whose parent this server does not serve: asked for `_dmarc.example`, it answers
+    // REFUSED. The domain's own answer (no record) stands.
+    ("lonely.example", "dmarc_record_missing"),
 ];
 
 /// The server and the flags every `mailward` command of this test shares.
@@ -281,7 +286,7 @@ async fn monitoring_states_guidance_and_audits_against_nsd() {
     // Past the grace window, `mailward sweep` fails each with its reason.
     tokio::time::sleep(Duration::from_secs(4)).await;
     let out = stack.sweep().await;
-    assert!(out.contains("Evaluated 8 of 8 domain(s)"), "{out}");
+    assert!(out.contains("Evaluated 9 of 9 domain(s)"), "{out}");
     for ((url, reason), id) in REASONS.iter().zip(&ids) {
         let domain = stack.domain(id).await;
         assert_eq!(domain["monitoring_status"], "failed", "{url}: {domain}");
@@ -378,7 +383,7 @@ async fn monitoring_states_guidance_and_audits_against_nsd() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let out = stack.sweep().await;
-    assert!(out.contains("Evaluated 9 of 9 domain(s)"), "{out}");
+    assert!(out.contains("Evaluated 10 of 10 domain(s)"), "{out}");
     assert!(
         out.contains("1 of them were being evaluated by another process"),
         "{out}"

@@ -23,6 +23,7 @@ pub use budget::{Budgeted, REQUEST_IN_FLIGHT};
 pub use deadline::Deadline;
 pub use resolver::{Fresh, HickoryResolver};
 pub use settings::{
-    DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY, ResolverSettings, SetupError, parse_concurrency,
-    parse_server_list,
+    DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY, ROOMY_MAX_CONCURRENCY, ResolverSettings, SetupError,
+    concurrency_for_open_files, default_concurrency, parse_concurrency, parse_server_list,
+    raise_open_file_limit,
 };

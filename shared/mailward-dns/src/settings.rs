@@ -22,11 +22,36 @@ pub enum SetupError {
 }
 
 /// The default bound on queries in flight through one resolver. Each UDP query holds a socket
-/// of its own (a random source port), so the bound also bounds the file descriptors DNS takes:
-/// 512 leaves half of the common limit of 1024 (Lambda's, and most shells' soft limit) to
-/// everything else. Measured with `mailward-bench audits` (ARCHITECTURE.md, README): twenty
-/// audits at once then cost about what one does.
+/// of its own (a random source port, resends on the same socket), so the bound also bounds the
+/// file descriptors DNS takes: 512 leaves half of the common limit of 1024 (Lambda's, and most
+/// shells' soft limit) to everything else. A process that can open more files affords more: see
+/// [`concurrency_for_open_files`].
 pub const DEFAULT_MAX_CONCURRENCY: usize = 512;
+
+/// The largest default bound, where the open-file limit allows it: twenty audits at once (about
+/// 1,600 queries) then wait for slots in two rounds instead of four (`mailward-bench audits`).
+pub const ROOMY_MAX_CONCURRENCY: usize = 1024;
+
+/// The in-flight bound a process affords under its soft open-file limit: half of it, at least
+/// 64, at most [`ROOMY_MAX_CONCURRENCY`] (1,024 open files give [`DEFAULT_MAX_CONCURRENCY`]).
+pub fn concurrency_for_open_files(soft_limit: u64) -> usize {
+    usize::try_from(soft_limit / 2)
+        .unwrap_or(usize::MAX)
+        .clamp(64, ROOMY_MAX_CONCURRENCY)
+}
+
+/// Raises this process's soft open-file limit toward its hard limit (16,384 at most), as network
+/// servers do, and returns the soft limit now in force (`None` when it cannot be read). On
+/// Lambda the hard limit is 1,024, so nothing changes there.
+pub fn raise_open_file_limit() -> Option<u64> {
+    rlimit::increase_nofile_limit(16_384).ok()
+}
+
+/// The default in-flight bound for this process: raises the open-file limit, then
+/// [`concurrency_for_open_files`].
+pub fn default_concurrency() -> usize {
+    raise_open_file_limit().map_or(DEFAULT_MAX_CONCURRENCY, concurrency_for_open_files)
+}
 
 /// The first resend of an unanswered UDP query. About what stub resolvers use (unbound starts
 /// at 376 ms): above the round trip of any reachable server, far below the attempt's timeout.
@@ -143,6 +168,16 @@ mod tests {
             Err(SetupError::InvalidServer("dns.google:53".into()))
         );
         assert!(parse_server_list("1.1.1.1:99999").is_err());
+    }
+
+    #[test]
+    fn the_bound_follows_the_open_file_limit() {
+        assert_eq!(concurrency_for_open_files(1024), DEFAULT_MAX_CONCURRENCY);
+        assert_eq!(concurrency_for_open_files(2048), ROOMY_MAX_CONCURRENCY);
+        assert_eq!(concurrency_for_open_files(1 << 20), ROOMY_MAX_CONCURRENCY);
+        assert_eq!(concurrency_for_open_files(256), 128);
+        assert_eq!(concurrency_for_open_files(20), 64);
+        assert!(default_concurrency() >= 64);
     }
 
     #[test]

@@ -78,9 +78,11 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         }
         _ => mailward_dns::ResolverSettings::default(),
     };
-    if let Ok(value) = std::env::var("MAILWARD_DNS_CONCURRENCY") {
-        dns.max_concurrency = mailward_dns::parse_concurrency(&value)?;
-    }
+    dns.max_concurrency = match std::env::var("MAILWARD_DNS_CONCURRENCY") {
+        Ok(value) => mailward_dns::parse_concurrency(&value)?,
+        // Lambda's hard open-file limit is 1,024: this keeps the bound at 512 there.
+        Err(_) => mailward_dns::default_concurrency(),
+    };
     // The sweep may hold half of the resolver's slots; the rest stay free for API requests.
     config.sweep_dns_in_flight = (dns.max_concurrency / 2).max(1);
     let resolver = Arc::new(mailward_dns::HickoryResolver::new(dns)?);

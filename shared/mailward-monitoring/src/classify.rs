@@ -16,7 +16,8 @@
 //! | one record without Mailward's address in `rua` | `dmarc_record_missing_mailward_rua` |
 //! | one usable record with the address | full monitoring, with its `p` |
 //! | no record, but TXT that almost is one (`v=dmarc1`, `p=…; v=DMARC1`) | `dmarc_record_added_as_txt_not_cname` when a CNAME was expected, else `dmarc_record_invalid` |
-//! | no record and any lookup failed (name servers, parent walk) | indeterminate |
+//! | no record, the name servers answered, only the parent walk failed | no own record: not monitored (`dmarc_record_missing`, or the `dmarc_record_on_parent_only` already known) |
+//! | no record and the name-server or own-record lookup failed | indeterminate |
 //! | no record, a parent domain has one | `dmarc_record_on_parent_only` |
 //! | no record anywhere | `dmarc_record_missing` |
 //!
@@ -63,6 +64,15 @@ pub enum Verdict {
         /// when no usable record applies. Kept so `dmarc_policy` follows DNS even while
         /// monitoring is broken.
         policy: Option<Policy>,
+    },
+    /// The domain has no DMARC record of its own (its servers said so), but the walk up to its
+    /// parents failed, so whether one of them publishes a record is unknown. Monitoring is not in
+    /// place either way (a parent's record never carries this domain's report address); the
+    /// state machine keeps a known `dmarc_record_on_parent_only` and the policy it knew, and
+    /// otherwise says `dmarc_record_missing`.
+    NoOwnRecord {
+        /// The evidence, as for `dmarc_record_missing`.
+        detail: FailureDetail,
     },
     /// DNS failed in a way that leaves the answer unknown; the state machine changes nothing.
     Indeterminate {
@@ -159,6 +169,21 @@ pub fn classify(observation: &Observation) -> Verdict {
                     &o.record_host,
                     Some(o.near_misses.len()),
                 );
+            }
+            // Only the parents could not be asked: the domain's own answer stands.
+            let parents_only = o.transient_failures.iter().all(|f| f.step == "parent_walk");
+            if !o.transient_failures.is_empty()
+                && parents_only
+                && matches!(o.nameservers, NameserverOutcome::Answered { .. })
+            {
+                return Verdict::NoOwnRecord {
+                    detail: FailureDetail {
+                        observed: o.cname_chain.last().map(|t| format!("CNAME {t}")),
+                        expected_rua: expected_rua.clone(),
+                        from_hostname: Some(o.dmarc_host.clone()),
+                        record_count: Some(0),
+                    },
+                };
             }
             if !o.transient_failures.is_empty() {
                 return indeterminate(&o.transient_failures);

@@ -230,6 +230,35 @@ pub fn step(
     let mut events = Vec::new();
     let mut indeterminate_alert = false;
 
+    // No record of its own, parents unknown: not monitored, with the reason and policy already
+    // known when a parent's record was seen before (so a failing parent lookup never flips it).
+    let resolved;
+    let verdict = match verdict {
+        Verdict::NoOwnRecord { detail } => {
+            let parent_known = previous.failure_reason
+                == Some(FailureReason::DmarcRecordOnParentOnly)
+                && matches!(
+                    previous.status,
+                    MonitoringStatus::Failed | MonitoringStatus::Drifted
+                );
+            resolved = if parent_known {
+                Verdict::NotMonitored {
+                    reason: FailureReason::DmarcRecordOnParentOnly,
+                    detail: previous.failure_detail.clone().unwrap_or(detail.clone()),
+                    policy: Some(previous.dmarc_policy),
+                }
+            } else {
+                Verdict::NotMonitored {
+                    reason: FailureReason::DmarcRecordMissing,
+                    detail: detail.clone(),
+                    policy: Some(previous.dmarc_policy),
+                }
+            };
+            &resolved
+        }
+        other => other,
+    };
+
     match verdict {
         Verdict::Indeterminate { .. } => {
             next.consecutive_indeterminate = previous.consecutive_indeterminate.saturating_add(1);
@@ -263,6 +292,8 @@ pub fn step(
                 });
             }
         }
+        // Resolved into `NotMonitored` above.
+        Verdict::NoOwnRecord { .. } => {}
         Verdict::NotMonitored {
             reason,
             detail,

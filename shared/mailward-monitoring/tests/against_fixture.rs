@@ -258,11 +258,24 @@ async fn a_timeout_is_indeterminate_never_missing() {
     let (_, v) = verdict(&resolver, "missing.test", &expect()).await;
     assert!(matches!(v, Verdict::Indeterminate { .. }), "{v:?}");
 
-    // A failed parent walk likewise.
+    // A failed parent walk leaves the domain's own answer standing: it has no record of its own
+    // (so no monitoring), only whether a parent has one is unknown.
     server.clear_all_faults();
     server.inject(Scope::name("_dmarc.parent.test"), Fault::ServFail);
     let (o, v) = verdict(&resolver, "sub.parent.test", &expect()).await;
-    assert!(matches!(v, Verdict::Indeterminate { .. }), "{v:?} {o:?}");
+    assert!(matches!(v, Verdict::NoOwnRecord { .. }), "{v:?} {o:?}");
+    // REFUSED there (an authoritative server asked about a zone it does not serve) likewise.
+    server.clear_all_faults();
+    server.inject(Scope::name("_dmarc.parent.test"), Fault::Refused);
+    let (_, v) = verdict(&resolver, "sub.parent.test", &expect()).await;
+    let Verdict::NoOwnRecord { detail } = v else {
+        panic!("{v:?}")
+    };
+    assert_eq!(
+        detail.from_hostname.as_deref(),
+        Some("_dmarc.sub.parent.test")
+    );
+    assert_eq!(detail.record_count, Some(0));
 
     // A timed-out NS lookup does not hide a record that answered.
     server.clear_all_faults();

@@ -567,6 +567,47 @@ fn without_a_grace_window_the_first_evaluation_fails_at_once() {
 }
 
 #[test]
+fn no_own_record_with_unknown_parents_fails_and_never_flips_a_known_parent_record() {
+    let rules = SweepRules {
+        pending_grace: Duration::ZERO,
+        ..SweepRules::default()
+    };
+    let unknown = Verdict::NoOwnRecord {
+        detail: detail("no record"),
+    };
+    // A domain never seen with a parent record: missing.
+    let out = step(&state(MonitoringStatus::None), &unknown, 50, T0, &rules);
+    assert_eq!(out.next.status, MonitoringStatus::Failed);
+    assert_eq!(
+        out.next.failure_reason,
+        Some(FailureReason::DmarcRecordMissing)
+    );
+    // A domain failed because only its parent has a record keeps that reason, its detail and
+    // the parent's policy while the parents cannot be asked: no event at all.
+    let mut parent_only = state(MonitoringStatus::Failed);
+    parent_only.failure_reason = Some(FailureReason::DmarcRecordOnParentOnly);
+    parent_only.failure_detail = Some(detail("v=DMARC1; p=reject"));
+    parent_only.dmarc_policy = Policy::Reject;
+    let out = step(&parent_only, &unknown, 50, T0, &rules);
+    assert_eq!(out.next, parent_only_after(&parent_only), "{:?}", out.next);
+    assert!(out.events.is_empty(), "{:?}", out.events);
+    // A set-up domain whose record disappeared: failed (lost), policy left as it was.
+    let mut setup = state(MonitoringStatus::Setup);
+    setup.dmarc_policy = Policy::Quarantine;
+    let out = step(&setup, &unknown, 50, T0, &rules);
+    assert_eq!(out.next.status, MonitoringStatus::Failed);
+    assert_eq!(out.next.dmarc_policy, Policy::Quarantine);
+    assert!(!events_to_names(&out.events).contains(&"domain.policy_changed"));
+}
+
+/// The state a sweep leaves behind when nothing changed but the indeterminate streak.
+fn parent_only_after(previous: &MonitoringState) -> MonitoringState {
+    let mut next = previous.clone();
+    next.consecutive_indeterminate = 0;
+    next
+}
+
+#[test]
 fn event_names_match_the_catalogue() {
     let all = [
         MonitoringEvent::Activated,

@@ -47,17 +47,17 @@ pub(crate) struct State {
 }
 
 /// Counts a query as in flight for as long as it lives.
-pub(crate) struct InFlight<'a>(&'a State);
+pub(crate) struct InFlight(Arc<State>);
 
-impl<'a> InFlight<'a> {
-    pub(crate) fn enter(state: &'a State) -> Self {
+impl InFlight {
+    pub(crate) fn enter(state: &Arc<State>) -> Self {
         let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         state.peak_in_flight.fetch_max(now, Ordering::SeqCst);
-        Self(state)
+        Self(Arc::clone(state))
     }
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }

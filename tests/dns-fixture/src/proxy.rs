@@ -8,10 +8,11 @@
 use crate::faults::Fault;
 use crate::handler::{InFlight, QueryLog, State, Transport};
 use hickory_server::proto::op::{Message, MessageType, ResponseCode};
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::task::JoinHandle;
@@ -45,15 +46,23 @@ impl Proxy {
         let addr = udp.local_addr()?;
         enlarge_receive_buffer(&udp);
         let udp = Arc::new(udp);
+        let relay = Arc::new(Relay {
+            socket: UdpSocket::bind((IpAddr::from([127, 0, 0, 1]), 0)).await?,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU16::new(0),
+        });
+        enlarge_receive_buffer(&relay.socket);
+        let answers_task = tokio::spawn(relay_answers(Arc::clone(&relay), Arc::clone(&udp)));
         let udp_task = tokio::spawn(serve_udp(
             Arc::clone(&udp),
             Arc::clone(&upstream),
             Arc::clone(&state),
+            relay,
         ));
         let tcp_task = tokio::spawn(serve_tcp(tcp, upstream, state));
         Ok(Self {
             addr,
-            tasks: vec![udp_task, tcp_task],
+            tasks: vec![answers_task, udp_task, tcp_task],
         })
     }
 
@@ -162,42 +171,110 @@ async fn act(state: &State, message: &[u8], transport: Transport) -> Action {
     made.map_or(Action::Drop, Action::Reply)
 }
 
-async fn serve_udp(socket: Arc<UdpSocket>, upstream: Arc<Mutex<SocketAddr>>, state: Arc<State>) {
+/// The UDP path to the server: one socket for every forwarded query (a socket per query would
+/// cost the relay more than the service it measures), each query's ID replaced by one of the
+/// relay's own so answers to different clients never collide, and put back on the way out.
+struct Relay {
+    socket: UdpSocket,
+    /// Relay ID → (client, the client's ID, when it was sent, the query counted in flight until
+    /// its answer comes).
+    pending: Mutex<HashMap<u16, (SocketAddr, u16, Instant, InFlight)>>,
+    next_id: AtomicU16,
+}
+
+impl Relay {
+    /// Sends `message` on for `client`; false when no ID is free (65,536 unanswered queries).
+    async fn forward(
+        &self,
+        server: SocketAddr,
+        client: SocketAddr,
+        message: &mut [u8],
+        in_flight: InFlight,
+    ) -> bool {
+        let Some(id_bytes) = message.first_chunk::<2>() else {
+            return false;
+        };
+        let original = u16::from_be_bytes(*id_bytes);
+        let id = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if pending.len() > 30_000 {
+                // Queries the server never answered (dropped as faults, or lost) are forgotten.
+                pending.retain(|_, (_, _, at, _)| at.elapsed() < UPSTREAM_TIMEOUT);
+            }
+            let mut found = None;
+            let mut in_flight = Some(in_flight);
+            for _ in 0..=u16::MAX {
+                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                if let std::collections::hash_map::Entry::Vacant(slot) = pending.entry(id)
+                    && let Some(counted) = in_flight.take()
+                {
+                    slot.insert((client, original, Instant::now(), counted));
+                    found = Some(id);
+                    break;
+                }
+            }
+            match found {
+                Some(id) => id,
+                None => return false,
+            }
+        };
+        message[..2].copy_from_slice(&id.to_be_bytes());
+        self.socket.send_to(message, server).await.is_ok()
+    }
+}
+
+/// Hands the server's answers back to their clients, with the clients' IDs.
+async fn relay_answers(relay: Arc<Relay>, front: Arc<UdpSocket>) {
+    let mut buffer = vec![0u8; 65_535];
+    loop {
+        let Ok((len, _)) = relay.socket.recv_from(&mut buffer).await else {
+            continue;
+        };
+        let Some(id_bytes) = buffer[..len].first_chunk::<2>() else {
+            continue;
+        };
+        let id = u16::from_be_bytes(*id_bytes);
+        let waiting = relay
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some((client, original, _, _in_flight)) = waiting {
+            buffer[..2].copy_from_slice(&original.to_be_bytes());
+            let _ = front.send_to(&buffer[..len], client).await;
+        }
+    }
+}
+
+async fn serve_udp(
+    socket: Arc<UdpSocket>,
+    upstream: Arc<Mutex<SocketAddr>>,
+    state: Arc<State>,
+    relay: Arc<Relay>,
+) {
     let mut buffer = vec![0u8; 65_535];
     loop {
         let Ok((len, client)) = socket.recv_from(&mut buffer).await else {
             continue;
         };
-        let message = buffer[..len].to_vec();
+        let mut message = buffer[..len].to_vec();
         let socket = Arc::clone(&socket);
         let state = Arc::clone(&state);
+        let relay = Arc::clone(&relay);
         let server = *upstream.lock().unwrap_or_else(|p| p.into_inner());
         tokio::spawn(async move {
-            let _in_flight = InFlight::enter(&state);
-            let answer = match act(&state, &message, Transport::Udp).await {
-                Action::Drop => return,
-                Action::Reply(bytes) => bytes,
-                Action::Forward => match forward_udp(server, &message).await {
-                    Some(bytes) => bytes,
-                    None => return,
-                },
-            };
-            let _ = socket.send_to(&answer, client).await;
+            let in_flight = InFlight::enter(&state);
+            match act(&state, &message, Transport::Udp).await {
+                Action::Drop => {}
+                Action::Reply(bytes) => {
+                    let _ = socket.send_to(&bytes, client).await;
+                }
+                Action::Forward => {
+                    relay.forward(server, client, &mut message, in_flight).await;
+                }
+            }
         });
     }
-}
-
-async fn forward_udp(server: SocketAddr, message: &[u8]) -> Option<Vec<u8>> {
-    let local: SocketAddr = (server.ip(), 0).into();
-    let socket = UdpSocket::bind(local).await.ok()?;
-    socket.send_to(message, server).await.ok()?;
-    let mut buffer = vec![0u8; 65_535];
-    let (len, _) = tokio::time::timeout(UPSTREAM_TIMEOUT, socket.recv_from(&mut buffer))
-        .await
-        .ok()?
-        .ok()?;
-    buffer.truncate(len);
-    Some(buffer)
 }
 
 async fn serve_tcp(listener: TcpListener, upstream: Arc<Mutex<SocketAddr>>, state: Arc<State>) {
