@@ -87,7 +87,7 @@ async fn bind(ip: IpAddr) -> std::io::Result<(UdpSocket, TcpListener)> {
 
 /// Asks for a 4 MiB receive buffer (the kernel caps it at `net.core.rmem_max`): bursts of a
 /// thousand queries must wait in the socket, not be dropped by it.
-fn enlarge_receive_buffer(socket: &UdpSocket) {
+pub(crate) fn enlarge_receive_buffer(socket: &UdpSocket) {
     let _ = socket2::SockRef::from(socket).set_recv_buffer_size(4 << 20);
 }
 

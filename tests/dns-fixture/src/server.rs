@@ -154,6 +154,8 @@ impl FixtureServer {
         *lock_rw(&state) = Arc::new(catalog);
         let (udp, tcp) = bind(ip).await?;
         let addr = udp.local_addr()?;
+        // As a real server's: a burst of a thousand queries waits in the socket, not dropped.
+        crate::proxy::enlarge_receive_buffer(&udp);
         let mut server = Server::new(FixtureHandler {
             state: Arc::clone(&state),
         });
