@@ -69,10 +69,7 @@ pub async fn create_session(
         token_type: "Bearer".into(),
         expires_in: SESSION_TTL_SECS,
         organization_id: membership.org_id,
-        role: serde_json::to_value(role)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        role: role.as_str().to_owned(),
     }))
 }
 

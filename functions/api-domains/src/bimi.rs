@@ -6,7 +6,7 @@ use mailward_api_types::ErrorBody;
 use mailward_api_types::bimi::{BimiAssets, BimiAssetsRequest};
 use mailward_http::extract::{PathId, parse_json};
 use mailward_http::{ApiError, AppState, Principal, Routes};
-use mailward_services::domains::bimi::{self, CertificateSource};
+use mailward_services::domains::hosting::bimi::{self, CertificateSource};
 
 fn invalid(param: &str, message: &str) -> ApiError {
     ApiError::new(

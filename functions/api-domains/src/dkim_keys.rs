@@ -6,7 +6,7 @@ use mailward_api_types::ErrorBody;
 use mailward_api_types::dkim_keys::{DkimKey, DkimKeyRequest, ListDkimKeysParams};
 use mailward_http::extract::{Json, PathId, Query, path_uuid};
 use mailward_http::{ApiError, AppState, Principal, Routes};
-use mailward_services::domains::dkim_keys;
+use mailward_services::domains::hosting::dkim_keys;
 
 /// Lists a domain's hosted DKIM keys.
 #[utoipa::path(get, path = "/domains/{id}/dkim-keys", tag = "domains",

@@ -6,7 +6,7 @@ use mailward_api_types::records::HostedDmarcResponse;
 use mailward_http::dns_quota::DnsQuota;
 use mailward_http::extract::PathId;
 use mailward_http::{ApiError, AppState, Principal, Routes};
-use mailward_services::domains::hosted;
+use mailward_services::domains::hosting::dmarc as hosted;
 
 /// Turns hosted DMARC on.
 #[utoipa::path(post, path = "/domains/{id}/hosted-dmarc", tag = "domains",

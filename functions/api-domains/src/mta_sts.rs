@@ -6,7 +6,7 @@ use mailward_api_types::mta_sts::{MtaStsRequest, MtaStsState};
 use mailward_http::dns_quota::DnsQuota;
 use mailward_http::extract::{Json, OptionalJson, PathId};
 use mailward_http::{ApiError, AppState, Principal, Routes};
-use mailward_services::domains::mta_sts;
+use mailward_services::domains::hosting::mta_sts;
 
 /// The domain's MTA-STS state.
 #[utoipa::path(get, path = "/domains/{id}/mta-sts", tag = "domains",

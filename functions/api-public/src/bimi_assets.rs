@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mailward_http::{AppState, Routes};
-use mailward_services::domains::bimi;
+use mailward_services::domains::hosting::bimi;
 
 /// Serves a hosted BIMI file.
 #[utoipa::path(get, path = "/bimi/{domain}/{version}/{file}", tag = "domains", security(()),

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mailward_http::{AppState, Routes};
-use mailward_services::domains::mta_sts;
+use mailward_services::domains::hosting::mta_sts;
 
 /// Serves the policy of the host asked for.
 #[utoipa::path(get, path = "/.well-known/mta-sts.txt", tag = "domains", security(()),

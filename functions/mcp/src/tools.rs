@@ -1008,10 +1008,7 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
             };
             output(AccountView {
                 account_id,
-                role: serde_json::to_value(role)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                role: role.as_str().to_owned(),
                 groups: caller.groups.clone().unwrap_or_default(),
                 organization,
             })
@@ -1208,12 +1205,12 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
         "enable_hosted_dmarc" => {
             let a: DomainArg = parse(args)?;
             let id = domain_id(ctx, &a.domain).await?;
-            output(domains::hosted::enable(app, ctx.caller()?, id).await?)
+            output(domains::hosting::dmarc::enable(app, ctx.caller()?, id).await?)
         }
         "get_mta_sts" => {
             let a: DomainArg = parse(args)?;
             let id = domain_id(ctx, &a.domain).await?;
-            output(domains::mta_sts::get(app, ctx.caller()?, id).await?)
+            output(domains::hosting::mta_sts::get(app, ctx.caller()?, id).await?)
         }
         "enable_mta_sts" => {
             let a: EnableMtaStsArgs = parse(args)?;
@@ -1222,12 +1219,12 @@ pub async fn call(ctx: &Context, name: &str, args: Value) -> Result<Value, ToolE
                 mode: a.mode,
                 max_age: a.max_age,
             };
-            output(domains::mta_sts::enable(app, ctx.caller()?, id, input).await?)
+            output(domains::hosting::mta_sts::enable(app, ctx.caller()?, id, input).await?)
         }
         "disable_mta_sts" => {
             let a: DomainArg = parse(args)?;
             let id = domain_id(ctx, &a.domain).await?;
-            output(domains::mta_sts::disable(app, ctx.caller()?, id).await?)
+            output(domains::hosting::mta_sts::disable(app, ctx.caller()?, id).await?)
         }
         "list_dns_connections" => {
             let _: NoArgs = parse(args)?;

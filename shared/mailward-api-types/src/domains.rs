@@ -185,14 +185,6 @@ pub struct Domain {
     pub updated_at: OffsetDateTime,
 }
 
-/// A unit enum's wire word (its serde name), for fields typed as strings.
-pub fn snake<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 /// Where the service's own records live: what a domain's wire shape needs beyond the stored
 /// domain (its report address and hosted-record targets).
 #[derive(Debug, Clone, Copy)]
@@ -217,11 +209,11 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             mechanism_descriptions: d.spf_options.mechanism_descriptions.clone(),
         },
         managed_dns_status: ManagedDnsStatus {
-            dmarc: snake(&d.managed_dmarc.status),
-            spf: snake(&d.managed_spf.status),
-            dkim: snake(&d.managed_dkim.status),
-            bimi: snake(&d.managed_bimi.status),
-            mta_sts: snake(&d.managed_mta_sts.status),
+            dmarc: d.managed_dmarc.status.as_str().to_owned(),
+            spf: d.managed_spf.status.as_str().to_owned(),
+            dkim: d.managed_dkim.status.as_str().to_owned(),
+            bimi: d.managed_bimi.status.as_str().to_owned(),
+            mta_sts: d.managed_mta_sts.status.as_str().to_owned(),
         },
         managed_dns_status_since: ManagedDnsStatusSince {
             // SPEC §2.1: when the hosted-record move predates tracking (never hosted), it falls
@@ -247,11 +239,11 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
                     .ok()
             }),
         },
-        monitoring_status: snake(&d.monitoring_status),
+        monitoring_status: d.monitoring_status.as_str().to_owned(),
         monitoring_failure_reason: d
             .monitoring_failure_reason
             .as_ref()
-            .map(|r: &FailureReason| snake(r)),
+            .map(|r: &FailureReason| r.as_str().to_owned()),
         monitoring_failure_detail: d
             .monitoring_failure_detail
             .as_ref()
@@ -260,7 +252,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
         open_tasks_count: d.open_tasks_count,
         highest_open_task_priority: d.highest_open_task_priority,
         score: d.score,
-        score_band: snake(&ScoreBand::of(d.score)),
+        score_band: ScoreBand::of(d.score).as_str().to_owned(),
         is_parked: d.is_parked,
         is_dmarc_managed: d.is_dmarc_managed,
         is_spf_managed: d.is_spf_managed,

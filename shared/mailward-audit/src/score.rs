@@ -101,7 +101,6 @@
 //! | bimi | `dns_lookup_failed` | warning | 5 |
 //! | mtaSts, tlsRpt | every code | any | 0 |
 
-use crate::verdict::Findings;
 use serde::{Deserialize, Serialize};
 
 /// The seven audited dimensions, named as in the JSON.
@@ -577,24 +576,19 @@ pub fn points(dimension: Dimension, code: &str, is_error: bool, is_warning: bool
     }
 }
 
-/// The dimension score: minus the capped sum of the points of its distinct codes.
-pub fn dimension_score(dimension: Dimension, findings: &Findings) -> i32 {
-    let total: i32 = findings
-        .errors
+/// The dimension score: minus the capped sum of the points of its distinct codes (the error,
+/// warning and info codes of its findings; [`crate::verdict::Findings::score`] passes them).
+pub fn dimension_score(
+    dimension: Dimension,
+    errors: &[String],
+    warnings: &[String],
+    info: &[String],
+) -> i32 {
+    let total: i32 = errors
         .iter()
         .map(|c| points(dimension, c, true, false))
-        .chain(
-            findings
-                .warnings
-                .iter()
-                .map(|c| points(dimension, c, false, true)),
-        )
-        .chain(
-            findings
-                .info
-                .iter()
-                .map(|c| points(dimension, c, false, false)),
-        )
+        .chain(warnings.iter().map(|c| points(dimension, c, false, true)))
+        .chain(info.iter().map(|c| points(dimension, c, false, false)))
         .sum();
     -total.clamp(0, weight(dimension))
 }
@@ -624,6 +618,7 @@ pub fn overall_score(scores: &[(Dimension, i32)], parked: bool) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::Findings;
 
     #[test]
     fn weights_add_up_to_100() {
@@ -661,7 +656,7 @@ mod tests {
         let mut f = Findings::default();
         f.error("no_spf_record");
         f.error("syntax_error");
-        assert_eq!(dimension_score(Dimension::Spf, &f), -25);
+        assert_eq!(f.score(Dimension::Spf), -25);
         assert_eq!(overall_score(&[(Dimension::Spf, -25)], false), 75);
         assert_eq!(
             overall_score(&[(Dimension::Spf, -25), (Dimension::Dkim, -20)], true),
@@ -670,6 +665,6 @@ mod tests {
         assert_eq!(overall_score(&[], true), 100);
         let mut m = Findings::default();
         m.warning("anything");
-        assert_eq!(dimension_score(Dimension::MtaSts, &m), 0);
+        assert_eq!(m.score(Dimension::MtaSts), 0);
     }
 }

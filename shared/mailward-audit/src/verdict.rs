@@ -94,6 +94,11 @@ impl Findings {
         base_verdict(self)
     }
 
+    /// The dimension's score from these findings ([`score::dimension_score`]).
+    pub fn score(&self, dimension: Dimension) -> i32 {
+        score::dimension_score(dimension, &self.errors, &self.warnings, &self.info)
+    }
+
     /// Builds the dimension's assessment with an explicit verdict (after overrides).
     pub fn verdict_with(self, dimension: Dimension, status: Verdict) -> Assessment {
         Assessment::new(dimension, self, status)
@@ -151,7 +156,7 @@ pub struct Assessment {
 impl Assessment {
     /// Scores `findings` for `dimension` and assembles the object.
     pub fn new(dimension: Dimension, findings: Findings, status: Verdict) -> Assessment {
-        let score = score::dimension_score(dimension, &findings);
+        let score = findings.score(dimension);
         let code = findings
             .errors
             .first()

@@ -1,5 +1,5 @@
 //! The Domain resource's model (SPEC §2.1): a monitored domain, its options and its monitoring
-//! state. Stored as JSON by the repository; the wire shape lives in `mailward-http`'s views.
+//! state. Stored as JSON by the repository; the wire shape lives in `mailward-api-types`.
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -146,6 +146,32 @@ pub enum FailureReason {
     DmarcMultipleRecords,
 }
 
+impl FailureReason {
+    /// Every reason, in SPEC order.
+    pub const ALL: [FailureReason; 7] = [
+        FailureReason::NameserversUnresolvable,
+        FailureReason::DmarcRecordMissing,
+        FailureReason::DmarcRecordAddedAsTxtNotCname,
+        FailureReason::DmarcRecordOnParentOnly,
+        FailureReason::DmarcRecordMissingMailwardRua,
+        FailureReason::DmarcRecordInvalid,
+        FailureReason::DmarcMultipleRecords,
+    ];
+
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::NameserversUnresolvable => "nameservers_unresolvable",
+            FailureReason::DmarcRecordMissing => "dmarc_record_missing",
+            FailureReason::DmarcRecordAddedAsTxtNotCname => "dmarc_record_added_as_txt_not_cname",
+            FailureReason::DmarcRecordOnParentOnly => "dmarc_record_on_parent_only",
+            FailureReason::DmarcRecordMissingMailwardRua => "dmarc_record_missing_mailward_rua",
+            FailureReason::DmarcRecordInvalid => "dmarc_record_invalid",
+            FailureReason::DmarcMultipleRecords => "dmarc_multiple_records",
+        }
+    }
+}
+
 /// `monitoring_failure_detail` (SPEC §2.1).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FailureDetail {
@@ -174,6 +200,16 @@ pub enum ScoreBand {
 }
 
 impl ScoreBand {
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScoreBand::Critical => "critical",
+            ScoreBand::Bad => "bad",
+            ScoreBand::Good => "good",
+            ScoreBand::Great => "great",
+        }
+    }
+
     /// The band of a 0-100 score. Boundaries: critical < 40 ≤ bad < 70 ≤ good < 90 ≤ great.
     pub fn of(score: u8) -> Self {
         match score {
@@ -185,29 +221,7 @@ impl ScoreBand {
     }
 }
 
-/// Normalises a domain name for storage and uniqueness: trimmed, lower-case, no trailing dot,
-/// IDNA already applied by the caller. Returns `None` for names that cannot be a registrable
-/// domain or subdomain (no dot, bad labels, over 253 characters).
-pub fn normalize_domain_name(raw: &str) -> Option<String> {
-    let name = raw.trim().trim_end_matches('.').to_ascii_lowercase();
-    let ok = !name.is_empty()
-        && name.len() <= 253
-        && name.contains('.')
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        })
-        && !name
-            .rsplit('.')
-            .next()
-            .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()));
-    ok.then_some(name)
-}
+pub use crate::names::normalize_domain_name;
 
 /// A monitored domain as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -355,6 +369,18 @@ pub enum ManagedStatus {
     Error,
 }
 
+impl ManagedStatus {
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ManagedStatus::Unknown => "unknown",
+            ManagedStatus::Syncing => "syncing",
+            ManagedStatus::Ready => "ready",
+            ManagedStatus::Error => "error",
+        }
+    }
+}
+
 /// One hosted record's state: its status, when it last entered `syncing`, and why it is in
 /// error (SPEC §2.1 `*_error_reason`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -486,6 +512,40 @@ impl BimiOptions {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wire_words_are_the_serde_names() {
+        use super::*;
+        let word = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+        for r in FailureReason::ALL {
+            assert_eq!(r.as_str(), word(serde_json::to_value(r).unwrap()));
+        }
+        for b in [
+            ScoreBand::Critical,
+            ScoreBand::Bad,
+            ScoreBand::Good,
+            ScoreBand::Great,
+        ] {
+            assert_eq!(b.as_str(), word(serde_json::to_value(b).unwrap()));
+        }
+        for m in [
+            ManagedStatus::Unknown,
+            ManagedStatus::Syncing,
+            ManagedStatus::Ready,
+            ManagedStatus::Error,
+        ] {
+            assert_eq!(m.as_str(), word(serde_json::to_value(m).unwrap()));
+        }
+        for m in [
+            MonitoringStatus::None,
+            MonitoringStatus::Pending,
+            MonitoringStatus::Setup,
+            MonitoringStatus::Drifted,
+            MonitoringStatus::Failed,
+        ] {
+            assert_eq!(m.as_str(), word(serde_json::to_value(m).unwrap()));
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -35,15 +35,9 @@ impl EmailAddress {
         .map_err(|_| EmailError::Invalid)?;
         let domain = parsed.domain();
         let labels_ok = domain.split('.').count() >= 2
-            && domain.split('.').all(|label| {
-                !label.is_empty()
-                    && label.len() <= 63
-                    && !label.starts_with('-')
-                    && !label.ends_with('-')
-                    && label
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            });
+            && domain
+                .split('.')
+                .all(|label| crate::names::is_label(label, false));
         if !labels_ok {
             return Err(EmailError::Invalid);
         }

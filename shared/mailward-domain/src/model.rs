@@ -1,6 +1,6 @@
 //! Model types of the platform foundation: organizations, accounts, memberships, API keys and
 //! signup challenges. These are the stored shapes (repositories serialize them as JSON items);
-//! the wire shapes live in `mailward-http`'s `views` module.
+//! the wire shapes live in `mailward-api-types`.
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -24,6 +24,15 @@ pub enum Role {
 }
 
 impl Role {
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Editor => "editor",
+            Role::Viewer => "viewer",
+        }
+    }
+
     /// Whether this role may change data.
     pub fn can_write(self) -> bool {
         matches!(self, Role::Admin | Role::Editor)

@@ -9,6 +9,20 @@ pub enum NameError {
     Invalid,
 }
 
+/// The one rule for a label of a domain name: 1 to 63 octets of ASCII letters, digits and
+/// hyphens, not starting or ending with a hyphen (RFC 1123 §2.1); with `underscores`, `_` too, for
+/// service labels such as `_dmarc` and `_domainkey` (RFC 8552). Every check of a name in the
+/// service (domains to watch, email domains, host names, the source catalogue) goes through here.
+pub fn is_label(label: &str, underscores: bool) -> bool {
+    !label.is_empty()
+        && label.len() <= 63
+        && !label.starts_with('-')
+        && !label.ends_with('-')
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || (underscores && b == b'_'))
+}
+
 /// A DNS host name as tools and lookups accept it: trims, drops one trailing dot, IDNA to ASCII,
 /// lower case, 1-253 characters, at least two labels of 1-63 letters, digits, hyphens or
 /// underscores (so `_dmarc.example.com` passes). IP addresses and URLs are refused.
@@ -32,22 +46,32 @@ pub fn normalize_host(raw: &str) -> Result<String, NameError> {
         }
         _ => return Err(NameError::Invalid),
     };
-    let labels_ok = ascii.split('.').all(|label| {
-        !label.is_empty()
-            && label.len() <= 63
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    });
+    let labels_ok = ascii.split('.').all(|label| is_label(label, true));
     if !labels_ok || ascii.len() > 253 || !ascii.contains('.') {
         return Err(NameError::Invalid);
     }
     Ok(ascii)
 }
 
+/// Normalises a domain name for storage and uniqueness: trimmed, lower-case, no trailing dot,
+/// IDNA already applied by the caller. Returns `None` for names that cannot be a registrable
+/// domain or subdomain (no dot, bad labels, over 253 characters).
+pub fn normalize_domain_name(raw: &str) -> Option<String> {
+    let name = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name.contains('.')
+        && name.split('.').all(|label| is_label(label, false))
+        && !name
+            .rsplit('.')
+            .next()
+            .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()));
+    ok.then_some(name)
+}
+
 /// A domain to watch, from what a person pastes: `example.com`, `Example.COM.`,
 /// `https://example.com/path` or an IDN. The host is normalised by [`normalize_host`] and must
-/// then be a registrable domain or subdomain ([`crate::domain::normalize_domain_name`]: no
+/// then be a registrable domain or subdomain ([`normalize_domain_name`]: no
 /// underscores, hyphen rules, not numeric).
 pub fn domain_from_input(raw: &str) -> Result<String, NameError> {
     let trimmed = raw.trim();
@@ -57,7 +81,7 @@ pub fn domain_from_input(raw: &str) -> Result<String, NameError> {
         .unwrap_or(trimmed);
     let host = without_scheme.split(['/', '?', '#']).next().unwrap_or("");
     let ascii = normalize_host(host)?;
-    crate::domain::normalize_domain_name(&ascii).ok_or(NameError::Invalid)
+    normalize_domain_name(&ascii).ok_or(NameError::Invalid)
 }
 
 #[cfg(test)]

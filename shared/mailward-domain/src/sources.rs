@@ -52,6 +52,19 @@ pub enum Category {
     EmailRelay,
 }
 
+impl Category {
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::SendingTool => "SENDING_TOOL",
+            Category::MailboxProvider => "MAILBOX_PROVIDER",
+            Category::VpsProvider => "VPS_PROVIDER",
+            Category::SecurityProvider => "SECURITY_PROVIDER",
+            Category::EmailRelay => "EMAIL_RELAY",
+        }
+    }
+}
+
 /// How well a service supports an authentication mechanism (`spf_support`, `dkim_support`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -542,15 +555,9 @@ fn is_slug(s: &str) -> bool {
 fn is_domain(s: &str) -> bool {
     s.len() <= 253
         && s.contains('.')
-        && s.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        })
+        && !s.bytes().any(|b| b.is_ascii_uppercase())
+        && s.split('.')
+            .all(|label| crate::names::is_label(label, true))
 }
 
 /// `include:`, `a:`, `mx:` or `exists:` with a domain-spec (macros allowed), or `ip4:`/`ip6:`

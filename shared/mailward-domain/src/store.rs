@@ -3,7 +3,7 @@
 //! Modelled on DynamoDB's single-table shape so both adapters (SQLite locally, DynamoDB on AWS)
 //! can honour the same contract: items addressed by a partition key and a sort key, conditional
 //! writes, partition and index queries with opaque cursors, all-or-nothing transactions, atomic
-//! counters and TTL. Typed repositories sit on top of it (in `mailward-http`'s `repo` module);
+//! counters and TTL. Typed repositories sit on top of it (`mailward-store`);
 //! no handler talks to this trait directly.
 //!
 //! Contract details both adapters must follow (checked by the conformance suite in

@@ -27,6 +27,20 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The wire word (lower case).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Softfail => "softfail",
+            Verdict::Neutral => "neutral",
+            Verdict::None => "none",
+            Verdict::Temperror => "temperror",
+            Verdict::Permerror => "permerror",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
     /// Reads a result word, case-insensitively; `hardfail` is the old spelling of `fail`.
     pub fn parse(word: &str) -> Verdict {
         match word.trim().to_ascii_lowercase().as_str() {
@@ -38,6 +52,27 @@ impl Verdict {
             "temperror" => Verdict::Temperror,
             "permerror" => Verdict::Permerror,
             _ => Verdict::Unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::Verdict;
+
+    #[test]
+    fn wire_words_are_the_serde_names() {
+        for v in [
+            Verdict::Pass,
+            Verdict::Fail,
+            Verdict::Softfail,
+            Verdict::Neutral,
+            Verdict::None,
+            Verdict::Temperror,
+            Verdict::Permerror,
+            Verdict::Unknown,
+        ] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
         }
     }
 }

@@ -159,7 +159,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
             ));
         }
         // The stored membership is authoritative for the role; the claim cannot escalate it.
-        let role = strongest_allowed(&membership.roles, claims.role);
+        let role = claimed_or_weakest_granted(&membership.roles, claims.role);
         let mfa = claims.amr.iter().any(|m| m == "mfa");
         if mfa && membership.mfa_seen_at.is_none() {
             // The member's MFA status (`GET /members/mfa/statuses`): noted once, best effort.
@@ -185,7 +185,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
 }
 
 /// The claimed role if the membership grants it, else the membership's weakest-privilege role.
-fn strongest_allowed(granted: &[Role], claimed: Role) -> Role {
+fn claimed_or_weakest_granted(granted: &[Role], claimed: Role) -> Role {
     if granted.contains(&claimed) {
         return claimed;
     }
@@ -360,12 +360,15 @@ mod tests {
     #[test]
     fn a_claim_cannot_escalate_the_stored_role() {
         assert_eq!(
-            strongest_allowed(&[Role::Viewer], Role::Admin),
+            claimed_or_weakest_granted(&[Role::Viewer], Role::Admin),
             Role::Viewer
         );
-        assert_eq!(strongest_allowed(&[Role::Admin], Role::Admin), Role::Admin);
         assert_eq!(
-            strongest_allowed(&[Role::Editor, Role::Admin], Role::Editor),
+            claimed_or_weakest_granted(&[Role::Admin], Role::Admin),
+            Role::Admin
+        );
+        assert_eq!(
+            claimed_or_weakest_granted(&[Role::Editor, Role::Admin], Role::Editor),
             Role::Editor
         );
     }

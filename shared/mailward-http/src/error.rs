@@ -222,7 +222,7 @@ impl IntoResponse for ApiError {
         let mut details = extras.details;
         if self.status.is_server_error() {
             // A 5xx always carries the request id so a person can quote it.
-            if let Some(id) = crate::middleware::current_request_id() {
+            if let Some(id) = crate::request_id::current_request_id() {
                 let mut map = match details {
                     Some(Value::Object(map)) => map,
                     _ => serde_json::Map::new(),

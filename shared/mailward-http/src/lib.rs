@@ -16,6 +16,7 @@ pub mod middleware;
 pub mod oauth;
 pub mod openapi;
 pub mod rate_limit;
+pub mod request_id;
 pub mod version;
 
 pub use auth::{OptionalPrincipal, Principal};

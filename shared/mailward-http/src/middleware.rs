@@ -15,14 +15,8 @@ use mailward_services::config::Scope;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-tokio::task_local! {
-    static REQUEST_ID: String;
-}
-
-/// The id of the request being served on this task, if any.
-pub fn current_request_id() -> Option<String> {
-    REQUEST_ID.try_with(Clone::clone).ok()
-}
+use crate::request_id::REQUEST_ID;
+pub use crate::request_id::current_request_id;
 
 /// The client address used for per-IP buckets.
 #[derive(Debug, Clone)]

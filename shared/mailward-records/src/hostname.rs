@@ -10,24 +10,16 @@ pub fn is_hostname(name: &str) -> bool {
         return false;
     }
     let labels: Vec<&str> = name.split('.').collect();
-    if !labels.iter().all(|l| is_label(l)) {
+    if !labels
+        .iter()
+        .all(|l| mailward_domain::names::is_label(l, false))
+    {
         return false;
     }
     // A name whose top label is all digits looks like (or is) an IPv4 literal.
     labels
         .last()
         .is_some_and(|tld| !tld.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// One LDH label.
-fn is_label(label: &str) -> bool {
-    !label.is_empty()
-        && label.len() <= 63
-        && !label.starts_with('-')
-        && !label.ends_with('-')
-        && label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 /// Lower-cases a host name and strips one trailing dot, the form comparisons use.

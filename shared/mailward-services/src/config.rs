@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+/// The time a webhook receiver has to answer (SPEC §6.4): the default of the outbound client.
+pub const RECEIVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A rate-limit scope (SPEC §7.6, §8.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scope {
@@ -217,7 +220,7 @@ impl Config {
             outbound: crate::outbound::client::OutboundPolicy {
                 allow_loopback: false,
                 extra_ca_pem: None,
-                timeout: crate::webhooks::delivery::RECEIVER_TIMEOUT,
+                timeout: RECEIVER_TIMEOUT,
             },
             hosted_dmarc_suffix: None,
             report_domain: "reports.mailward.local".into(),

@@ -408,7 +408,7 @@ pub async fn publish(
     use mailward_plan::{Action, RecordKind};
     caller.require_write()?;
     let connection = load(app, caller, id).await?.value;
-    let domain = crate::domains::load(app, caller, input.domain_id)
+    let domain = crate::access::load(app, caller, input.domain_id)
         .await?
         .value;
     let credentials: DnsHostCredentials = serde_json::from_str(

@@ -76,10 +76,7 @@ pub async fn analyze(
 }
 
 fn word(v: Verdict) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "unknown".into())
+    v.as_str().to_owned()
 }
 
 /// The verdicts of the trusted Authentication-Results (DKIM passes when any signature passed).
@@ -511,10 +508,7 @@ async fn validate(
     let spf = match ip {
         Some(ip) if !envelope.is_empty() || !helo.is_empty() => {
             let outcome = check_host(&resolver, &SpfRequest::mail_from(ip, &envelope, &helo)).await;
-            let result = serde_json::to_value(outcome.result)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_ascii_lowercase))
-                .unwrap_or_else(|| "unknown".into());
+            let result = outcome.result.as_str().to_owned();
             let aligned = match &from {
                 Some(f) => {
                     Some(aligns(&resolver, aspf, f, from_org.as_deref(), &outcome.domain).await)
@@ -549,8 +543,7 @@ async fn validate(
         policy: policy
             .as_ref()
             .and_then(|p| p.policy)
-            .and_then(|p| serde_json::to_value(p).ok())
-            .and_then(|v| v.as_str().map(str::to_owned)),
+            .map(|p| p.as_str().to_owned()),
         result: match policy.as_ref().map(|p| p.status) {
             None => "none".into(),
             Some(PolicyStatus::NoPolicy) => "none".into(),

@@ -1,24 +1,35 @@
-//! Background jobs: enqueued as [`Envelope`]s, run by the queue worker (an SQS-triggered Lambda
-//! on AWS, in-process workers locally). Every job is idempotent: at-least-once delivery may run
-//! it twice.
+//! Background jobs: enqueued as [`Envelope`]s ([`crate::job`]), run by the queue worker (an
+//! SQS-triggered Lambda on AWS, in-process workers locally) through [`REGISTRY`], one line per
+//! job type. Every job is idempotent: at-least-once delivery may run it twice.
 
 use crate::error::ServiceError;
+use crate::job::{Job, enqueue};
 use crate::state::AppState;
+use crate::{notifications, reconcile, reports, sweep, tasks, webhooks};
 use futures::StreamExt as _;
 use mailward_domain::model::OrgState;
-use mailward_domain::queue::{Due, Envelope, QueueName, check_due, send_job};
+use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_store::orgs;
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
 use uuid::Uuid;
 
 /// Job name: purge an organization marked `deleting`.
 pub const DELETE_ORGANIZATION: &str = "delete_organization";
 
-/// Payload of [`DELETE_ORGANIZATION`].
+/// The purge of an organization marked `deleting` ([`DELETE_ORGANIZATION`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeleteOrganization {
     /// The organization to purge.
     pub org_id: Uuid,
+}
+
+impl Job for DeleteOrganization {
+    const NAME: &'static str = DELETE_ORGANIZATION;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        delete_organization(state, self.org_id).await
+    }
 }
 
 /// Queues the purge of an organization.
@@ -26,17 +37,7 @@ pub async fn enqueue_delete_organization(
     state: &AppState,
     org_id: Uuid,
 ) -> Result<(), ServiceError> {
-    let data = serde_json::to_value(DeleteOrganization { org_id })?;
-    send_job(
-        state.queue.as_ref(),
-        QueueName::Jobs,
-        DELETE_ORGANIZATION,
-        data,
-        state.clock.unix(),
-        0,
-    )
-    .await?;
-    Ok(())
+    Ok(enqueue(state, &DeleteOrganization { org_id }, 0).await?)
 }
 
 /// What happened to one message.
@@ -74,59 +75,47 @@ pub async fn handle_message(
     }
 }
 
+/// A job type's runner: reads the payload, runs the job.
+type Runner = for<'a> fn(
+    &'a AppState,
+    serde_json::Value,
+) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
+
+fn runner<J: Job>(state: &AppState, data: serde_json::Value) -> RunFuture<'_> {
+    Box::pin(async move {
+        let job: J = serde_json::from_value(data)?;
+        job.run(state).await
+    })
+}
+
+type RunFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
+
+/// One registry entry: a job type's name and its runner.
+const fn register<J: Job>() -> (&'static str, Runner) {
+    (J::NAME, runner::<J>)
+}
+
+/// Every job type the workers run, one line each (the payload type knows its name).
+pub const REGISTRY: &[(&str, Runner)] = &[
+    register::<DeleteOrganization>(),
+    register::<reconcile::ReconcileBatch>(),
+    register::<sweep::SweepBatch>(),
+    register::<reports::senders::IdentifySenders>(),
+    register::<tasks::writes::EventCheck>(),
+    register::<notifications::Notification>(),
+    register::<notifications::digest::DigestJob>(),
+    register::<notifications::reminders::RemindersJob>(),
+    register::<webhooks::delivery::DeliveryJob>(),
+];
+
 async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {
-    match envelope.job.as_str() {
-        DELETE_ORGANIZATION => {
-            let job: DeleteOrganization = serde_json::from_value(envelope.data)?;
-            delete_organization(state, job.org_id).await?;
+    match REGISTRY.iter().find(|(name, _)| *name == envelope.job) {
+        Some((_, run)) => {
+            run(state, envelope.data).await?;
             Ok(Handled::Done)
         }
-        crate::reconcile::RECONCILE_BATCH => {
-            let batch: crate::reconcile::ReconcileBatch = serde_json::from_value(envelope.data)?;
-            crate::reconcile::run_batch(state, batch).await?;
-            Ok(Handled::Done)
-        }
-        crate::sweep::SWEEP_BATCH => {
-            let batch: crate::sweep::SweepBatch = serde_json::from_value(envelope.data)?;
-            crate::sweep::run_batch(state, batch).await?;
-            Ok(Handled::Done)
-        }
-        crate::reports::senders::IDENTIFY_SENDERS => {
-            let job: crate::reports::senders::IdentifySenders =
-                serde_json::from_value(envelope.data)?;
-            crate::reports::senders::identify_domain(state, job.org_id, job.domain_id).await?;
-            Ok(Handled::Done)
-        }
-        crate::tasks::TASK_EVENT_CHECK => {
-            let check: crate::tasks::EventCheck = serde_json::from_value(envelope.data)?;
-            crate::tasks::run_check(state, check).await?;
-            Ok(Handled::Done)
-        }
-        crate::notifications::SEND_NOTIFICATION => {
-            let job: crate::notifications::Notification = serde_json::from_value(envelope.data)?;
-            crate::notifications::send(state, job).await?;
-            Ok(Handled::Done)
-        }
-        crate::notifications::digest::SEND_DIGEST => {
-            let job: crate::notifications::digest::DigestJob =
-                serde_json::from_value(envelope.data)?;
-            crate::notifications::digest::send(state, job).await?;
-            Ok(Handled::Done)
-        }
-        crate::notifications::reminders::SEND_REMINDERS => {
-            let job: crate::notifications::reminders::RemindersJob =
-                serde_json::from_value(envelope.data)?;
-            crate::notifications::reminders::send(state, job).await?;
-            Ok(Handled::Done)
-        }
-        crate::webhooks::delivery::DELIVER_WEBHOOK => {
-            let job: crate::webhooks::delivery::DeliveryJob =
-                serde_json::from_value(envelope.data)?;
-            crate::webhooks::delivery::deliver(state, job).await?;
-            Ok(Handled::Done)
-        }
-        other => {
-            tracing::error!(job = other, "discarding an unknown job");
+        None => {
+            tracing::error!(job = envelope.job, "discarding an unknown job");
             Ok(Handled::Discarded)
         }
     }
@@ -148,7 +137,7 @@ pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Resu
     // MTA-STS policies, report authorizations no other organization needs): the purge below
     // removes only the organization's own items.
     for domain in mailward_store::domains::list(store, org_id).await? {
-        crate::domains::hosted::withdraw(state, &domain).await;
+        crate::domains::hosting::withdraw(state, &domain).await;
     }
     let items = orgs::purge(store, org_id).await?;
     tracing::info!(org.id = %org_id, items, "organization purged");
@@ -179,4 +168,31 @@ pub async fn drain_once(
         })
         .await;
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_job_type_is_registered_once_under_its_name() {
+        let mut names: Vec<&str> = REGISTRY.iter().map(|(name, _)| *name).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a job name is registered twice");
+        for name in [
+            DELETE_ORGANIZATION,
+            crate::reconcile::RECONCILE_BATCH,
+            crate::sweep::SWEEP_BATCH,
+            crate::reports::senders::IDENTIFY_SENDERS,
+            crate::tasks::writes::TASK_EVENT_CHECK,
+            crate::notifications::SEND_NOTIFICATION,
+            crate::notifications::digest::SEND_DIGEST,
+            crate::notifications::reminders::SEND_REMINDERS,
+            crate::webhooks::delivery::DELIVER_WEBHOOK,
+        ] {
+            assert!(names.contains(&name), "{name} has no runner");
+        }
+    }
 }

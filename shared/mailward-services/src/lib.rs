@@ -10,6 +10,7 @@
 //! through the ports in [`state::App`] (store, queue, mailer, clock, DNS) and the one outbound
 //! HTTP client for customer URLs.
 
+pub mod access;
 pub mod activity;
 pub mod api_keys;
 pub mod audit;
@@ -23,6 +24,7 @@ pub mod groups;
 pub mod header_analysis;
 pub mod html;
 pub mod invitations;
+pub mod job;
 pub mod jobs;
 pub mod members;
 pub mod notifications;

@@ -11,7 +11,6 @@
 
 use crate::state::AppState;
 use futures::StreamExt as _;
-use mailward_domain::queue::{QueueName, send_job};
 use mailward_store::{domains, keys};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -32,6 +31,13 @@ const EVERY_DOMAIN: i64 = 999_999_999_999;
 pub struct ReconcileBatch {
     /// `(organization, domain)` pairs.
     pub domains: Vec<(Uuid, Uuid)>,
+}
+
+impl crate::job::Job for ReconcileBatch {
+    const NAME: &'static str = RECONCILE_BATCH;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        run_batch(state, self).await
+    }
 }
 
 /// Every domain of every organization.
@@ -55,20 +61,12 @@ async fn every_domain(state: &AppState) -> anyhow::Result<Vec<(Uuid, Uuid)>> {
 /// Enqueues every domain in batches (the schedule's entry).
 pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
     let all = every_domain(state).await?;
-    let now = state.clock.unix();
+    let _now = state.clock.unix();
     for chunk in all.chunks(BATCH_SIZE) {
-        let data = serde_json::to_value(ReconcileBatch {
+        let batch = ReconcileBatch {
             domains: chunk.to_vec(),
-        })?;
-        send_job(
-            state.queue.as_ref(),
-            QueueName::Jobs,
-            RECONCILE_BATCH,
-            data,
-            now,
-            0,
-        )
-        .await?;
+        };
+        crate::job::enqueue(state, &batch, 0).await?;
     }
     tracing::info!(reconcile.domains = all.len(), "reconciliation coordinated");
     Ok(all.len())
@@ -99,10 +97,10 @@ pub async fn reconcile_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::
     };
     let domain = current.value;
     let now = state.clock.now();
-    crate::domains::hosted::reconcile_dmarc_alone(state, &domain, now).await;
-    crate::domains::dkim_keys::reconcile(state, &domain, now).await;
-    crate::domains::hosted_spf::reconcile(state, &domain, now).await;
-    crate::domains::mta_sts::reconcile(state, &domain, now).await;
-    crate::domains::bimi::reconcile(state, &domain, now).await;
+    crate::domains::hosting::dmarc::reconcile_dmarc_alone(state, &domain, now).await;
+    crate::domains::hosting::dkim_keys::reconcile(state, &domain, now).await;
+    crate::domains::hosting::spf::reconcile(state, &domain, now).await;
+    crate::domains::hosting::mta_sts::reconcile(state, &domain, now).await;
+    crate::domains::hosting::bimi::reconcile(state, &domain, now).await;
     Ok(())
 }

@@ -17,7 +17,6 @@ use mailward_dns::Budgeted;
 use mailward_domain::conflicts::StoredConflict;
 use mailward_domain::diff::previous_attributes;
 use mailward_domain::domain::{Domain, MonitoringStatus, ScoreBand};
-use mailward_domain::queue::{QueueName, send_job};
 use mailward_domain::snapshots::Snapshot;
 use mailward_monitoring::{
     Expectation, MonitoringEvent, MonitoringState, classify, escalate_lame_delegation, observe,
@@ -50,6 +49,13 @@ pub struct SweepBatch {
     pub domains: Vec<(Uuid, Uuid)>,
 }
 
+impl crate::job::Job for SweepBatch {
+    const NAME: &'static str = SWEEP_BATCH;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        run_batch(state, self).await
+    }
+}
+
 /// Finds every due domain and enqueues batches. Returns how many domains were enqueued.
 pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
     let now = state.clock.unix();
@@ -61,16 +67,7 @@ pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
                 domains::due(state.store.as_ref(), shard, now, BATCH_SIZE, cursor).await?;
             if !due.is_empty() {
                 enqueued += due.len();
-                let data = serde_json::to_value(SweepBatch { domains: due })?;
-                send_job(
-                    state.queue.as_ref(),
-                    QueueName::Jobs,
-                    SWEEP_BATCH,
-                    data,
-                    now,
-                    0,
-                )
-                .await?;
+                crate::job::enqueue(state, &SweepBatch { domains: due }, 0).await?;
             }
             match next {
                 Some(c) => cursor = Some(c),
@@ -94,19 +91,7 @@ pub async fn evaluate_soon(state: &AppState, domains: &[(Uuid, Uuid)]) {
         let batch = SweepBatch {
             domains: chunk.to_vec(),
         };
-        let sent = match serde_json::to_value(batch) {
-            Ok(data) => send_job(
-                state.queue.as_ref(),
-                QueueName::Jobs,
-                SWEEP_BATCH,
-                data,
-                state.clock.unix(),
-                0,
-            )
-            .await
-            .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
+        let sent = crate::job::enqueue(state, &batch, 0).await;
         if let Err(error) = sent {
             tracing::warn!(domains = chunk.len(), %error, "could not queue the evaluation of new domains; the next sweep will evaluate them");
         }
@@ -255,7 +240,7 @@ async fn derive_tasks(
     audit: Option<&mailward_audit::AuditResult>,
     pass: PassEvidence<'_>,
     now: time::OffsetDateTime,
-) -> anyhow::Result<crate::tasks::SweepTaskWrites> {
+) -> anyhow::Result<crate::tasks::writes::SweepTaskWrites> {
     let PassEvidence {
         conflicts_examined,
         ttls,
@@ -307,7 +292,7 @@ async fn derive_tasks(
         now,
     };
     let findings = mailward_tasks::derive(&evidence);
-    Ok(crate::tasks::sweep_writes(
+    Ok(crate::tasks::writes::sweep_writes(
         state, domain, &existing, &findings, audit, now,
     )?)
 }
@@ -369,7 +354,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         monitoring_email: claimed.monitoring_email(&state.config.report_domain),
         delegated_target: claimed
             .is_dmarc_managed
-            .then(|| crate::domains::hosted::dmarc_target(state, &claimed)),
+            .then(|| crate::domains::hosting::dmarc::dmarc_target(state, &claimed)),
     };
     // The DMARC record's TTL is noted as the observation reads it (uncached: the TTL served).
     let dmarc_host = format!("_dmarc.{}", claimed.url);
@@ -421,7 +406,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     // DNS was inconclusive (a failed observation lookup, or no audit) the stored conflicts stay
     // as they are, instead of being dropped and later counted again from one.
     let dns_conclusive = observation.transient_failures.is_empty() && audit.is_some();
-    let hosted_dmarc = crate::domains::hosted::reconcile_dmarc(
+    let hosted_dmarc = crate::domains::hosting::dmarc::reconcile_dmarc(
         state,
         &claimed,
         &observation.delegation,
@@ -433,7 +418,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         next.managed_dmarc = managed.clone();
     }
     if !claimed.reports_authorized {
-        match crate::domains::hosted::authorize_reports(state, &claimed.url).await {
+        match crate::domains::hosting::dmarc::authorize_reports(state, &claimed.url).await {
             Ok(()) => next.reports_authorized = true,
             Err(e) => {
                 tracing::warn!(domain.id = %id, error = %e, "report authorization not published; next pass tries again")
@@ -500,7 +485,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
                 ),
             )
             .previous(Some(json!({
-                "monitoring_status": serde_json::to_value(claimed.monitoring_status)?,
+                "monitoring_status": claimed.monitoring_status.as_str(),
             }))),
             now,
         )?);
@@ -559,7 +544,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
                 previous_band,
             } => Some(json!({
                 "score": previous_score,
-                "score_band": serde_json::to_value(previous_band).unwrap_or_default(),
+                "score_band": previous_band.as_str(),
             })),
             MonitoringEvent::Updated { .. } => previous_attributes(&before_view, &after_view),
             _ => None,
@@ -583,7 +568,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
     let outcome = match store.transact(ops).await {
         Ok(()) => {
             for task in &task_writes.moved {
-                crate::tasks::schedule_check(state, task).await;
+                crate::tasks::writes::schedule_check(state, task).await;
             }
             Swept::Evaluated(next.monitoring_status)
         }

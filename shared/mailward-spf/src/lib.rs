@@ -22,6 +22,7 @@ pub mod names;
 pub mod parse;
 pub mod problem;
 pub mod select;
+pub mod syntax;
 
 pub use audit::{Health, LookupNode, NodeKind, SpfAudit, audit_domain, audit_record};
 pub use eval::{

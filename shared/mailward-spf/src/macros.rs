@@ -9,7 +9,7 @@
 //! Output size is bounded ([`MAX_EXPANSION_LEN`]) because records are attacker-controlled and a
 //! few hundred `%{s}` would otherwise multiply a long sender many times over.
 
-use crate::parse::{SyntaxError, SyntaxErrorCode};
+use crate::syntax::{SyntaxError, SyntaxErrorCode};
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::net::IpAddr;

@@ -47,7 +47,7 @@ pub fn score_without(audit: &AuditResult, removed: &[(Dimension, String)]) -> u8
             ] {
                 list.retain(|c| !gone.contains(&c));
             }
-            Some((w.dimension, score::dimension_score(w.dimension, &findings)))
+            Some((w.dimension, findings.score(w.dimension)))
         })
         .collect();
     score::overall_score(&scores, audit.summary.parked)

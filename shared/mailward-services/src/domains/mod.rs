@@ -4,19 +4,16 @@
 //! A new domain starts with `monitoring_status` `none` and score 0 (or the score of a stored
 //! activation scan with `use_stored_scan`), and is evaluated at once by a queued sweep job.
 
-pub mod bimi;
 pub mod bulk;
 pub mod dkim_discovery;
-pub mod dkim_keys;
-pub mod hosted;
-pub mod hosted_spf;
-pub mod mta_sts;
+pub mod hosting;
 pub mod plan;
 pub mod preview;
 pub mod records;
 pub mod snapshots;
 pub mod spf;
 
+pub use crate::access::{load, visible};
 use crate::activity::{self, Change};
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
@@ -63,29 +60,6 @@ pub(crate) fn parse_domain_name(param: &'static str, raw: &str) -> Result<String
             format!("{param} must be a domain name such as example.com"),
         )
     })
-}
-
-/// The organization's domain `id`, or not found. A member limited to groups finds only the
-/// domains of those groups: every per-domain operation goes through here, so the limit holds
-/// for reads and writes alike.
-pub async fn load(
-    app: &AppState,
-    caller: &Caller,
-    id: Uuid,
-) -> Result<Versioned<Domain>, ServiceError> {
-    domains::get(app.store.as_ref(), caller.org_id, id)
-        .await?
-        .filter(|d| caller.sees_group(d.value.group_id))
-        .ok_or_else(|| ServiceError::not_found("domain"))
-}
-
-/// The domains of the organization the caller sees (all of them, or those of its groups).
-pub async fn visible(app: &AppState, caller: &Caller) -> Result<Vec<Domain>, ServiceError> {
-    Ok(domains::list(app.store.as_ref(), caller.org_id)
-        .await?
-        .into_iter()
-        .filter(|d| caller.sees_group(d.group_id))
-        .collect())
 }
 
 /// Checks a `group_id` a caller puts a domain in: a group of the organization, and one of the
@@ -813,14 +787,14 @@ pub async fn update(
     }
     let stale = purposes_to_reverify(&before, &wanted);
     // Hosted SPF is flattened and published before anything is stored.
-    let spf = hosted_spf::prepare(app, &before, &wanted).await?;
+    let spf = hosting::spf::prepare(app, &before, &wanted).await?;
     let now = app.clock.now();
     let saved = write_unless_person_changed(app, caller, id, current, |base| {
         let (wanted, stale, spf) = (&wanted, &stale, &spf);
         async move {
             let mut next = with_person_fields(base.value.clone(), wanted);
             next.verified_purposes.retain(|p| !stale.contains(p));
-            hosted_spf::apply(spf, &mut next, now);
+            hosting::spf::apply(spf, &mut next, now);
             let summary = format!("changed {}", next.url);
             save_updated(app, caller, &base, next, summary).await
         }
@@ -828,12 +802,12 @@ pub async fn update(
     .await?;
     if saved.is_dmarc_managed
         && saved.dmarc_options != before.dmarc_options
-        && let Err(e) = hosted::publish_dmarc(app, &saved).await
+        && let Err(e) = hosting::dmarc::publish_dmarc(app, &saved).await
     {
         // The sweep's reconciliation republishes it (or marks it publish_failed).
         tracing::warn!(domain.id = %saved.id, error = %e.message(), "hosted DMARC record not republished");
     }
-    hosted_spf::finish(app, &saved, spf).await;
+    hosting::spf::finish(app, &saved, spf).await;
     if backfill {
         return backfill_tasks(app, caller, id).await;
     }
@@ -928,7 +902,7 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
         Ok(base.value)
     })
     .await
-    .map(|removed| async move { hosted::withdraw(app, &removed).await })?
+    .map(|removed| async move { hosting::withdraw(app, &removed).await })?
     .await;
     Ok(())
 }

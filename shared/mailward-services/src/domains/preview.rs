@@ -146,17 +146,12 @@ fn finding(record: &str, host: &str, valid: bool, messages: Vec<String>) -> Prop
     }
 }
 
-fn code_name<T: serde::Serialize>(code: &T) -> String {
-    serde_json::to_value(code)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-fn record_messages<C: serde::Serialize>(problems: &[mailward_records::Problem<C>]) -> Vec<String> {
+fn record_messages<C: mailward_records::ProblemCode>(
+    problems: &[mailward_records::Problem<C>],
+) -> Vec<String> {
     problems
         .iter()
-        .map(|p| format!("{}: {}", code_name(&p.code), p.message))
+        .map(|p| format!("{}: {}", p.code.as_str(), p.message))
         .collect()
 }
 
@@ -184,7 +179,7 @@ fn proposals(
                     (Some(tag), None) => format!(" ({tag})"),
                     _ => String::new(),
                 };
-                format!("{}{at}", code_name(&i.code))
+                format!("{}{at}", i.code.as_str())
             })
             .collect();
         findings.push(finding("dmarc", &host, valid, messages));
@@ -198,10 +193,7 @@ fn proposals(
         let value = bounded("spf", raw)?;
         let (valid, messages) = match mailward_spf::parse_record(&value) {
             Ok(_) => (true, Vec::new()),
-            Err(e) => (
-                false,
-                vec![format!("{}: {}", code_name(&e.code), e.message)],
-            ),
+            Err(e) => (false, vec![format!("{}: {}", e.code.as_str(), e.message)]),
         };
         findings.push(finding("spf", domain, valid, messages));
         replacements.push(Replacement {
@@ -320,10 +312,7 @@ fn proposals(
 }
 
 fn band(score: u8) -> String {
-    serde_json::to_value(ScoreBand::of(score))
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+    ScoreBand::of(score).as_str().to_owned()
 }
 
 /// Previews the domain with the proposed records.

@@ -45,7 +45,7 @@ async fn context(
     let (live_spf, mut dkim, hosted) = tokio::join!(
         mailward_plan::fetch_live_spf(resolver, &domain.url),
         dkim_keys(domain, resolver, probe_dkim_catalogue),
-        super::dkim_keys::hosted_plans(app, domain),
+        super::hosting::dkim_keys::hosted_plans(app, domain),
     );
     // A hosted key is planned as the CNAME to where Mailward serves it.
     for plan in hosted {

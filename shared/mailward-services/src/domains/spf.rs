@@ -70,7 +70,7 @@ pub async fn diagnostics(
     let deadline = Deadline::new(&direct, super::records::DNS_DEADLINE);
     let resolver = Budgeted::new(&deadline, QUERY_BUDGET);
     let audit = mailward_spf::audit_domain(&resolver, &domain.url).await;
-    let hosted_spf = super::hosted_spf::view(app, &domain).await?;
+    let hosted_spf = super::hosting::spf::view(app, &domain).await?;
     let next_action = match hosted_spf.record.as_deref().filter(|_| !hosted_spf.active) {
         // Hosted SPF waits for the domain's record to include the served chain.
         Some(record) => NextAction {

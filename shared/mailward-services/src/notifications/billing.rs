@@ -15,7 +15,7 @@
 //! unsubscribe.
 
 use super::Switch;
-use super::reminders::Reminder;
+use super::render::Reminder;
 use crate::state::AppState;
 use mailward_api_types::admin::UsageLineItem;
 use mailward_domain::model::Organization;

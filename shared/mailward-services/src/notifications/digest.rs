@@ -5,10 +5,10 @@
 //! organization in it claims today's digest once ([`schedule`]); the claim queues
 //! [`SEND_DIGEST`] and the day's reminders ([`super::reminders::SEND_REMINDERS`]).
 
+use super::render::Line;
 use super::{Switch, unsubscribe};
 use crate::state::AppState;
 use mailward_domain::model::OrgState;
-use mailward_domain::queue::{QueueName, send_job};
 use mailward_store::{domains, notifications, orgs, tasks};
 use mailward_tasks::model::TaskStatus;
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,13 @@ pub struct DigestJob {
     pub day: String,
 }
 
+impl crate::job::Job for DigestJob {
+    const NAME: &'static str = SEND_DIGEST;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        send(state, self).await
+    }
+}
+
 /// Queues today's digest and reminders of `org` unless they were queued already today.
 pub async fn schedule(state: &AppState, org: Uuid) -> anyhow::Result<()> {
     let day = state.clock.now().date().to_string();
@@ -34,35 +41,13 @@ pub async fn schedule(state: &AppState, org: Uuid) -> anyhow::Result<()> {
     {
         return Ok(());
     }
-    send_job(
-        state.queue.as_ref(),
-        QueueName::Jobs,
-        super::reminders::SEND_REMINDERS,
-        serde_json::to_value(super::reminders::RemindersJob {
-            org_id: org,
-            day: day.clone(),
-        })?,
-        state.clock.unix(),
-        0,
-    )
-    .await?;
-    send_job(
-        state.queue.as_ref(),
-        QueueName::Jobs,
-        SEND_DIGEST,
-        serde_json::to_value(DigestJob { org_id: org, day })?,
-        state.clock.unix(),
-        0,
-    )
-    .await?;
+    let reminders = super::reminders::RemindersJob {
+        org_id: org,
+        day: day.clone(),
+    };
+    crate::job::enqueue(state, &reminders, 0).await?;
+    crate::job::enqueue(state, &DigestJob { org_id: org, day }, 0).await?;
     Ok(())
-}
-
-/// One task line of the digest.
-pub(super) struct Line {
-    pub priority: u8,
-    pub domain: String,
-    pub description: String,
 }
 
 /// Sends the digest: the switch is read now, nothing is sent without open tasks or when the

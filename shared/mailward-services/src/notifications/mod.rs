@@ -17,7 +17,6 @@ pub mod unsubscribe;
 use crate::state::AppState;
 use mailward_domain::events::types;
 use mailward_domain::model::{EmailNotifications, OrgState, Role};
-use mailward_domain::queue::{QueueName, send_job};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{accounts, domains, notifications, orgs};
 use serde::{Deserialize, Serialize};
@@ -170,6 +169,13 @@ pub struct Notification {
     pub occurrence: String,
 }
 
+impl crate::job::Job for Notification {
+    const NAME: &'static str = SEND_NOTIFICATION;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        send(state, self).await
+    }
+}
+
 /// Queues the notification of an outbox event, when the event is one people are mailed about.
 /// Called by the publisher for every event, on both the local poller and the stream function.
 pub async fn on_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<()> {
@@ -218,15 +224,7 @@ pub async fn on_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<(
 
 /// Queues one notification.
 pub async fn enqueue(state: &AppState, notification: Notification) -> anyhow::Result<()> {
-    send_job(
-        state.queue.as_ref(),
-        QueueName::Jobs,
-        SEND_NOTIFICATION,
-        serde_json::to_value(&notification)?,
-        state.clock.unix(),
-        0,
-    )
-    .await?;
+    crate::job::enqueue(state, &notification, 0).await?;
     Ok(())
 }
 

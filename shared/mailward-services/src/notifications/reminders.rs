@@ -8,6 +8,7 @@
 //! news: one mail per organization and day lists everything newly due, and nothing is sent
 //! when nothing is.
 
+use super::render::Reminder;
 use super::{Switch, unsubscribe};
 use crate::state::AppState;
 use mailward_domain::admin::Invitation;
@@ -39,13 +40,11 @@ pub struct RemindersJob {
     pub day: String,
 }
 
-/// One reminder mail's content, before it is addressed.
-pub(super) struct Reminder {
-    pub switch: Switch,
-    pub subject: String,
-    pub intro: String,
-    pub items: Vec<String>,
-    pub todo: String,
+impl crate::job::Job for RemindersJob {
+    const NAME: &'static str = SEND_REMINDERS;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        send(state, self).await
+    }
 }
 
 /// Sends the day's reminders of one organization, each switch read now.

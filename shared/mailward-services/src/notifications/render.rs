@@ -1,11 +1,27 @@
 //! The words of each notification, as plain text and as HTML. Names people chose (the
 //! organization's, a domain's) are escaped in the HTML.
 
-use super::Kind;
+use super::{Kind, Switch};
 use crate::html::escape;
 use crate::state::AppState;
 use mailward_domain::domain::Domain;
 use mailward_domain::mailer::OutboundEmail;
+
+/// One task line of the digest.
+pub(super) struct Line {
+    pub priority: u8,
+    pub domain: String,
+    pub description: String,
+}
+
+/// One reminder mail's content, before it is addressed.
+pub(super) struct Reminder {
+    pub switch: Switch,
+    pub subject: String,
+    pub intro: String,
+    pub items: Vec<String>,
+    pub todo: String,
+}
 
 /// Builds the mail of `kind` about `domain` for `to`.
 pub fn render(
@@ -22,8 +38,7 @@ pub fn render(
     let records = format!("{base}/domains/{}/dns-records", domain.id);
     let reason = domain
         .monitoring_failure_reason
-        .and_then(|r| serde_json::to_value(r).ok())
-        .and_then(|v| v.as_str().map(str::to_owned));
+        .map(|r| r.as_str().to_owned());
     let (subject, happened, todo) = match kind {
         Kind::DomainSetup => (
             format!("{name} is monitored: DMARC reports now come to Mailward"),
@@ -68,7 +83,7 @@ pub fn render(
             ),
         ),
         Kind::DelegationMissing => {
-            let target = crate::domains::hosted::dmarc_target(state, domain);
+            let target = crate::domains::hosting::dmarc::dmarc_target(state, domain);
             let why = match domain.managed_dmarc.error_reason.as_deref() {
                 Some("setup_timeout") => "was never published".to_owned(),
                 _ => "was removed".to_owned(),
@@ -87,7 +102,7 @@ pub fn render(
             format!("{name}: hosted SPF is live"),
             format!(
                 "The SPF record of {name} now includes {}, where Mailward serves the domain's senders flattened into IP ranges, within the ten-lookup limit. Mailward re-resolves the senders' ranges every hour.",
-                crate::domains::hosted_spf::chain_name(state, domain, 0)
+                crate::domains::hosting::spf::chain_name(state, domain, 0)
             ),
             format!(
                 "Nothing to do. Keep the include in the record; add or remove senders through Mailward (target_spf or the domain's senders), not in DNS. The state is at {base}/domains/{}/spf.",
@@ -130,7 +145,7 @@ pub fn render(
 pub fn digest(
     state: &AppState,
     organization: &str,
-    lines: &[super::digest::Line],
+    lines: &[Line],
     to: &str,
     unsubscribe_url: &str,
 ) -> OutboundEmail {
@@ -148,7 +163,7 @@ pub fn digest(
         escape(organization)
     );
     for (level, label) in LEVELS {
-        let at: Vec<&super::digest::Line> = lines
+        let at: Vec<&Line> = lines
             .iter()
             .filter(|l| l.priority.min(3) == level)
             .collect();
@@ -194,7 +209,7 @@ pub fn digest(
 /// A reminder: what is due, listed, and what to do.
 pub fn reminder(
     organization: &str,
-    reminder: &super::reminders::Reminder,
+    reminder: &Reminder,
     to: &str,
     unsubscribe_url: &str,
 ) -> OutboundEmail {

@@ -4,7 +4,7 @@
 //! a single domain's senders read its rows. Every view covers only the domains the caller
 //! sees (group limits).
 
-use super::views::{pct, policy_name};
+use super::window::pct;
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -47,7 +47,7 @@ async fn window(
             ));
         }
     };
-    let (from, to) = super::views::org_window(app, caller.org_id, days).await?;
+    let (from, to) = super::window::org_window(app, caller.org_id, days).await?;
     Ok(Window { name, from, to })
 }
 
@@ -73,7 +73,7 @@ async fn domain_totals(
     caller: &Caller,
     w: &Window,
 ) -> Result<Vec<(Domain, DayTotal)>, ServiceError> {
-    let domains = crate::domains::visible(app, caller).await?;
+    let domains = crate::access::visible(app, caller).await?;
     let mut out = Vec::with_capacity(domains.len());
     for domain in domains {
         let mut total = DayTotal::default();
@@ -152,11 +152,8 @@ pub async fn domains(
             domain_id: d.id,
             domain: d.url.clone(),
             score: d.score,
-            score_band: serde_json::to_value(ScoreBand::of(d.score))?
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            policy: policy_name(d.dmarc_policy).into(),
+            score_band: ScoreBand::of(d.score).as_str().to_owned(),
+            policy: d.dmarc_policy.as_str().into(),
             figures: figures(&t),
         });
     }
@@ -175,7 +172,7 @@ pub async fn senders(
     id: Uuid,
     params: &ReportDataParams,
 ) -> Result<ReportDataSenders, ServiceError> {
-    let domain = crate::domains::load(app, caller, id).await?.value;
+    let domain = crate::access::load(app, caller, id).await?.value;
     let w = window(app, caller, params).await?;
     let store = app.store.as_ref();
     let rows = rows_between(store, caller.org_id, id, w.from, w.to).await?;
@@ -237,7 +234,7 @@ pub async fn timeseries(
     id: Uuid,
     params: &ReportDataParams,
 ) -> Result<ReportDataTimeseries, ServiceError> {
-    let domain = crate::domains::load(app, caller, id).await?.value;
+    let domain = crate::access::load(app, caller, id).await?.value;
     let w = window(app, caller, params).await?;
     let stored: BTreeMap<String, DayTotal> =
         day_totals_between(app.store.as_ref(), caller.org_id, id, w.from, w.to)

@@ -85,7 +85,7 @@ fn parse(params: &ExportParams) -> Result<(bool, i64, Dataset), ServiceError> {
             ));
         }
     };
-    let days = super::views::long_period_days(params.period.as_deref())?;
+    let days = super::window::long_period_days(params.period.as_deref())?;
     let data = match params.data.as_deref().unwrap_or("daily") {
         "daily" => Dataset::Daily,
         "sources" => Dataset::Sources,
@@ -232,7 +232,7 @@ async fn export(
     params: &ExportParams,
 ) -> Result<Export, ServiceError> {
     let (csv, days, data) = parse(params)?;
-    let window = super::views::org_window(app, caller.org_id, days).await?;
+    let window = super::window::org_window(app, caller.org_id, days).await?;
     let columns: &'static [&'static str] = match data {
         Dataset::Daily => &DAILY_COLUMNS,
         Dataset::Sources => &SOURCE_COLUMNS,
@@ -286,7 +286,7 @@ pub async fn domain_export(
     id: Uuid,
     params: &ExportParams,
 ) -> Result<Export, ServiceError> {
-    let domain = crate::domains::load(app, caller, id).await?.value;
+    let domain = crate::access::load(app, caller, id).await?.value;
     let name = domain.url.clone();
     export(app, caller, vec![domain], name, params).await
 }
@@ -297,7 +297,7 @@ pub async fn organization_export(
     caller: &Caller,
     params: &ExportParams,
 ) -> Result<Export, ServiceError> {
-    let mut domains = crate::domains::visible(app, caller).await?;
+    let mut domains = crate::access::visible(app, caller).await?;
     domains.sort_by(|a, b| a.url.cmp(&b.url));
     export(app, caller, domains, "organization".into(), params).await
 }

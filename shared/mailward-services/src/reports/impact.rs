@@ -37,7 +37,7 @@ pub fn assess(
         domain_id: domain.id,
         domain: domain.url.clone(),
         policy: policy.to_owned(),
-        current_policy: super::views::policy_name(domain.dmarc_policy).to_owned(),
+        current_policy: domain.dmarc_policy.as_str().to_owned(),
         date_from,
         date_to,
         volume: 0,
@@ -89,8 +89,8 @@ pub fn assess(
             volume: s.volume,
             affected: s.affected,
             forwarded: s.forwarded,
-            spf_aligned_pct: super::views::pct(s.spf, s.volume),
-            dkim_aligned_pct: super::views::pct(s.dkim, s.volume),
+            spf_aligned_pct: super::window::pct(s.spf, s.volume),
+            dkim_aligned_pct: super::window::pct(s.dkim, s.volume),
             reasons,
         });
     }
@@ -104,7 +104,7 @@ pub fn assess(
     listed.truncate(MAX_LISTED);
     impact.senders = listed;
     impact.legitimate_affected_pct =
-        super::views::pct(impact.legitimate_affected, impact.legitimate_volume);
+        super::window::pct(impact.legitimate_affected, impact.legitimate_volume);
     impact.safe = impact.volume > 0 && impact.legitimate_affected == 0;
     impact
 }
@@ -132,7 +132,7 @@ pub async fn for_domain(
     policy: &str,
 ) -> Result<EnforcementImpact, ServiceError> {
     let store = app.store.as_ref();
-    let (from, to) = super::views::org_window(app, org, IMPACT_DAYS).await?;
+    let (from, to) = super::window::org_window(app, org, IMPACT_DAYS).await?;
     let rows = rows_between(store, org, domain.id, from, to).await?;
     let senders: Vec<DomainSource> = mailward_store::senders::list(store, org, domain.id)
         .await?
@@ -155,7 +155,7 @@ pub async fn enforcement_impact(
     id: Uuid,
     params: &ImpactParams,
 ) -> Result<EnforcementImpact, ServiceError> {
-    let domain = crate::domains::load(app, caller, id).await?.value;
+    let domain = crate::access::load(app, caller, id).await?.value;
     let policy = policy_of(params.policy.as_deref(), &domain)?;
     for_domain(app, caller.org_id, &domain, policy).await
 }

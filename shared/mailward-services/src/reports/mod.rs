@@ -9,3 +9,4 @@ pub mod ingest;
 pub mod senders;
 pub mod tls;
 pub mod views;
+pub mod window;

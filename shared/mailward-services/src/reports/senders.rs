@@ -14,7 +14,6 @@ use futures::StreamExt as _;
 use mailward_api_types::senders::{DomainSourceView, UpdateDomainSourceRequest};
 use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::domain::Domain;
-use mailward_domain::queue::{QueueName, send_job};
 use mailward_domain::reports::DayTotal;
 use mailward_domain::senders::{
     ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, identify,
@@ -50,28 +49,20 @@ pub struct IdentifySenders {
     pub domain_id: Uuid,
 }
 
+impl crate::job::Job for IdentifySenders {
+    const NAME: &'static str = IDENTIFY_SENDERS;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        Ok(identify_domain(state, self.org_id, self.domain_id).await?)
+    }
+}
+
 /// Queues the identification of a domain's senders (after an import).
 pub async fn enqueue_identify(app: &AppState, org: Uuid, domain_id: Uuid) {
-    let data = match serde_json::to_value(IdentifySenders {
+    let job = IdentifySenders {
         org_id: org,
         domain_id,
-    }) {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot encode an identification job");
-            return;
-        }
     };
-    if let Err(e) = send_job(
-        app.queue.as_ref(),
-        QueueName::Jobs,
-        IDENTIFY_SENDERS,
-        data,
-        app.clock.unix(),
-        IDENTIFY_DELAY_SECS,
-    )
-    .await
-    {
+    if let Err(e) = crate::job::enqueue(app, &job, IDENTIFY_DELAY_SECS).await {
         // The next import (or the sweep's sender pass) catches up; the report itself is safe.
         tracing::warn!(domain.id = %domain_id, error = %e, "could not queue sender identification");
     }
@@ -178,7 +169,7 @@ pub async fn identify_domain(
     let today = app.clock.now().date();
     let yesterday = today.previous_day().unwrap_or(today);
     // Everything the plan keeps (a window longer than any retention is clamped to it).
-    let (from, _) = super::views::org_window(app, org, 100 * 365).await?;
+    let (from, _) = super::window::org_window(app, org, 100 * 365).await?;
     let rows = rows_between(store, org, domain_id, from, today).await?;
     let ips: BTreeSet<String> = rows
         .iter()
@@ -387,7 +378,7 @@ async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
     }
 }
 
-use super::views::pct;
+use super::window::pct;
 
 /// Whether an SPF record holds `mechanism` (case-insensitive, any qualifier).
 fn spf_holds(record: &str, mechanism: &str) -> bool {
@@ -492,8 +483,14 @@ async fn reconcile_tasks(
         let findings = sender_findings(&current.value, sources, live_spf, now.date());
         let existing =
             mailward_store::tasks::list_for_domain(store, domain.org_id, domain.id).await?;
-        let writes =
-            crate::tasks::sweep_writes(app, &current.value, &existing, &findings, None, now)?;
+        let writes = crate::tasks::writes::sweep_writes(
+            app,
+            &current.value,
+            &existing,
+            &findings,
+            None,
+            now,
+        )?;
         let mut ops = writes.ops;
         let counters = (
             current.value.open_tasks_count,
@@ -509,7 +506,7 @@ async fn reconcile_tasks(
         match store.transact(ops).await {
             Ok(()) => {
                 for task in &writes.moved {
-                    crate::tasks::schedule_check(app, task).await;
+                    crate::tasks::writes::schedule_check(app, task).await;
                 }
                 return Ok(());
             }
@@ -532,7 +529,7 @@ pub async fn list(
     caller: &Caller,
     domain_id: Uuid,
 ) -> Result<Vec<DomainSourceView>, ServiceError> {
-    crate::domains::load(app, caller, domain_id).await?;
+    crate::access::load(app, caller, domain_id).await?;
     let mut sources: Vec<DomainSource> = stored::list(app.store.as_ref(), caller.org_id, domain_id)
         .await?
         .into_iter()
@@ -580,7 +577,7 @@ pub async fn update(
             "confirmation_status must be confirmed, discarded or requires_confirmation",
         )
     })?;
-    let domain = crate::domains::load(app, caller, domain_id).await?;
+    let domain = crate::access::load(app, caller, domain_id).await?;
     let next = set_status(app, caller, &domain.value, source_id, |s, now| {
         moved(s, status, now)
     })

@@ -2,7 +2,7 @@
 //! its failure details, a daily chart and a summary by result type. Reports spanning several
 //! days are spread over the UTC days they cover, as aggregate reports are.
 
-use super::views::pct;
+use super::window::pct;
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -47,7 +47,7 @@ async fn reports_of(
     caller: &Caller,
     domain: Uuid,
 ) -> Result<Vec<StoredTlsReport>, ServiceError> {
-    crate::domains::load(app, caller, domain).await?;
+    crate::access::load(app, caller, domain).await?;
     Ok(stored::list(app.store.as_ref(), caller.org_id, domain).await?)
 }
 
@@ -119,7 +119,7 @@ pub async fn get(
     domain: Uuid,
     id: Uuid,
 ) -> Result<TlsReportView, ServiceError> {
-    crate::domains::load(app, caller, domain).await?;
+    crate::access::load(app, caller, domain).await?;
     let report = stored::get(app.store.as_ref(), caller.org_id, domain, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("tls_report"))?;
@@ -135,8 +135,8 @@ async fn window(
     caller: &Caller,
     params: &TlsWindowParams,
 ) -> Result<(Date, Date), ServiceError> {
-    let days = super::views::long_period_days(params.period.as_deref())?;
-    super::views::org_window(app, caller.org_id, days).await
+    let days = super::window::long_period_days(params.period.as_deref())?;
+    super::window::org_window(app, caller.org_id, days).await
 }
 
 /// Successful and failed sessions per day in `[from, to]`.

@@ -4,6 +4,8 @@
 //! Windows end yesterday (UTC): today's reports are still arriving. A window starts no earlier
 //! than the plan's retention allows ([`retention_days`]).
 
+pub use super::window::retention_days;
+use super::window::{org_window, pct};
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -12,7 +14,6 @@ use mailward_api_types::reports::{
     SendersParams, SendersView, StoredFigures, SummaryParams, Totals,
 };
 use mailward_domain::domain::{Domain, Policy};
-use mailward_domain::model::PricingType;
 use mailward_domain::reports::SourceDay;
 use mailward_store::reports::{day_string, rows_between};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -20,18 +21,12 @@ use time::{Date, Duration};
 
 /// Most senders one view lists.
 pub const MAX_SENDERS: u32 = 20;
+
 /// Most probe tasks the summary lists.
 const MAX_PROBE_TASKS: usize = 10;
+
 /// Fewest messages in the window before a recommendation to advance is made.
 pub const ADVANCE_MIN_VOLUME: u64 = 100;
-
-/// Days of report data a plan keeps.
-pub fn retention_days(plan: PricingType) -> i64 {
-    match plan {
-        PricingType::Free => 30,
-        PricingType::ItTeams | PricingType::Msp => 365,
-    }
-}
 
 /// The days of a summary `period`.
 fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
@@ -46,53 +41,8 @@ fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
     }
 }
 
-/// The days of a long-window `period` (TLS views, exports): last_7_days, last_30_days (the
-/// default), last_90_days or last_365_days.
-pub(crate) fn long_period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
-    match raw.unwrap_or("last_30_days") {
-        "last_7_days" => Ok(7),
-        "last_30_days" => Ok(30),
-        "last_90_days" => Ok(90),
-        "last_365_days" => Ok(365),
-        _ => Err(ServiceError::invalid(
-            "period",
-            "period must be last_7_days, last_30_days, last_90_days or last_365_days",
-        )),
-    }
-}
-
-/// `part` of `whole` in percent, two decimals (0 without a whole).
-pub(crate) fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
-    }
-}
-
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
-}
-
-/// The window `[from, to]` of `days` days ending yesterday, clamped to retention.
-fn window(app: &AppState, plan: PricingType, days: i64) -> (Date, Date) {
-    let today = app.clock.now().date();
-    let to = today.previous_day().unwrap_or(today);
-    let earliest = today - Duration::days(retention_days(plan));
-    let from = (to - Duration::days(days - 1)).max(earliest);
-    (from, to)
-}
-
-/// The window of `days` days ending yesterday, clamped to the organization's retention.
-pub(crate) async fn org_window(
-    app: &AppState,
-    org: uuid::Uuid,
-    days: i64,
-) -> Result<(Date, Date), ServiceError> {
-    let plan = mailward_store::orgs::get(app.store.as_ref(), org)
-        .await?
-        .map_or(PricingType::Free, |o| o.value.pricing_type);
-    Ok(window(app, plan, days))
 }
 
 fn figures(from: Date, to: Date, rows: &[(String, SourceDay)]) -> PeriodFigures {
@@ -137,15 +87,6 @@ pub fn totals(rows: &[(String, SourceDay)]) -> Totals {
         }
     }
     t
-}
-
-/// The wire word of a policy.
-pub(crate) fn policy_name(p: Policy) -> &'static str {
-    match p {
-        Policy::None => "none",
-        Policy::Quarantine => "quarantine",
-        Policy::Reject => "reject",
-    }
 }
 
 /// Whether to move the policy up: with enough data in the window and no legitimate mail that
@@ -238,7 +179,7 @@ pub async fn summary(
     params: &SummaryParams,
 ) -> Result<ReportSummary, ServiceError> {
     let days = period_days(params.period.as_deref())?;
-    let domain = crate::domains::load(app, caller, id).await?.value;
+    let domain = crate::access::load(app, caller, id).await?.value;
     let (from, to) = org_window(app, caller.org_id, days).await?;
     let span = (to - from).whole_days() + 1;
     let (prev_to, prev_from) = (from - Duration::days(1), from - Duration::days(span));
@@ -288,11 +229,8 @@ pub async fn summary(
             last_14_days_spf_pass_pct: f.pct(f.spf_aligned_pass),
             last_14_days_dkim_pass_pct: f.pct(f.dkim_aligned_pass),
         },
-        policy_state: policy_name(domain.dmarc_policy).into(),
-        monitoring_state: serde_json::to_value(domain.monitoring_status)?
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
+        policy_state: domain.dmarc_policy.as_str().into(),
+        monitoring_state: domain.monitoring_status.as_str().to_owned(),
         recommendation,
         probe_tasks_total: probes.len() as u64,
         probe_tasks: probes
@@ -338,7 +276,7 @@ pub async fn senders(
             format!("limit must be 1 to {MAX_SENDERS}"),
         ));
     }
-    crate::domains::load(app, caller, id).await?;
+    crate::access::load(app, caller, id).await?;
     let (from, to) = org_window(app, caller.org_id, days).await?;
     let rows = rows_between(app.store.as_ref(), caller.org_id, id, from, to).await?;
     let mut by_ip: BTreeMap<String, SenderSums> = BTreeMap::new();

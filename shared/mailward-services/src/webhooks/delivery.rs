@@ -4,13 +4,13 @@ use super::signature::{SIGNATURE_HEADER, sign};
 use crate::outbound::client::{Refused, check_url};
 use crate::secret_box;
 use crate::state::AppState;
-use mailward_domain::queue::{QueueName, send_job};
+use mailward_domain::queue::QueueName;
 use mailward_domain::webhooks::{
     AUTO_DISABLE_AFTER, AttemptStatus, DeliveryAttempt, EndpointStatus, WebhookEndpoint,
 };
 use mailward_store::webhooks;
 use serde::{Deserialize, Serialize};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -35,6 +35,14 @@ pub struct DeliveryJob {
     pub body: String,
     /// 1-based attempt number.
     pub attempt: u32,
+}
+
+impl crate::job::Job for DeliveryJob {
+    const NAME: &'static str = DELIVER_WEBHOOK;
+    const QUEUE: QueueName = QueueName::Deliveries;
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        deliver(state, self).await
+    }
 }
 
 /// How one attempt ended.
@@ -245,15 +253,7 @@ pub async fn deliver(state: &AppState, job: DeliveryJob) -> anyhow::Result<()> {
             attempt: job.attempt + 1,
             ..job
         };
-        send_job(
-            state.queue.as_ref(),
-            QueueName::Deliveries,
-            DELIVER_WEBHOOK,
-            serde_json::to_value(&next)?,
-            state.clock.unix(),
-            delay,
-        )
-        .await?;
+        crate::job::enqueue(state, &next, delay).await?;
     }
     Ok(())
 }
@@ -322,7 +322,7 @@ async fn update_failure_count(
 }
 
 /// The time a receiver has to answer (SPEC §6.4): the default of the outbound client.
-pub const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
+pub use crate::config::RECEIVER_TIMEOUT;
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,8 @@
 //! The publisher: outbox events → one delivery job per subscribed, enabled endpoint.
 
-use super::delivery::{DELIVER_WEBHOOK, DeliveryJob};
+use super::delivery::DeliveryJob;
 use crate::state::AppState;
 use mailward_domain::events::is_subscribed;
-use mailward_domain::queue::{QueueName, send_job};
 use mailward_domain::webhooks::EndpointStatus;
 use mailward_store::outbox::{self, OutboxEvent};
 use mailward_store::{keys, webhooks};
@@ -53,15 +52,7 @@ pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Res
             body: envelope(event, &endpoint.api_version)?,
             attempt: 1,
         };
-        send_job(
-            state.queue.as_ref(),
-            QueueName::Deliveries,
-            DELIVER_WEBHOOK,
-            serde_json::to_value(&job)?,
-            state.clock.unix(),
-            0,
-        )
-        .await?;
+        crate::job::enqueue(state, &job, 0).await?;
         sent += 1;
     }
     Ok(sent)

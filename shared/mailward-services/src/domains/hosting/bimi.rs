@@ -8,7 +8,9 @@
 //! `setup_timeout`, `record_conflict` for a BIMI TXT of the customer's own in its place), puts back a lost record (`publish_failed` when the zone refuses), and
 //! turns it to `certificate_invalid` once the certificate has expired.
 
-use super::hosted::{HOSTED_TTL, cname_points_at, next_dmarc_state as next_state, publish_failed};
+use super::common::{
+    HOSTED_TTL, cname_points_at, next_managed_state as next_state, publish_failed,
+};
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
@@ -44,7 +46,7 @@ fn asset_url(app: &AppState, domain: &str, version: &str, file: &str) -> String 
 fn target(app: &AppState, domain: &Domain) -> String {
     format!(
         "{}.bimi.{}",
-        super::hosted::owner(domain),
+        super::common::owner(domain),
         normalize(&app.config.hosted_zone)
     )
 }
@@ -106,7 +108,7 @@ pub async fn upload(
     source: CertificateSource,
 ) -> Result<BimiAssets, ServiceError> {
     caller.require_write()?;
-    let current = super::load(app, caller, id).await?;
+    let current = crate::access::load(app, caller, id).await?;
     let pem = bundle(app, source).await?;
     let valid = mailward_bimi::validate(
         &pem,
@@ -169,7 +171,7 @@ pub async fn upload(
         version,
         not_after: valid.not_after,
     };
-    let saved = super::set_hosting(app, caller, id, current, |d| {
+    let saved = crate::domains::set_hosting(app, caller, id, current, |d| {
         let mut next = d.clone();
         next.bimi_options.enabled = true;
         next.bimi_options.logo = Some(logo.clone());
@@ -296,11 +298,11 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
         let delegated = cname_points_at(app, &host, &target).await;
         // The customer's own BIMI TXT where our CNAME belongs.
         let conflict = delegated == Some(false)
-            && super::hosted::txt_instead_of_cname(app, &host, "v=bimi1").await;
+            && super::common::txt_instead_of_cname(app, &host, "v=bimi1").await;
         let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
         managed = next_state(&managed, delegated, conflict, now, window);
     }
-    let result = super::hosted::save_managed(app, domain.org_id, domain.id, "bimi", now, |d| {
+    let result = super::common::save_managed(app, domain.org_id, domain.id, "bimi", now, |d| {
         d.managed_bimi = managed.clone();
     })
     .await;

@@ -25,7 +25,7 @@ pub const MAX_TTL: u32 = 86_400;
 pub const DEFAULT_TTL: u32 = 3600;
 
 fn view(app: &AppState, key: &DkimKey, domain: &Domain) -> DkimKeyView {
-    DkimKeyView::view(key, &super::hosted::owner(domain), &app.config.hosted_zone)
+    DkimKeyView::view(key, &super::common::owner(domain), &app.config.hosted_zone)
 }
 
 /// A checked request: the normalized selector and value.
@@ -109,7 +109,7 @@ async fn publish(app: &AppState, domain: &Domain, key: &mut DkimKey, now: Offset
     let record = ZoneRecord {
         name: hosted_name(
             &key.selector,
-            &super::hosted::owner(domain),
+            &super::common::owner(domain),
             &app.config.hosted_zone,
         ),
         kind: zone_kind(key.record_type),
@@ -137,16 +137,16 @@ async fn delegation_seen(app: &AppState, domain: &Domain, selector: &str) -> Opt
     let host = format!("{selector}._domainkey.{}", domain.url);
     let target = hosted_name(
         selector,
-        &super::hosted::owner(domain),
+        &super::common::owner(domain),
         &app.config.hosted_zone,
     );
-    super::hosted::cname_points_at(app, &host, &target).await
+    super::common::cname_points_at(app, &host, &target).await
 }
 
 async fn remove_served(app: &AppState, domain: &Domain, key: &DkimKey) {
     let name = hosted_name(
         &key.selector,
-        &super::hosted::owner(domain),
+        &super::common::owner(domain),
         &app.config.hosted_zone,
     );
     if let Err(e) = app.zone.remove(&[(name, zone_kind(key.record_type))]).await {
@@ -188,14 +188,14 @@ async fn mark_managed(
     caller: &Caller,
     domain_id: Uuid,
 ) -> Result<Domain, ServiceError> {
-    let current = super::load(app, caller, domain_id).await?;
+    let current = crate::access::load(app, caller, domain_id).await?;
     let keys: Vec<DkimKey> = stored::list(app.store.as_ref(), caller.org_id, domain_id)
         .await?
         .into_iter()
         .map(|k| k.value)
         .collect();
     let now = app.clock.now();
-    super::set_hosting(app, caller, domain_id, current, |d| {
+    crate::domains::set_hosting(app, caller, domain_id, current, |d| {
         let mut next = d.clone();
         next.is_dkim_managed = keys.iter().any(|k| k.deleted_at.is_none());
         next.managed_dkim = aggregate(&keys, &d.managed_dkim, now);
@@ -218,7 +218,7 @@ pub async fn hosted_plans(app: &AppState, domain: &Domain) -> Vec<mailward_plan:
         .map(|k| mailward_plan::DkimPlan {
             value: hosted_name(
                 &k.value.selector,
-                &super::hosted::owner(domain),
+                &super::common::owner(domain),
                 &app.config.hosted_zone,
             ),
             selector: k.value.selector,
@@ -260,7 +260,7 @@ pub async fn list(
     domain_id: Uuid,
     params: &ListDkimKeysParams,
 ) -> Result<Vec<DkimKeyView>, ServiceError> {
-    let domain = super::load(app, caller, domain_id).await?.value;
+    let domain = crate::access::load(app, caller, domain_id).await?.value;
     let mut keys: Vec<DkimKey> = stored::list(app.store.as_ref(), caller.org_id, domain_id)
         .await?
         .into_iter()
@@ -280,7 +280,7 @@ pub async fn create(
     input: DkimKeyRequest,
 ) -> Result<DkimKeyView, ServiceError> {
     caller.require_write()?;
-    let domain = super::load(app, caller, domain_id).await?.value;
+    let domain = crate::access::load(app, caller, domain_id).await?.value;
     let (selector, value, ttl) = validate(&input)?;
     if live_selector_taken(app, caller.org_id, domain_id, &selector, None).await? {
         return Err(selector_taken());
@@ -316,7 +316,7 @@ pub async fn get(
     domain_id: Uuid,
     id: Uuid,
 ) -> Result<DkimKeyView, ServiceError> {
-    let domain = super::load(app, caller, domain_id).await?.value;
+    let domain = crate::access::load(app, caller, domain_id).await?.value;
     let key = stored::get(app.store.as_ref(), caller.org_id, domain_id, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("DKIM key"))?;
@@ -361,7 +361,7 @@ async fn load_live(
     domain_id: Uuid,
     id: Uuid,
 ) -> Result<(Domain, mailward_store::Versioned<DkimKey>), ServiceError> {
-    let domain = super::load(app, caller, domain_id).await?.value;
+    let domain = crate::access::load(app, caller, domain_id).await?.value;
     let key = stored::get(app.store.as_ref(), caller.org_id, domain_id, id)
         .await?
         .filter(|k| k.value.deleted_at.is_none())
@@ -450,7 +450,7 @@ async fn save_aggregate(
         .into_iter()
         .map(|k| k.value)
         .collect();
-    super::hosted::save_managed(app, org, id, "dkim", now, |d| {
+    super::common::save_managed(app, org, id, "dkim", now, |d| {
         d.managed_dkim = aggregate(&keys, &d.managed_dkim, now);
     })
     .await

@@ -11,7 +11,9 @@
 //! - The hourly reconciliation rebuilds the policy when the live MX hosts change (`mta_sts.updated`) and moves
 //!   `managed_dns_status.mta_sts` from the two CNAMEs.
 
-use super::hosted::{HOSTED_TTL, cname_points_at, next_dmarc_state as next_state, publish_failed};
+use super::common::{
+    HOSTED_TTL, cname_points_at, next_managed_state as next_state, publish_failed,
+};
 use crate::activity::{self, Change};
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
@@ -38,7 +40,7 @@ const WRITE_TRIES: usize = 3;
 
 /// Where the `_mta-sts` TXT is served.
 fn txt_target(app: &AppState, domain: &Domain) -> String {
-    mailward_plan::mta_sts_txt_target(&super::hosted::owner(domain), &app.config.hosted_zone)
+    mailward_plan::mta_sts_txt_target(&super::common::owner(domain), &app.config.hosted_zone)
 }
 
 /// Where the policy host's CNAME points.
@@ -122,7 +124,7 @@ pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
             requested_at: at(f.requested_at),
             not_after: f.not_after.map(at),
         }),
-        status: mailward_api_types::domains::snake(&domain.managed_mta_sts.status),
+        status: domain.managed_mta_sts.status.as_str().to_owned(),
         error_reason: domain.managed_mta_sts.error_reason.clone(),
         retiring_until: m.and_then(|m| m.retiring_until).map(at),
         updated_at: m.map(|m| at(m.updated_at)),
@@ -131,7 +133,7 @@ pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
 
 /// The MTA-STS state of a domain.
 pub async fn get(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsState, ServiceError> {
-    let domain = super::load(app, caller, id).await?.value;
+    let domain = crate::access::load(app, caller, id).await?.value;
     Ok(state(app, &domain))
 }
 
@@ -265,7 +267,7 @@ async fn save(
 ) -> Result<Domain, ServiceError> {
     let mut last = None;
     for _ in 0..WRITE_TRIES {
-        let current: Versioned<Domain> = super::load(app, caller, id).await?;
+        let current: Versioned<Domain> = crate::access::load(app, caller, id).await?;
         let next = change(&current.value)?;
         let host = normalize(&next.url);
         let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
@@ -350,7 +352,7 @@ pub async fn enable(
     input: MtaStsRequest,
 ) -> Result<MtaStsState, ServiceError> {
     caller.require_write()?;
-    let current = super::load(app, caller, id).await?.value;
+    let current = crate::access::load(app, caller, id).await?.value;
     if current.is_mta_sts_managed {
         return update(app, caller, id, input).await;
     }
@@ -408,7 +410,7 @@ async fn open_front(app: &AppState, domain: &Domain, now: OffsetDateTime) -> Opt
     };
     let placed = front.clone();
     if let Err(e) =
-        super::hosted::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
+        super::common::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
             if let Some(m) = d.mta_sts.as_mut().filter(|m| m.front.is_none()) {
                 m.front = Some(placed.clone());
             }
@@ -435,7 +437,7 @@ async fn open_front(app: &AppState, domain: &Domain, now: OffsetDateTime) -> Opt
 /// unchanged.
 pub async fn retry(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsState, ServiceError> {
     caller.require_write()?;
-    let current = super::load(app, caller, id).await?.value;
+    let current = crate::access::load(app, caller, id).await?.value;
     let Some(m) = active(&current) else {
         return Err(not_enabled());
     };
@@ -461,7 +463,7 @@ pub async fn retry(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsSt
             "mta_sts_not_in_error",
             format!(
                 "managed_dns_status.mta_sts is {}: a retry starts over after a failed setup only",
-                mailward_api_types::domains::snake(&current.managed_mta_sts.status)
+                current.managed_mta_sts.status.as_str().to_owned()
             ),
         ));
     }
@@ -494,7 +496,7 @@ pub async fn retry(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsSt
     })?;
     let mut last = None;
     for _ in 0..WRITE_TRIES {
-        let fresh = super::load(app, caller, id).await?;
+        let fresh = crate::access::load(app, caller, id).await?;
         let mut next = fresh.value.clone();
         let Some(policy) = next.mta_sts.as_mut().filter(|_| next.is_mta_sts_managed) else {
             return Err(not_enabled());
@@ -553,7 +555,7 @@ pub async fn update(
     input: MtaStsRequest,
 ) -> Result<MtaStsState, ServiceError> {
     caller.require_write()?;
-    let current = super::load(app, caller, id).await?.value;
+    let current = crate::access::load(app, caller, id).await?.value;
     let Some(existing) = active(&current) else {
         return Err(not_enabled());
     };
@@ -585,7 +587,7 @@ pub async fn disable(
     id: Uuid,
 ) -> Result<MtaStsState, ServiceError> {
     caller.require_write()?;
-    let current = super::load(app, caller, id).await?.value;
+    let current = crate::access::load(app, caller, id).await?.value;
     let Some(existing) = active(&current) else {
         return Ok(state(app, &current));
     };
@@ -754,7 +756,7 @@ async fn follow(
         // The customer's own `_mta-sts` TXT where our CNAME belongs: its id would not follow
         // the policy's edits.
         let conflict = txt == Some(false)
-            && super::hosted::txt_instead_of_cname(
+            && super::common::txt_instead_of_cname(
                 app,
                 &format!("_mta-sts.{}", domain.url),
                 "v=stsv1",
@@ -766,7 +768,7 @@ async fn follow(
     if policy.policy_id != m.policy_id {
         save_policy(app, domain, &policy, now).await?;
     }
-    super::hosted::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
+    super::common::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
         d.managed_mta_sts = managed.clone();
         if let Some(saved) = d.mta_sts.as_mut() {
             saved.front.clone_from(&policy.front);

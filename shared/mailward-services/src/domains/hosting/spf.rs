@@ -12,7 +12,7 @@
 //!   `syncing` until the domain's record includes the chain, `ready` while it does, `error`
 //!   with `drift`, `setup_timeout`, `record_conflict` (several SPF records) or `publish_failed`.
 
-use super::hosted::{HOSTED_TTL, next_dmarc_state as next_state, publish_failed};
+use super::common::{HOSTED_TTL, next_managed_state as next_state, publish_failed};
 use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_api_types::records as wire;
@@ -40,7 +40,7 @@ const FLATTEN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20)
 /// `s2.<owner>._spf.<zone>`, `s3.`…
 pub fn chain_name(app: &AppState, domain: &Domain, index: usize) -> String {
     let first =
-        mailward_plan::spf_include_target(&super::hosted::owner(domain), &app.config.hosted_zone);
+        mailward_plan::spf_include_target(&super::common::owner(domain), &app.config.hosted_zone);
     match index {
         0 => first,
         i => format!("s{}.{first}", i + 1),
@@ -460,7 +460,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
         let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
         managed = next_state(&managed, included, several, now, window);
     }
-    let result = super::hosted::save_managed(app, domain.org_id, domain.id, "spf", now, |d| {
+    let result = super::common::save_managed(app, domain.org_id, domain.id, "spf", now, |d| {
         d.managed_spf = managed.clone();
         if d.is_spf_managed {
             d.hosted_spf_record = customer_record.clone();
@@ -494,7 +494,7 @@ pub async fn view(app: &AppState, domain: &Domain) -> Result<wire::HostedSpf, Se
         enabled: domain.spf_options.enabled,
         force_flattening: domain.spf_options.force_flattening,
         active: domain.is_spf_managed && domain.managed_spf.status == ManagedStatus::Ready,
-        status: mailward_api_types::domains::snake(&domain.managed_spf.status),
+        status: domain.managed_spf.status.as_str().to_owned(),
         error_reason: domain.managed_spf.error_reason.clone(),
         include: domain.is_spf_managed.then(|| chain_name(app, domain, 0)),
         record: domain

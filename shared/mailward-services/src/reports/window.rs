@@ -1,0 +1,61 @@
+//! Report windows: how many days a plan keeps, the periods a view may ask for, and the window of
+//! whole UTC days ending yesterday (today's reports are still arriving), clamped to retention.
+//! Also the one percentage rounding every report figure uses.
+
+use crate::error::ServiceError;
+use crate::state::AppState;
+use mailward_domain::model::PricingType;
+use time::{Date, Duration};
+
+/// Days of report data a plan keeps.
+pub fn retention_days(plan: PricingType) -> i64 {
+    match plan {
+        PricingType::Free => 30,
+        PricingType::ItTeams | PricingType::Msp => 365,
+    }
+}
+
+/// The days of a long-window `period` (TLS views, exports): last_7_days, last_30_days (the
+/// default), last_90_days or last_365_days.
+pub(crate) fn long_period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
+    match raw.unwrap_or("last_30_days") {
+        "last_7_days" => Ok(7),
+        "last_30_days" => Ok(30),
+        "last_90_days" => Ok(90),
+        "last_365_days" => Ok(365),
+        _ => Err(ServiceError::invalid(
+            "period",
+            "period must be last_7_days, last_30_days, last_90_days or last_365_days",
+        )),
+    }
+}
+
+/// `part` of `whole` in percent, two decimals (0 without a whole).
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
+    }
+}
+
+/// The window `[from, to]` of `days` days ending yesterday, clamped to retention.
+pub(crate) fn window(app: &AppState, plan: PricingType, days: i64) -> (Date, Date) {
+    let today = app.clock.now().date();
+    let to = today.previous_day().unwrap_or(today);
+    let earliest = today - Duration::days(retention_days(plan));
+    let from = (to - Duration::days(days - 1)).max(earliest);
+    (from, to)
+}
+
+/// The window of `days` days ending yesterday, clamped to the organization's retention.
+pub(crate) async fn org_window(
+    app: &AppState,
+    org: uuid::Uuid,
+    days: i64,
+) -> Result<(Date, Date), ServiceError> {
+    let plan = mailward_store::orgs::get(app.store.as_ref(), org)
+        .await?
+        .map_or(PricingType::Free, |o| o.value.pricing_type);
+    Ok(window(app, plan, days))
+}
