@@ -24,6 +24,7 @@ pub mod mailer;
 pub mod model;
 pub mod mta_sts;
 pub mod names;
+pub mod notifications;
 pub mod oauth;
 pub mod objects;
 pub mod policy_fronts;

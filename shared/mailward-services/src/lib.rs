@@ -8,37 +8,28 @@
 //!
 //! This crate knows nothing of axum, utoipa's routers or the AWS SDK: it reaches the world only
 //! through the ports in [`state::App`] (store, queue, mailer, clock, DNS) and the one outbound
-//! HTTP client for customer URLs.
+//! HTTP client for customer URLs. What every operation shares (state, configuration, the caller,
+//! errors, the access guard, activity entries, the job contract) is the kernel, `mailward-app`,
+//! re-exported here.
 
-pub mod access;
-pub mod activity;
 pub mod api_keys;
 pub mod audit;
-pub mod caller;
-pub mod config;
 pub mod dns_connections;
 pub mod domains;
-pub mod error;
 pub mod evaluation;
 pub mod groups;
 pub mod header_analysis;
-pub mod html;
 pub mod invitations;
-pub mod job;
 pub mod jobs;
 pub mod members;
 pub mod notifications;
 pub mod oauth;
 pub mod organizations;
-pub mod outbound;
-pub mod pagination;
 pub mod prospecting;
 pub mod reconcile;
 pub mod reports;
-pub mod secret_box;
 pub mod signup;
 pub mod sources;
-pub mod state;
 pub mod support;
 pub mod sweep;
 pub mod tasks;
@@ -46,7 +37,8 @@ pub mod tools;
 pub mod usage;
 pub mod webhooks;
 
-pub use caller::{Caller, Credential, Permission};
-pub use config::Config;
-pub use error::{ErrorKind, ServiceError, ServiceResult};
-pub use state::{App, AppState};
+// The kernel, re-exported: operations and their callers keep one import root.
+pub use mailward_app::{
+    App, AppState, Caller, Config, Credential, ErrorKind, Permission, ServiceError, ServiceResult,
+    access, activity, caller, config, error, html, job, outbound, pagination, secret_box, state,
+};

@@ -1,9 +1,9 @@
 //! One-click unsubscribe (RFC 8058): a signed link per organization and switch, so the link in a
 //! mail turns exactly that switch off and cannot be forged for another organization.
 
-use super::Switch;
 use crate::error::ServiceError;
 use crate::state::AppState;
+use mailward_domain::notifications::Switch;
 use mailward_domain::secrets::{constant_time_eq, hmac_sha256, hmac_sha256_hex};
 use mailward_store::orgs;
 use uuid::Uuid;
