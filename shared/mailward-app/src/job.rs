@@ -1,6 +1,6 @@
-//! What a background job is: a payload type that knows its name on the queue, which queue it
-//! goes to, and what running it does. [`enqueue`] sends one; `crate::jobs` holds the registry,
-//! one line per job type, that the queue workers run them through.
+//! What a background job is: a payload type that knows its name on the queue and which queue it
+//! goes to ([`crate::jobs`] has every one). [`enqueue`] sends one; the workers' registry, one
+//! line per job type, runs them.
 //!
 //! Every job is idempotent: at-least-once delivery may run it twice.
 
@@ -8,16 +8,14 @@ use crate::state::AppState;
 use mailward_domain::queue::{QueueError, QueueName, send_job};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::future::Future;
 
-/// A kind of background job; the implementing type is its payload.
+/// A kind of background job; the implementing type is its payload. What running it does is the
+/// workers' (`mailward_workers::jobs::Work`): an operation can send a job without linking it.
 pub trait Job: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The job's name in the queue envelope (stable: messages in flight carry it).
     const NAME: &'static str;
     /// The queue it is sent to.
     const QUEUE: QueueName = QueueName::Jobs;
-    /// Runs the job. An error leaves the message on the queue for a retry.
-    fn run(self, state: &AppState) -> impl Future<Output = anyhow::Result<()>> + Send;
 }
 
 /// Why a job could not be sent.

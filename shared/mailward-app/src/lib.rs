@@ -22,6 +22,7 @@ pub mod config;
 pub mod error;
 pub mod html;
 pub mod job;
+pub mod jobs;
 pub mod outbound;
 pub mod pagination;
 pub mod secret_box;

@@ -7,30 +7,13 @@ use crate::job::{Job, enqueue};
 use crate::state::AppState;
 use crate::{notifications, reconcile, reports, sweep, tasks, webhooks};
 use futures::StreamExt as _;
+pub use mailward_app::jobs::{DELETE_ORGANIZATION, DeleteOrganization};
 use mailward_domain::model::OrgState;
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_store::orgs;
-use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
 use uuid::Uuid;
-
-/// Job name: purge an organization marked `deleting`.
-pub const DELETE_ORGANIZATION: &str = "delete_organization";
-
-/// The purge of an organization marked `deleting` ([`DELETE_ORGANIZATION`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DeleteOrganization {
-    /// The organization to purge.
-    pub org_id: Uuid,
-}
-
-impl Job for DeleteOrganization {
-    const NAME: &'static str = DELETE_ORGANIZATION;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        delete_organization(state, self.org_id).await
-    }
-}
 
 /// Queues the purge of an organization.
 pub async fn enqueue_delete_organization(
@@ -81,7 +64,68 @@ type Runner = for<'a> fn(
     serde_json::Value,
 ) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
 
-fn runner<J: Job>(state: &AppState, data: serde_json::Value) -> RunFuture<'_> {
+/// What running a job does: the workers' side of [`Job`] (the payload types and their names are
+/// the kernel's, so an operation can send a job without linking this).
+pub trait Work: Job {
+    /// Runs the job. An error leaves the message on the queue for a retry.
+    fn run(self, state: &AppState) -> impl Future<Output = anyhow::Result<()>> + Send;
+}
+
+impl Work for DeleteOrganization {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        delete_organization(state, self.org_id).await
+    }
+}
+
+impl Work for reconcile::ReconcileBatch {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        reconcile::run_batch(state, self).await
+    }
+}
+
+impl Work for sweep::SweepBatch {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        sweep::run_batch(state, self).await
+    }
+}
+
+impl Work for reports::senders::IdentifySenders {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        Ok(reports::senders::identify_domain(state, self.org_id, self.domain_id).await?)
+    }
+}
+
+impl Work for tasks::writes::EventCheck {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        Ok(tasks::writes::run_check(state, self).await?)
+    }
+}
+
+impl Work for notifications::Notification {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        notifications::send(state, self).await
+    }
+}
+
+impl Work for notifications::digest::DigestJob {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        notifications::digest::send(state, self).await
+    }
+}
+
+impl Work for notifications::reminders::RemindersJob {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        notifications::reminders::send(state, self).await
+    }
+}
+
+impl Work for webhooks::delivery::DeliveryJob {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        webhooks::delivery::deliver(state, self).await
+    }
+}
+
+fn runner<J: Work>(state: &AppState, data: serde_json::Value) -> RunFuture<'_> {
     Box::pin(async move {
         let job: J = serde_json::from_value(data)?;
         job.run(state).await
@@ -91,7 +135,7 @@ fn runner<J: Job>(state: &AppState, data: serde_json::Value) -> RunFuture<'_> {
 type RunFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
 
 /// One registry entry: a job type's name and its runner.
-const fn register<J: Job>() -> (&'static str, Runner) {
+const fn register<J: Work>() -> (&'static str, Runner) {
     (J::NAME, runner::<J>)
 }
 

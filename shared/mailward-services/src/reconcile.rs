@@ -11,12 +11,10 @@
 
 use crate::state::AppState;
 use futures::StreamExt as _;
+pub use mailward_app::jobs::{RECONCILE_BATCH, ReconcileBatch};
 use mailward_store::{domains, keys};
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// Job name of a batch.
-pub const RECONCILE_BATCH: &str = "reconcile_batch";
 /// How often the schedule runs.
 pub const PERIOD_SECS: u64 = 3600;
 /// Domains per batch.
@@ -25,20 +23,6 @@ const BATCH_SIZE: usize = 25;
 const CONCURRENCY: usize = 4;
 /// A "now" beyond every next-check time: the sweep index then lists every domain.
 const EVERY_DOMAIN: i64 = 999_999_999_999;
-
-/// Payload of [`RECONCILE_BATCH`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ReconcileBatch {
-    /// `(organization, domain)` pairs.
-    pub domains: Vec<(Uuid, Uuid)>,
-}
-
-impl crate::job::Job for ReconcileBatch {
-    const NAME: &'static str = RECONCILE_BATCH;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        run_batch(state, self).await
-    }
-}
 
 /// Every domain of every organization.
 async fn every_domain(state: &AppState) -> anyhow::Result<Vec<(Uuid, Uuid)>> {

@@ -13,6 +13,7 @@
 
 use crate::state::AppState;
 use futures::StreamExt as _;
+pub use mailward_app::jobs::{SWEEP_BATCH, SweepBatch};
 use mailward_dns::Budgeted;
 use mailward_domain::conflicts::StoredConflict;
 use mailward_domain::diff::previous_attributes;
@@ -24,13 +25,10 @@ use mailward_monitoring::{
 };
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{domains, keys, snapshots};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use time::Duration;
 use uuid::Uuid;
 
-/// Job name of a sweep batch.
-pub const SWEEP_BATCH: &str = "sweep_batch";
 /// Domains per batch message.
 pub const BATCH_SIZE: usize = 25;
 /// Domains of one batch evaluated at once (each makes tens of DNS queries).
@@ -41,20 +39,6 @@ pub const PARALLEL_BATCHES: usize = 10;
 pub const CLAIM_SECS: i64 = 300;
 /// Queries one domain's evaluation may make.
 const DOMAIN_QUERY_BUDGET: u32 = 400;
-
-/// Payload of [`SWEEP_BATCH`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepBatch {
-    /// `(organization, domain)` pairs.
-    pub domains: Vec<(Uuid, Uuid)>,
-}
-
-impl crate::job::Job for SweepBatch {
-    const NAME: &'static str = SWEEP_BATCH;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        run_batch(state, self).await
-    }
-}
 
 /// Finds every due domain and enqueues batches. Returns how many domains were enqueued.
 pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {

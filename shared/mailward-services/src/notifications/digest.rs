@@ -8,31 +8,12 @@
 use super::render::Line;
 use super::{Switch, unsubscribe};
 use crate::state::AppState;
+pub use mailward_app::jobs::{DigestJob, SEND_DIGEST};
 use mailward_domain::model::OrgState;
 use mailward_store::{domains, notifications, orgs, tasks};
 use mailward_tasks::model::TaskStatus;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uuid::Uuid;
-
-/// Job name: send an organization's task digest of one day.
-pub const SEND_DIGEST: &str = "send_task_digest";
-
-/// Payload of [`SEND_DIGEST`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DigestJob {
-    /// The organization.
-    pub org_id: Uuid,
-    /// The day (`YYYY-MM-DD`, UTC) the digest is for.
-    pub day: String,
-}
-
-impl crate::job::Job for DigestJob {
-    const NAME: &'static str = SEND_DIGEST;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        send(state, self).await
-    }
-}
 
 /// Queues today's digest and reminders of `org` unless they were queued already today.
 pub async fn schedule(state: &AppState, org: Uuid) -> anyhow::Result<()> {

@@ -15,74 +15,16 @@ mod render;
 pub use mailward_app::unsubscribe;
 
 use crate::state::AppState;
+pub use mailward_app::jobs::{
+    Kind, Notification, SEND_NOTIFICATION, enqueue_notification as enqueue,
+};
 use mailward_domain::events::types;
 use mailward_domain::model::{OrgState, Role};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{accounts, domains, notifications, orgs};
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// Job name: send one notification.
-pub const SEND_NOTIFICATION: &str = "send_notification";
-
 pub use mailward_domain::notifications::Switch;
-
-/// What happened, which decides the mail's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// Monitoring established for the first time (`domain.monitoring.activated`).
-    DomainSetup,
-    /// Monitoring established again after a drift (`domain.monitoring.recovered`).
-    DomainRecovered,
-    /// The domain never reached monitoring (`domain.monitoring.failed`).
-    DomainFailed,
-    /// Monitoring was lost (`domain.monitoring.drifted`).
-    DomainDrifted,
-    /// The domain's first aggregate report arrived.
-    FirstReport,
-    /// Hosted DMARC is on but the customer's `_dmarc` CNAME is missing: removed after working
-    /// (`drift`) or never published within the window (`setup_timeout`).
-    DelegationMissing,
-    /// Hosted SPF went live: the domain's record includes the chain Mailward serves
-    /// (`domain.hosted_record.ready` with `record` spf).
-    HostedSpfLive,
-}
-
-impl Kind {
-    /// The switch that governs this mail.
-    pub fn switch(self) -> Switch {
-        match self {
-            Kind::DomainSetup | Kind::DomainRecovered => Switch::DomainSetup,
-            Kind::DomainFailed => Switch::DomainFailed,
-            Kind::DomainDrifted => Switch::DomainDrifted,
-            Kind::FirstReport => Switch::FirstReport,
-            Kind::DelegationMissing => Switch::DelegationMissing,
-            Kind::HostedSpfLive => Switch::HostedSpfLive,
-        }
-    }
-}
-
-/// Payload of [`SEND_NOTIFICATION`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Notification {
-    /// The organization.
-    pub org_id: Uuid,
-    /// The domain it is about.
-    pub domain_id: Uuid,
-    /// What happened.
-    pub kind: Kind,
-    /// What makes it one occurrence (the event id; `first_report:<domain>`): sent once per
-    /// recipient.
-    pub occurrence: String,
-}
-
-impl crate::job::Job for Notification {
-    const NAME: &'static str = SEND_NOTIFICATION;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        send(state, self).await
-    }
-}
 
 /// Queues the notification of an outbox event, when the event is one people are mailed about.
 /// Called by the publisher for every event, on both the local poller and the stream function.
@@ -128,12 +70,6 @@ pub async fn on_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<(
         },
     )
     .await
-}
-
-/// Queues one notification.
-pub async fn enqueue(state: &AppState, notification: Notification) -> anyhow::Result<()> {
-    crate::job::enqueue(state, &notification, 0).await?;
-    Ok(())
 }
 
 /// The addresses of an organization's administrators: who receives the organization-wide mails.

@@ -11,16 +11,12 @@
 use super::render::Reminder;
 use super::{Switch, unsubscribe};
 use crate::state::AppState;
+pub use mailward_app::jobs::{RemindersJob, SEND_REMINDERS};
 use mailward_domain::admin::Invitation;
 use mailward_domain::domain::{Domain, MonitoringStatus};
 use mailward_domain::model::OrgState;
 use mailward_store::{domains, invitations, notifications, orgs};
-use serde::{Deserialize, Serialize};
 use time::{Duration, OffsetDateTime};
-use uuid::Uuid;
-
-/// Job name: send an organization's reminders of one day.
-pub const SEND_REMINDERS: &str = "send_reminders";
 
 /// How long a domain waits in `pending` before its reminder (the sweep fails it after 72 h).
 pub const SETUP_REMINDER_AFTER: Duration = Duration::days(1);
@@ -30,22 +26,6 @@ pub const INVITATION_REMINDER_WITHIN: Duration = Duration::days(2);
 
 /// The marker recipient of the per-item claims: an item is listed once per organization.
 const LISTED: &str = "listed";
-
-/// Payload of [`SEND_REMINDERS`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RemindersJob {
-    /// The organization.
-    pub org_id: Uuid,
-    /// The day (`YYYY-MM-DD`, UTC) the reminders are for.
-    pub day: String,
-}
-
-impl crate::job::Job for RemindersJob {
-    const NAME: &'static str = SEND_REMINDERS;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        send(state, self).await
-    }
-}
 
 /// Sends the day's reminders of one organization, each switch read now.
 pub async fn send(state: &AppState, job: RemindersJob) -> anyhow::Result<()> {
@@ -238,6 +218,7 @@ async fn deliver(
 mod tests {
     use super::*;
     use time::macros::datetime;
+    use uuid::Uuid;
 
     fn domain(status: MonitoringStatus, pending_since: Option<OffsetDateTime>) -> Domain {
         let mut d = Domain::new(

@@ -12,6 +12,7 @@ use crate::error::ServiceError;
 use crate::state::AppState;
 use futures::StreamExt as _;
 use mailward_api_types::senders::{DomainSourceView, UpdateDomainSourceRequest};
+pub use mailward_app::jobs::{IDENTIFY_SENDERS, IdentifySenders};
 use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::domain::Domain;
 use mailward_domain::reports::DayTotal;
@@ -24,15 +25,12 @@ use mailward_store::senders as stored;
 use mailward_store::{Versioned, domains};
 use mailward_tasks::TaskType;
 use mailward_tasks::problems::SenderFinding;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::time::Duration as StdDuration;
 use time::{Date, Duration, OffsetDateTime};
 use uuid::Uuid;
 
-/// Job name: identify a domain's senders from its report rows.
-pub const IDENTIFY_SENDERS: &str = "identify_senders";
 /// Days of the recent window the sender tasks judge.
 pub const RECENT_DAYS: i64 = 30;
 /// Reverse-DNS lookups in flight per identification.
@@ -41,20 +39,6 @@ const PTR_CONCURRENCY: usize = 16;
 const PTR_TIMEOUT: StdDuration = StdDuration::from_secs(2);
 /// Delay before identification runs, so a burst of reports for one domain is mostly read once.
 const IDENTIFY_DELAY_SECS: u64 = 5;
-
-/// Payload of [`IDENTIFY_SENDERS`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IdentifySenders {
-    pub org_id: Uuid,
-    pub domain_id: Uuid,
-}
-
-impl crate::job::Job for IdentifySenders {
-    const NAME: &'static str = IDENTIFY_SENDERS;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        Ok(identify_domain(state, self.org_id, self.domain_id).await?)
-    }
-}
 
 /// Queues the identification of a domain's senders (after an import).
 pub async fn enqueue_identify(app: &AppState, org: Uuid, domain_id: Uuid) {

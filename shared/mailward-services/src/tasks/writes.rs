@@ -5,35 +5,15 @@
 use crate::error::ServiceError;
 use crate::state::AppState;
 use mailward_api_types::tasks::Task as TaskView;
+pub use mailward_app::jobs::{EventCheck, TASK_EVENT_CHECK};
 use mailward_domain::domain::Domain;
 use mailward_domain::store::WriteOp;
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, tasks as stored};
 use mailward_tasks::reconcile::{Change, Transition};
-use mailward_tasks::{Task, TaskStatus, stabilise};
-use serde::{Deserialize, Serialize};
+use mailward_tasks::{Task, stabilise};
 use time::OffsetDateTime;
 use uuid::Uuid;
-
-/// Job name of a stabilisation check.
-pub const TASK_EVENT_CHECK: &str = "task_event_check";
-
-/// Payload of [`TASK_EVENT_CHECK`]: the status a task entered and when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EventCheck {
-    pub org_id: Uuid,
-    pub task_id: Uuid,
-    pub status: TaskStatus,
-    #[serde(with = "time::serde::rfc3339")]
-    pub since: OffsetDateTime,
-}
-
-impl crate::job::Job for EventCheck {
-    const NAME: &'static str = TASK_EVENT_CHECK;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        Ok(run_check(state, self).await?)
-    }
-}
 
 /// Queues the stabilisation check of a task that just entered its status (best effort: the
 /// sweep also announces held states it finds unannounced, so a lost message delays an event,

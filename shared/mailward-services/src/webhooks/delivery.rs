@@ -4,18 +4,14 @@ use super::signature::{SIGNATURE_HEADER, sign};
 use crate::outbound::client::{Refused, check_url};
 use crate::secret_box;
 use crate::state::AppState;
-use mailward_domain::queue::QueueName;
+pub use mailward_app::jobs::{DELIVER_WEBHOOK, DeliveryJob};
 use mailward_domain::webhooks::{
     AUTO_DISABLE_AFTER, AttemptStatus, DeliveryAttempt, EndpointStatus, WebhookEndpoint,
 };
 use mailward_store::webhooks;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use time::OffsetDateTime;
 use uuid::Uuid;
-
-/// Job name of a delivery.
-pub const DELIVER_WEBHOOK: &str = "deliver_webhook";
 
 /// Attempts per event before it is given up (first attempt included). With the backoff below
 /// the last one happens about a day and a half after the event.
@@ -23,27 +19,6 @@ pub const MAX_ATTEMPTS: u32 = 12;
 
 /// Largest response body read from a receiver; the rest is dropped unread.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
-
-/// Payload of [`DELIVER_WEBHOOK`]: the exact body to sign and send, stable across retries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeliveryJob {
-    pub org_id: Uuid,
-    pub endpoint_id: Uuid,
-    pub event_id: String,
-    pub event_type: String,
-    /// The serialized envelope: these bytes are signed and POSTed on every attempt.
-    pub body: String,
-    /// 1-based attempt number.
-    pub attempt: u32,
-}
-
-impl crate::job::Job for DeliveryJob {
-    const NAME: &'static str = DELIVER_WEBHOOK;
-    const QUEUE: QueueName = QueueName::Deliveries;
-    async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        deliver(state, self).await
-    }
-}
 
 /// How one attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
