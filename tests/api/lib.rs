@@ -86,7 +86,7 @@ impl TestApp {
         settings.poll_interval = Duration::from_millis(20);
         // Never the machine's resolvers: tests that need DNS point this at a fixture server.
         settings.dns = Some("127.0.0.1:9".into());
-        // Tests run the sweep explicitly (`mailward_services::sweep::sweep_now`), so a new
+        // Tests run the sweep explicitly (`mailward_workers::sweep::sweep_now`), so a new
         // domain is not evaluated behind their back either (one test turns it back on).
         settings.sweep_interval = None;
         settings.reconcile_interval = None;

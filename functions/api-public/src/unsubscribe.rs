@@ -11,7 +11,7 @@ use mailward_api_types::notifications::{UnsubscribeParams, Unsubscribed};
 use mailward_http::extract::Query;
 use mailward_http::{ApiError, AppState, Routes};
 use mailward_services::html::escape;
-use mailward_services::notifications::unsubscribe;
+use mailward_services::unsubscribe;
 
 const NOTE: &str = "No credentials: the link's token is signed for one organization and one \
 setting. `GET` answers a confirmation page and changes nothing (link scanners fetch links); \

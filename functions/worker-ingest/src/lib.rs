@@ -1,7 +1,7 @@
 //! The `worker-ingest` function: the report mailbox on AWS. SES receives mail for the report
 //! domain and writes each message to the objects bucket under `inbound/`; the bucket's
 //! object-created event runs this handler, which ingests the message
-//! (`mailward_services::reports::ingest`) and removes the inbound copy (ingestion keeps the raw
+//! (`mailward_workers::ingest`) and removes the inbound copy (ingestion keeps the raw
 //! message under `reports/raw/`). A store failure fails the invocation, and Lambda retries it.
 
 use mailward_services::AppState;
@@ -60,7 +60,7 @@ pub async fn handle_s3_event(
             // Already ingested by an earlier delivery of this event.
             continue;
         };
-        let outcomes = mailward_services::reports::ingest::ingest(state, bytes, &limits)
+        let outcomes = mailward_workers::ingest::ingest(state, bytes, &limits)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         for o in &outcomes {

@@ -1,6 +1,6 @@
 //! The `worker-publisher` function: reads the table's DynamoDB stream and publishes outbox events
 //! (one webhook delivery job per subscribed endpoint), the AWS counterpart of the local stack's
-//! in-process outbox poller. Publishing itself lives in `mailward_services::webhooks::publisher`.
+//! in-process outbox poller. Publishing itself lives in `mailward_workers::webhooks::publisher`.
 
 use mailward_domain::store::Condition;
 use mailward_services::AppState;
@@ -65,7 +65,7 @@ async fn publish_stream_record(state: &AppState, record: &serde_json::Value) -> 
     let Some((pk, sk, event)) = inserted_outbox_row(record)? else {
         return Ok(());
     };
-    mailward_services::webhooks::publisher::publish_event(state, &event).await?;
+    mailward_workers::webhooks::publisher::publish_event(state, &event).await?;
     state.store.delete(&pk, &sk, Condition::None).await?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The `worker-queue` function: consumes the jobs and deliveries queues (SQS event source
 //! mappings with partial-batch failures). The jobs themselves live in
-//! `mailward_services::jobs`, shared with the local stack's in-process workers; this crate maps
+//! `mailward_workers::jobs`, shared with the local stack's in-process workers; this crate maps
 //! SQS batches onto them.
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
@@ -43,11 +43,9 @@ pub async fn handle_sqs_batch(
             .as_deref()
             .and_then(|arn| queue_of(arn, queues));
         let outcome = match (queue, record.body.as_deref()) {
-            (Some(queue), Some(body)) => {
-                mailward_services::jobs::handle_message(state, queue, body)
-                    .await
-                    .map(|_| ())
-            }
+            (Some(queue), Some(body)) => mailward_workers::jobs::handle_message(state, queue, body)
+                .await
+                .map(|_| ()),
             _ => Err(anyhow::anyhow!(
                 "record from an unknown queue or without a body"
             )),

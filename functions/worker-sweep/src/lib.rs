@@ -12,9 +12,9 @@ pub async fn handle_schedule(
     event: &serde_json::Value,
 ) -> anyhow::Result<serde_json::Value> {
     if event.get("job").and_then(|j| j.as_str()) == Some("reconcile") {
-        let enqueued = mailward_services::reconcile::coordinate(state).await?;
+        let enqueued = mailward_workers::reconcile::coordinate(state).await?;
         return Ok(serde_json::json!({ "reconcile_enqueued": enqueued }));
     }
-    let enqueued = mailward_services::sweep::coordinate(state).await?;
+    let enqueued = mailward_workers::sweep::coordinate(state).await?;
     Ok(serde_json::json!({ "enqueued": enqueued }))
 }

@@ -3,7 +3,7 @@
 //! The corpus is generated from the records of the aggregate fixtures of `mailward-reports`
 //! (each `<record>` is a template; its source IP, count and header-from vary), as reports of
 //! 50,000 records, one UTC day each, every fifth one gzip-compressed. Every file then goes
-//! through `mailward_services::reports::ingest::ingest` on the local stack's embedded adapters
+//! through `mailward_workers::ingest::ingest` on the local stack's embedded adapters
 //! (SQLite in a temporary data directory) for a domain an organization watches, so every report
 //! is parsed, folded into per-day rows and stored. CPU time comes from `getrusage` (user + sys,
 //! every thread of the process); peak memory is the RSS high-water mark, reset after the corpus
@@ -303,7 +303,7 @@ async fn ingest_files(
     concurrency: usize,
 ) -> anyhow::Result<Measured> {
     use futures::StreamExt as _;
-    use mailward_services::reports::ingest::{Status, ingest_shared, read_reusing};
+    use mailward_workers::ingest::{Status, ingest_shared, read_reusing};
     // Buffers are reused from file to file, as `mailward import` does.
     let buffers = Arc::new(std::sync::Mutex::new(Vec::<Vec<u8>>::new()));
     reset_peak_rss();

@@ -447,7 +447,7 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
         resolver.clear_cache();
         dns.reset_stats();
         let started = Instant::now();
-        let swept = mailward_services::sweep::sweep_now(&sweep_state).await?;
+        let swept = mailward_workers::sweep::sweep_now(&sweep_state).await?;
         let elapsed = started.elapsed();
         let setup = mailward_store::domains::list(state.store.as_ref(), org_id.0)
             .await?

@@ -173,7 +173,7 @@ impl Settings {
             dns_concurrency: None,
             sweep_interval: Some(Duration::from_secs(300)),
             reconcile_interval: Some(Duration::from_secs(
-                mailward_services::reconcile::PERIOD_SECS,
+                mailward_workers::reconcile::PERIOD_SECS,
             )),
             dkim_full_probe_interval: Duration::from_secs(86_400),
             publish_outbox: true,
@@ -555,7 +555,7 @@ async fn queue_worker(
         if *stop.borrow() {
             return;
         }
-        let received = match mailward_services::jobs::drain_once(&state, queue, 10, 60).await {
+        let received = match mailward_workers::jobs::drain_once(&state, queue, 10, 60).await {
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(queue = queue.as_str(), error = %e, "queue worker poll failed");
@@ -577,14 +577,14 @@ async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Rece
         if *stop.borrow() {
             return;
         }
-        let published =
-            match mailward_services::webhooks::publisher::drain_outbox(&state, 100).await {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "outbox publisher failed; retrying");
-                    0
-                }
-            };
+        let published = match mailward_workers::webhooks::publisher::drain_outbox(&state, 100).await
+        {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "outbox publisher failed; retrying");
+                0
+            }
+        };
         if published == 0 {
             tokio::select! {
                 _ = tokio::time::sleep(idle) => {}
@@ -598,7 +598,7 @@ async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Rece
 /// enqueues are evaluated by the queue workers.
 async fn sweep_schedule(state: AppState, period: Duration, mut stop: watch::Receiver<bool>) {
     loop {
-        if let Err(e) = mailward_services::sweep::coordinate(&state).await {
+        if let Err(e) = mailward_workers::sweep::coordinate(&state).await {
             tracing::warn!(error = %e, "sweep coordinator failed; retrying next period");
         }
         tokio::select! {
@@ -616,7 +616,7 @@ async fn reconcile_schedule(state: AppState, period: Duration, mut stop: watch::
             _ = tokio::time::sleep(period) => {}
             _ = stop.changed() => return,
         }
-        if let Err(e) = mailward_services::reconcile::coordinate(&state).await {
+        if let Err(e) = mailward_workers::reconcile::coordinate(&state).await {
             tracing::warn!(error = %e, "reconciliation coordinator failed; retrying next period");
         }
     }

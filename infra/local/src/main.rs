@@ -437,7 +437,7 @@ impl Tally {
     fn print(
         &mut self,
         name: &str,
-        outcomes: Vec<mailward_services::reports::ingest::Outcome>,
+        outcomes: Vec<mailward_workers::ingest::Outcome>,
     ) -> anyhow::Result<()> {
         use std::io::Write as _;
         let stdout = std::io::stdout();
@@ -466,8 +466,8 @@ impl Tally {
     }
 }
 
-fn status_word(status: mailward_services::reports::ingest::Status) -> &'static str {
-    use mailward_services::reports::ingest::Status;
+fn status_word(status: mailward_workers::ingest::Status) -> &'static str {
+    use mailward_workers::ingest::Status;
     match status {
         Status::Imported => "imported",
         Status::Duplicate => "duplicate",
@@ -477,7 +477,7 @@ fn status_word(status: mailward_services::reports::ingest::Status) -> &'static s
 }
 
 async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
-    use mailward_services::reports::ingest;
+    use mailward_workers::ingest;
     use std::io::IsTerminal as _;
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
@@ -535,7 +535,7 @@ async fn import_imap(
     ca: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     use mailward_local_stack::imap::{Cursor, Fetched, ImapUrl, MAX_MESSAGE_BYTES, Mailbox};
-    use mailward_services::reports::ingest::{self, Status};
+    use mailward_workers::ingest::{self, Status};
     use std::io::IsTerminal as _;
     let url = ImapUrl::parse(url)?;
     let password = match std::env::var("MAILWARD_IMAP_PASSWORD") {
@@ -663,7 +663,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
 }
 
 async fn sweep(settings: Settings, due_only: bool) -> anyhow::Result<()> {
-    use mailward_services::sweep::{CLAIM_SECS, SweepScope, sweep_by_hand};
+    use mailward_services::sweep::CLAIM_SECS;
+    use mailward_workers::sweep::{SweepScope, sweep_by_hand};
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
     let scope = if due_only {
@@ -686,7 +687,7 @@ async fn sweep(settings: Settings, due_only: bool) -> anyhow::Result<()> {
 }
 
 /// `Evaluated 3 domain(s): 1 setup, 2 pending.` and what was not evaluated, and why.
-fn sweep_summary(report: &mailward_services::sweep::SweepReport, due_only: bool) -> String {
+fn sweep_summary(report: &mailward_workers::sweep::SweepReport, due_only: bool) -> String {
     let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
     for status in &report.evaluated {
         *counts.entry(status.as_str()).or_default() += 1;
@@ -728,7 +729,7 @@ fn sweep_summary(report: &mailward_services::sweep::SweepReport, due_only: bool)
 async fn reconcile(settings: Settings) -> anyhow::Result<()> {
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
-    let checked = mailward_services::reconcile::reconcile_now(&assembled.state).await?;
+    let checked = mailward_workers::reconcile::reconcile_now(&assembled.state).await?;
     println!("Reconciled the hosted records of {checked} domain(s).");
     Ok(())
 }

@@ -161,7 +161,7 @@ async fn session(
         }
         if let Some(message) = finished {
             let limits = mailward_reports::Limits::default();
-            match mailward_services::reports::ingest::ingest(&state, message, &limits).await {
+            match mailward_workers::ingest::ingest(&state, message, &limits).await {
                 Ok(outcomes) => {
                     for o in &outcomes {
                         tracing::info!(status = ?o.status, report.id = ?o.report_id, domain = ?o.policy_domain, reason = ?o.reason, "report received by SMTP");

@@ -3,8 +3,9 @@
 //! Every operation takes the application state, the caller (its organization comes from the
 //! credential, never from input) and typed input from `mailward-api-types`, and returns typed
 //! output or a [`ServiceError`]. The REST handlers in `functions/api-*`, the MCP tools and the
-//! `mailward` CLI all call these functions, never each other. Background work lives here too:
-//! the monitoring sweep, the jobs, webhook publishing and delivery.
+//! `mailward` CLI all call these functions, never each other. One domain's evaluation (the
+//! sweep's unit of work) is an operation too; the background processes that run them on a
+//! schedule or a queue are `mailward-workers`.
 //!
 //! This crate knows nothing of axum, utoipa's routers or the AWS SDK: it reaches the world only
 //! through the ports in [`state::App`] (store, queue, mailer, clock, DNS) and the one outbound
@@ -20,13 +21,10 @@ pub mod evaluation;
 pub mod groups;
 pub mod header_analysis;
 pub mod invitations;
-pub mod jobs;
 pub mod members;
-pub mod notifications;
 pub mod oauth;
 pub mod organizations;
 pub mod prospecting;
-pub mod reconcile;
 pub mod reports;
 pub mod signup;
 pub mod sources;
@@ -41,4 +39,5 @@ pub mod webhooks;
 pub use mailward_app::{
     App, AppState, Caller, Config, Credential, ErrorKind, Permission, ServiceError, ServiceResult,
     access, activity, caller, config, error, html, job, outbound, pagination, secret_box, state,
+    unsubscribe,
 };

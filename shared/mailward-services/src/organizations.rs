@@ -5,13 +5,13 @@ use crate::activity::{self, Change};
 use crate::caller::{Caller, Credential};
 use crate::error::{ErrorKind, ServiceError};
 use crate::invitations;
-use crate::jobs;
 use crate::state::AppState;
 use mailward_api_types::api_keys::{ApiKey, ApiKeyWithSecret};
 use mailward_api_types::organizations::{
     CreateOrganizationRequest, EmailNotificationsUpdate, Organization as OrganizationView,
     OrganizationCreated, UpdateOrganizationRequest,
 };
+use mailward_app::jobs::DeleteOrganization;
 use mailward_domain::admin::INVITATION_TTL_DEFAULT_SECS;
 use mailward_domain::diff::previous_attributes;
 use mailward_domain::email::EmailAddress;
@@ -429,7 +429,7 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
         ),
     )?;
     orgs::save(app.store.as_ref(), &org, current.version, entry).await?;
-    jobs::enqueue_delete_organization(app, id).await?;
+    crate::job::enqueue(app, &DeleteOrganization { org_id: id }, 0).await?;
     tracing::info!(org.id = %id, "organization deletion accepted");
     Ok(())
 }

@@ -12,7 +12,6 @@
 //!   the save fail its version check and the domain is evaluated again on the next pass.
 
 use crate::state::AppState;
-use futures::StreamExt as _;
 pub use mailward_app::jobs::{SWEEP_BATCH, SweepBatch};
 use mailward_dns::Budgeted;
 use mailward_domain::conflicts::StoredConflict;
@@ -24,44 +23,19 @@ use mailward_monitoring::{
     step,
 };
 use mailward_store::outbox::OutboxEvent;
-use mailward_store::{domains, keys, snapshots};
+use mailward_store::{domains, snapshots};
 use serde_json::json;
 use time::Duration;
 use uuid::Uuid;
 
 /// Domains per batch message.
 pub const BATCH_SIZE: usize = 25;
-/// Domains of one batch evaluated at once (each makes tens of DNS queries).
-pub const BATCH_CONCURRENCY: usize = 8;
-/// Batches [`sweep_now`] runs at once (as a pool of queue workers would).
-pub const PARALLEL_BATCHES: usize = 10;
+
 /// How long a claim protects a domain from a second worker.
 pub const CLAIM_SECS: i64 = 300;
+
 /// Queries one domain's evaluation may make.
 const DOMAIN_QUERY_BUDGET: u32 = 400;
-
-/// Finds every due domain and enqueues batches. Returns how many domains were enqueued.
-pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
-    let now = state.clock.unix();
-    let mut enqueued = 0;
-    for shard in 0..keys::SWEEP_SHARDS {
-        let mut cursor = None;
-        loop {
-            let (due, next) =
-                domains::due(state.store.as_ref(), shard, now, BATCH_SIZE, cursor).await?;
-            if !due.is_empty() {
-                enqueued += due.len();
-                crate::job::enqueue(state, &SweepBatch { domains: due }, 0).await?;
-            }
-            match next {
-                Some(c) => cursor = Some(c),
-                None => break,
-            }
-        }
-    }
-    tracing::info!(sweep.enqueued = enqueued, "sweep coordinated");
-    Ok(enqueued)
-}
 
 /// Queues an evaluation of these domains now (a sweep batch on the jobs queue), so a domain
 /// just added shows its real status and score within seconds instead of after the next sweep
@@ -80,39 +54,6 @@ pub async fn evaluate_soon(state: &AppState, domains: &[(Uuid, Uuid)]) {
             tracing::warn!(domains = chunk.len(), %error, "could not queue the evaluation of new domains; the next sweep will evaluate them");
         }
     }
-}
-
-/// Evaluates one batch, a few domains at a time. Any domain's store failure fails the batch so
-/// the queue retries it (evaluations are idempotent).
-pub async fn run_batch(state: &AppState, batch: SweepBatch) -> anyhow::Result<()> {
-    run_batch_outcomes(state, batch).await.map(|_| ())
-}
-
-/// [`run_batch`], saying what became of each domain.
-async fn run_batch_outcomes(
-    state: &AppState,
-    batch: SweepBatch,
-) -> anyhow::Result<Vec<((Uuid, Uuid), Swept)>> {
-    let mut orgs: Vec<uuid::Uuid> = batch.domains.iter().map(|(org, _)| *org).collect();
-    orgs.sort_unstable();
-    orgs.dedup();
-    let results: Vec<anyhow::Result<((Uuid, Uuid), Swept)>> = futures::stream::iter(batch.domains)
-        .map(|(org, id)| async move {
-            sweep_domain(state, org, id)
-                .await
-                .map(|swept| ((org, id), swept))
-        })
-        .buffer_unordered(BATCH_CONCURRENCY)
-        .collect()
-        .await;
-    // The daily task digests ride on the sweep's schedule: the first batch of the day of each
-    // organization queues its digest. A failure costs a digest, never the sweep.
-    for org in orgs {
-        if let Err(e) = crate::notifications::digest::schedule(state, org).await {
-            tracing::warn!(org.id = %org, error = %e, "the task digest could not be scheduled");
-        }
-    }
-    results.into_iter().collect()
 }
 
 fn monitoring_state(domain: &Domain) -> MonitoringState {
@@ -567,7 +508,7 @@ pub async fn sweep_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Resu
         .report_figures
         .as_ref()
         .is_some_and(|f| f.as_of < mailward_store::reports::day_string(yesterday))
-        && let Err(e) = crate::reports::ingest::refresh_figures(state, org, id, None).await
+        && let Err(e) = crate::reports::figures::refresh_figures(state, org, id, None).await
     {
         tracing::warn!(domain.id = %id, error = %e, "could not slide the report window");
     }
@@ -789,112 +730,4 @@ fn snapshot_values(audit: &mailward_audit::AuditResult) -> Vec<(&'static str, Ve
         values.dedup();
     }
     out
-}
-
-/// Runs one whole sweep in this process and returns when every due domain was evaluated (what
-/// the tests do): the same index walk as [`coordinate`], but each batch runs inline instead of
-/// through the queue, so nothing else (a queue worker of a running server) can still be
-/// finishing it when this returns. Returns how many domains were due.
-pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
-    let report = sweep_by_hand(state, SweepScope::Due, std::time::Duration::ZERO).await?;
-    Ok(report.domains)
-}
-
-/// Which domains a sweep run by hand evaluates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SweepScope {
-    /// Those whose next check is due, as the scheduled sweep does.
-    Due,
-    /// Every monitored domain, now (`mailward sweep`: a person asking for a check).
-    All,
-}
-
-/// What a sweep run by hand did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SweepReport {
-    /// Domains in scope.
-    pub domains: usize,
-    /// The monitoring status of each domain evaluated and stored.
-    pub evaluated: Vec<MonitoringStatus>,
-    /// Domains another worker was still evaluating when this sweep gave up waiting, with the end
-    /// of that worker's claim.
-    pub busy: Vec<(Uuid, time::OffsetDateTime)>,
-    /// Domains that changed while being evaluated (a person's edit won): the next pass evaluates
-    /// them again.
-    pub superseded: usize,
-    /// Domains deleted before their turn.
-    pub gone: usize,
-    /// Domains found claimed by another worker and evaluated once it had finished.
-    pub waited: usize,
-}
-
-/// Runs a sweep in this process (`mailward sweep`, the tests): every domain in `scope`, inline.
-/// A domain another worker is evaluating (a running server's sweep holds its claim) is tried
-/// again once that claim is released or expires, for up to `wait_for_claims`; what is still
-/// claimed then is reported, never skipped silently.
-pub async fn sweep_by_hand(
-    state: &AppState,
-    scope: SweepScope,
-    wait_for_claims: std::time::Duration,
-) -> anyhow::Result<SweepReport> {
-    let now = match scope {
-        SweepScope::Due => state.clock.unix(),
-        SweepScope::All => i64::MAX,
-    };
-    // Collect every shard first: evaluating a domain moves its index entry.
-    let mut due_all = Vec::new();
-    for shard in 0..keys::SWEEP_SHARDS {
-        let mut cursor = None;
-        loop {
-            let (due, next) = domains::due(state.store.as_ref(), shard, now, 100, cursor).await?;
-            due_all.extend(due);
-            match next {
-                Some(c) => cursor = Some(c),
-                None => break,
-            }
-        }
-    }
-    let mut report = SweepReport {
-        domains: due_all.len(),
-        ..SweepReport::default()
-    };
-    let mut pending = due_all;
-    let give_up = std::time::Instant::now() + wait_for_claims;
-    let mut first_pass = true;
-    loop {
-        let batches: Vec<SweepBatch> = pending
-            .chunks(BATCH_SIZE)
-            .map(|chunk| SweepBatch {
-                domains: chunk.to_vec(),
-            })
-            .collect();
-        let mut running = futures::stream::iter(batches)
-            .map(|batch| run_batch_outcomes(state, batch))
-            .buffer_unordered(PARALLEL_BATCHES);
-        let mut busy = Vec::new();
-        while let Some(result) = running.next().await {
-            for (domain, swept) in result? {
-                match swept {
-                    Swept::Evaluated(status) => {
-                        report.evaluated.push(status);
-                        report.waited += usize::from(!first_pass);
-                    }
-                    Swept::Busy(until) => busy.push((domain, until)),
-                    Swept::Superseded => report.superseded += 1,
-                    Swept::Gone => report.gone += 1,
-                }
-            }
-        }
-        if busy.is_empty() || std::time::Instant::now() >= give_up {
-            report.busy = busy
-                .into_iter()
-                .map(|((_, id), until)| (id, until))
-                .collect();
-            return Ok(report);
-        }
-        // A claim is released when its evaluation commits (seconds); poll until then.
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        pending = busy.into_iter().map(|(domain, _)| domain).collect();
-        first_pass = false;
-    }
 }

@@ -166,7 +166,7 @@ async fn every_mutation_is_logged_with_its_actor() {
     expected.push(("domain.deleted", "API_KEY", Some(bulk_id)));
 
     // The sweep (the service itself) moves the domain and opens tasks; a person changes one.
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
     let swept = get(&app, &format!("/domains/{}", id(&domain)), &s.key).await;

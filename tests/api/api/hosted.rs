@@ -93,11 +93,11 @@ async fn dns_records(app: &TestApp, key: &str, id: &str) -> Value {
 /// are ordered in time), then the hosted-record reconciliation.
 pub(crate) async fn sweep(app: &TestApp) {
     app.clock.advance(time::Duration::seconds(301));
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
     // The hourly reconciliation of hosted records, run at once (the schedule is off in tests).
-    mailward_services::reconcile::reconcile_now(&app.stack.state)
+    mailward_workers::reconcile::reconcile_now(&app.stack.state)
         .await
         .unwrap();
 }
@@ -231,7 +231,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
     // drift qualifies (a record conflict is not a missing delegation).
     for row in outbox_events(&app).await {
         let event: mailward_store::outbox::OutboxEvent = serde_json::from_value(row).unwrap();
-        mailward_services::notifications::on_event(&app.stack.state, &event)
+        mailward_workers::notifications::on_event(&app.stack.state, &event)
             .await
             .unwrap();
     }

@@ -216,7 +216,7 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
     );
     for row in outbox_events(&app).await {
         let event: mailward_store::outbox::OutboxEvent = serde_json::from_value(row).unwrap();
-        mailward_services::notifications::on_event(&app.stack.state, &event)
+        mailward_workers::notifications::on_event(&app.stack.state, &event)
             .await
             .unwrap();
     }

@@ -435,7 +435,7 @@ async fn the_hourly_reconciliation_runs_through_the_jobs_queue() {
         .unwrap();
     }
     app.clock.advance(time::Duration::seconds(301));
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
     let (_, state) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
@@ -443,7 +443,7 @@ async fn the_hourly_reconciliation_runs_through_the_jobs_queue() {
         state["status"], "syncing",
         "the sweep does not reconcile hosted records"
     );
-    let enqueued = mailward_services::reconcile::coordinate(&app.stack.state)
+    let enqueued = mailward_workers::reconcile::coordinate(&app.stack.state)
         .await
         .unwrap();
     assert!(enqueued >= 1);

@@ -6,7 +6,7 @@ use crate::common::{add_domain, undmarced as zone};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use mailward_reports::Limits;
-use mailward_services::reports::ingest::ingest;
+use mailward_workers::ingest::ingest;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -46,7 +46,7 @@ pub(crate) async fn mails_about(app: &TestApp, needle: &str, count: usize) -> Ve
 }
 
 async fn sweep(app: &TestApp) {
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
 }

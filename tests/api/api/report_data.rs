@@ -4,7 +4,7 @@
 use crate::admin::{call, call_as, group, member, quiet_app};
 use mailward_api_tests::TestApp;
 use mailward_reports::Limits;
-use mailward_services::reports::ingest::ingest;
+use mailward_workers::ingest::ingest;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::time::Duration;

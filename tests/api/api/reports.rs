@@ -6,7 +6,7 @@ use crate::admin::quiet_app;
 use crate::common::add_domain;
 use mailward_domain::Clock as _;
 use mailward_reports::Limits;
-use mailward_services::reports::ingest::{Status, ingest};
+use mailward_workers::ingest::{Status, ingest};
 
 fn fixture(path: &str) -> Vec<u8> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -118,7 +118,7 @@ async fn reports_import_once_per_watching_organization() {
     // ingestion returns, to read the next file into.
     let xml = fixture("dmarc-report-viewer/acme.xml");
     let shared = bytes::Bytes::from(xml.clone());
-    let out = mailward_services::reports::ingest::ingest_shared(state, shared.clone(), &limits)
+    let out = mailward_workers::ingest::ingest_shared(state, shared.clone(), &limits)
         .await
         .unwrap();
     assert_eq!(out[0].status, Status::Unattributed, "{out:?}");
@@ -265,7 +265,7 @@ async fn the_report_window_slides_with_the_sweep() {
     );
     // Fifteen days later the report has left the window; the sweep notices.
     app.clock.advance(time::Duration::days(15));
-    mailward_services::sweep::sweep_now(state).await.unwrap();
+    mailward_workers::sweep::sweep_now(state).await.unwrap();
     let after = crate::admin::get(&app, &path, &s.key).await;
     assert_eq!(after["last_14_days_volume"], 0, "{after}");
     assert_eq!(after["last_14_days_dmarc_pass_pct"], 0.0);

@@ -8,7 +8,7 @@ use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use mailward_domain::Clock as _;
 use mailward_reports::Limits;
-use mailward_services::reports::ingest::ingest;
+use mailward_workers::ingest::ingest;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -19,7 +19,7 @@ async fn event_types(app: &TestApp) -> Vec<String> {
 }
 
 async fn sweep(app: &TestApp) {
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
 }
@@ -143,7 +143,7 @@ async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
     let s = app.sign_up("gone@example.com", "Gone Org").await;
     let created = add_domain(&app, &s.key, "gone.test").await;
     let id = created["id"].as_str().unwrap();
-    let enqueued = mailward_services::sweep::coordinate(&app.stack.state)
+    let enqueued = mailward_workers::sweep::coordinate(&app.stack.state)
         .await
         .unwrap();
     assert_eq!(enqueued, 1);
@@ -152,7 +152,7 @@ async fn a_domain_deleted_before_its_batch_runs_is_skipped() {
         .await
         .unwrap();
     // The batch runs against a deleted domain: no error, nothing recreated.
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
     let res = app
@@ -601,7 +601,7 @@ async fn sweep_probes_the_dkim_catalogue_daily_and_known_selectors_in_between() 
     let pass = |app: &TestApp, seconds: i64| {
         app.clock.advance(time::Duration::seconds(seconds));
         dns.reset_stats();
-        mailward_services::sweep::sweep_now(&uncached)
+        mailward_workers::sweep::sweep_now(&uncached)
     };
 
     // First pass: the whole catalogue.
@@ -747,13 +747,13 @@ async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() 
         state.resolver.clone(),
         config,
     );
-    mailward_services::sweep::sweep_now(&slow).await.unwrap();
+    mailward_workers::sweep::sweep_now(&slow).await.unwrap();
     assert_eq!(read(&app, &s.key, &id).await["monitoring_status"], "setup");
 
     dns.inject(Scope::Global, Fault::ServFail);
     for pass in 1..=3 {
         app.clock.advance(time::Duration::hours(8));
-        mailward_services::sweep::sweep_now(&slow).await.unwrap();
+        mailward_workers::sweep::sweep_now(&slow).await.unwrap();
         let mut domain = read(&app, &s.key, &id).await;
         // On a loaded machine one of the SERVFAIL answers may come too late and count as a
         // timeout, which is never a verdict; the next sweep a few minutes later decides.
@@ -761,7 +761,7 @@ async fn a_lame_delegation_fails_a_set_up_domain_only_after_a_day_of_servfail() 
         while pass == 3 && domain["monitoring_status"] == "setup" && retries < 3 {
             retries += 1;
             app.clock.advance(time::Duration::minutes(10));
-            mailward_services::sweep::sweep_now(&slow).await.unwrap();
+            mailward_workers::sweep::sweep_now(&slow).await.unwrap();
             domain = read(&app, &s.key, &id).await;
         }
         if pass < 3 {

@@ -21,7 +21,7 @@ fn troubled(name: &str) -> Zone {
 }
 
 async fn sweep(app: &TestApp) {
-    mailward_services::sweep::sweep_now(&app.stack.state)
+    mailward_workers::sweep::sweep_now(&app.stack.state)
         .await
         .unwrap();
 }

@@ -4,7 +4,7 @@
 use crate::admin::{call, get, quiet_app};
 use mailward_api_tests::TestApp;
 use mailward_reports::Limits;
-use mailward_services::reports::ingest::{Status, ingest};
+use mailward_workers::ingest::{Status, ingest};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;

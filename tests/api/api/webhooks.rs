@@ -3,7 +3,7 @@
 
 use mailward_api_tests::receiver::{Receiver, Reply};
 use mailward_api_tests::{SignedUp, TestApp};
-use mailward_services::webhooks::signature::verify;
+use mailward_workers::webhooks::signature::verify;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -4,8 +4,8 @@
 pub mod by_sender;
 pub mod data;
 pub mod export;
+pub mod figures;
 pub mod impact;
-pub mod ingest;
 pub mod senders;
 pub mod tls;
 pub mod views;

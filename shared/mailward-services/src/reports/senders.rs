@@ -7,349 +7,33 @@
 //! Reverse DNS is forward-confirmed (the name must resolve back to the address) before it can
 //! name a sender: anyone can publish any PTR name for addresses they control.
 
+use super::window::pct;
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use futures::StreamExt as _;
 use mailward_api_types::senders::{DomainSourceView, UpdateDomainSourceRequest};
 pub use mailward_app::jobs::{IDENTIFY_SENDERS, IdentifySenders};
 use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::domain::Domain;
-use mailward_domain::reports::DayTotal;
-use mailward_domain::senders::{
-    ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, identify,
-    own_selectors,
-};
-use mailward_store::reports::{day_string, rows_between};
+use mailward_domain::senders::{ConfirmationStatus, DomainSource};
+use mailward_store::domains;
 use mailward_store::senders as stored;
-use mailward_store::{Versioned, domains};
 use mailward_tasks::TaskType;
 use mailward_tasks::problems::SenderFinding;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::net::IpAddr;
+use std::collections::BTreeSet;
 use std::time::Duration as StdDuration;
-use time::{Date, Duration, OffsetDateTime};
+use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 /// Days of the recent window the sender tasks judge.
 pub const RECENT_DAYS: i64 = 30;
-/// Reverse-DNS lookups in flight per identification.
-const PTR_CONCURRENCY: usize = 16;
-/// Time limit of one reverse-DNS lookup (with its forward confirmation).
-const PTR_TIMEOUT: StdDuration = StdDuration::from_secs(2);
-/// Delay before identification runs, so a burst of reports for one domain is mostly read once.
-const IDENTIFY_DELAY_SECS: u64 = 5;
-
-/// Queues the identification of a domain's senders (after an import).
-pub async fn enqueue_identify(app: &AppState, org: Uuid, domain_id: Uuid) {
-    let job = IdentifySenders {
-        org_id: org,
-        domain_id,
-    };
-    if let Err(e) = crate::job::enqueue(app, &job, IDENTIFY_DELAY_SECS).await {
-        // The next import (or the sweep's sender pass) catches up; the report itself is safe.
-        tracing::warn!(domain.id = %domain_id, error = %e, "could not queue sender identification");
-    }
-}
-
-fn reverse_name(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            format!("{}.{}.{}.{}.in-addr.arpa", o[3], o[2], o[1], o[0])
-        }
-        IpAddr::V6(v6) => {
-            let mut labels: Vec<String> = v6
-                .octets()
-                .iter()
-                .flat_map(|b| [b >> 4, b & 0x0f])
-                .map(|n| format!("{n:x}"))
-                .collect();
-            labels.reverse();
-            format!("{}.ip6.arpa", labels.join("."))
-        }
-    }
-}
-
-/// The forward-confirmed reverse-DNS name of `ip`, or `None`.
-async fn confirmed_ptr(app: &AppState, ip: IpAddr) -> Option<String> {
-    let answer = app
-        .resolver
-        .lookup(&reverse_name(ip), RecordType::Ptr)
-        .await
-        .ok()?;
-    let forward = if ip.is_ipv4() {
-        RecordType::A
-    } else {
-        RecordType::Aaaa
-    };
-    for record in answer.records.iter().take(3) {
-        let RecordData::Ptr(name) = record else {
-            continue;
-        };
-        let Ok(back) = app.resolver.lookup(name, forward).await else {
-            continue;
-        };
-        if back.records.iter().any(|r| r.ip() == Some(ip)) {
-            return Some(name.trim_end_matches('.').to_ascii_lowercase());
-        }
-    }
-    None
-}
-
-/// Reverse-DNS names of `ips`, from the shared cache or looked up (bounded, time-limited).
-async fn ptr_names(app: &AppState, ips: BTreeSet<String>) -> HashMap<String, String> {
-    let store = app.store.as_ref();
-    let now = app.clock.unix();
-    futures::stream::iter(ips)
-        .map(|ip| async move {
-            if let Ok(Some(cached)) = stored::cached_ptr(store, &ip).await {
-                return cached.name.map(|n| (ip, n));
-            }
-            let addr: IpAddr = ip.parse().ok()?;
-            match tokio::time::timeout(PTR_TIMEOUT, confirmed_ptr(app, addr)).await {
-                Ok(name) => {
-                    if let Err(e) = stored::cache_ptr(store, &ip, name.as_deref(), now).await {
-                        tracing::debug!(error = %e, "could not cache a reverse-DNS answer");
-                    }
-                    name.map(|n| (ip, n))
-                }
-                // A slow server: not cached, asked again next time.
-                Err(_) => None,
-            }
-        })
-        .buffer_unordered(PTR_CONCURRENCY)
-        .filter_map(|x| async move { x })
-        .collect()
-        .await
-}
-
-/// One sender's sums while the rows are read.
-#[derive(Default)]
-struct Acc {
-    source_id: Option<Uuid>,
-    sending_domain: Option<String>,
-    totals: SenderTotals,
-    recent: RecentFigures,
-    last_seen: Option<String>,
-    last_spf_aligned: Option<String>,
-    selectors: BTreeSet<String>,
-    ips: BTreeSet<String>,
-    forward_only: bool,
-    /// Failing messages (not forwarded), split into totals once the sender's standing is known.
-    failing: u64,
-}
-
-/// Rebuilds a domain's senders from its report rows and reconciles its sender tasks.
-pub async fn identify_domain(
-    app: &AppState,
-    org: Uuid,
-    domain_id: Uuid,
-) -> Result<(), ServiceError> {
-    let store = app.store.as_ref();
-    let Some(domain) = domains::get(store, org, domain_id).await? else {
-        return Ok(());
-    };
-    let today = app.clock.now().date();
-    let yesterday = today.previous_day().unwrap_or(today);
-    // Everything the plan keeps (a window longer than any retention is clamped to it).
-    let (from, _) = super::window::org_window(app, org, 100 * 365).await?;
-    let rows = rows_between(store, org, domain_id, from, today).await?;
-    let ips: BTreeSet<String> = rows
-        .iter()
-        .map(|(_, r)| r.source_ip.clone())
-        .filter(|ip| !ip.is_empty())
-        .collect();
-    let ptrs = ptr_names(app, ips).await;
-    let catalogue = mailward_store::sources::load(store).await?;
-    let recent_from = day_string(yesterday - Duration::days(RECENT_DAYS - 1));
-    let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
-    for (day, row) in &rows {
-        let who = identify(
-            row,
-            ptrs.get(&row.source_ip).map(String::as_str),
-            &domain.value.url,
-            &catalogue,
-        );
-        let acc = accs.entry(who.key).or_default();
-        acc.source_id = who.source_id;
-        acc.forward_only = who.forward_only;
-        if acc.sending_domain.is_none() {
-            acc.sending_domain = who.sending_domain;
-        }
-        let forwarded = if who.forward_only {
-            row.volume - row.dmarc_pass.min(row.volume)
-        } else {
-            row.forwarded.min(row.volume)
-        };
-        let compliant = row.dmarc_pass.min(row.volume - forwarded);
-        acc.totals.compliant += compliant;
-        acc.totals.forwarded += forwarded;
-        acc.failing += row.volume - forwarded - compliant;
-        if acc.last_seen.as_ref().is_none_or(|d| day > d) {
-            acc.last_seen = Some(day.clone());
-        }
-        if row.spf_aligned_pass > 0 && acc.last_spf_aligned.as_ref().is_none_or(|d| day > d) {
-            acc.last_spf_aligned = Some(day.clone());
-        }
-        acc.selectors.extend(
-            own_selectors(row, &domain.value.url)
-                .into_iter()
-                .map(str::to_ascii_lowercase),
-        );
-        if !row.source_ip.is_empty() {
-            acc.ips.insert(row.source_ip.clone());
-        }
-        if *day >= recent_from && *day <= day_string(yesterday) {
-            acc.recent.volume += row.volume;
-            acc.recent.dmarc_pass += row.dmarc_pass;
-            acc.recent.spf_aligned_pass += row.spf_aligned_pass;
-            acc.recent.dkim_aligned_pass += row.dkim_aligned_pass;
-        }
-    }
-    let existing: HashMap<Uuid, Versioned<DomainSource>> = stored::list(store, org, domain_id)
-        .await?
-        .into_iter()
-        .map(|s| (s.value.id, s))
-        .collect();
-    let now = app.clock.now();
-    for chunk in day_total_ops(app, org, domain_id, (from, today), &rows)
-        .await?
-        .chunks(25)
-    {
-        store.transact(chunk.to_vec()).await?;
-    }
-    let mut ops = Vec::new();
-    let mut all: Vec<DomainSource> = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (key, acc) in accs {
-        let id = DomainSource::id_for(domain_id, &key);
-        seen.insert(id);
-        let source = acc.source_id.and_then(|sid| catalogue.by_id(sid));
-        let previous = existing.get(&id);
-        let mut next = previous.map_or_else(
-            || DomainSource {
-                id,
-                org_id: org,
-                domain_id,
-                key: key.clone(),
-                source_id: None,
-                spf_value: None,
-                source_name: None,
-                source_homepage: None,
-                sending_domain: None,
-                dkim_selectors: Vec::new(),
-                confirmation_status: ConfirmationStatus::RequiresConfirmation,
-                confirmed_at: None,
-                last_seen_at: None,
-                last_spf_aligned_at: None,
-                totals: SenderTotals::default(),
-                recent: RecentFigures::default(),
-                recent_to: None,
-                ips: Vec::new(),
-                ignore_spf: false,
-                ignore_dkim: false,
-                created_at: now,
-                updated_at: now,
-            },
-            |p| p.value.clone(),
-        );
-        let vouched =
-            acc.source_id.is_some() || next.confirmation_status == ConfirmationStatus::Confirmed;
-        let mut totals = acc.totals;
-        if vouched {
-            totals.non_compliant = acc.failing;
-        } else {
-            totals.unknown = acc.failing;
-        }
-        next.source_id = acc.source_id;
-        next.spf_value = source.and_then(|s| s.spf_discovery_values.first().cloned());
-        next.source_name = source
-            .map(|s| s.display_name.clone().unwrap_or_else(|| s.name.clone()))
-            .or_else(|| acc.sending_domain.clone())
-            .or_else(|| key.strip_prefix("ip:").map(str::to_owned));
-        next.source_homepage = source.and_then(|s| s.homepage.clone());
-        next.sending_domain = acc.sending_domain;
-        next.dkim_selectors = acc.selectors.into_iter().collect();
-        next.last_seen_at = acc.last_seen;
-        next.last_spf_aligned_at = acc.last_spf_aligned;
-        next.totals = totals;
-        next.recent = acc.recent;
-        next.recent_to = Some(day_string(yesterday));
-        next.ips = acc.ips.into_iter().take(MAX_IPS_KEPT).collect();
-        let unchanged = previous.is_some_and(|p| {
-            let mut same = next.clone();
-            same.updated_at = p.value.updated_at;
-            same == p.value
-        });
-        if unchanged {
-            all.push(next);
-            continue;
-        }
-        next.updated_at = now;
-        ops.push(stored::save_op(&next, previous.map(|p| p.version))?);
-        all.push(next);
-    }
-    // Senders whose rows aged out of retention stay (a person's decision is kept), quiet.
-    for (id, old) in existing {
-        if seen.contains(&id) {
-            continue;
-        }
-        let mut next = old.value.clone();
-        next.recent = RecentFigures::default();
-        next.recent_to = Some(day_string(yesterday));
-        if next != old.value {
-            next.updated_at = now;
-            ops.push(stored::save_op(&next, Some(old.version))?);
-        }
-        all.push(next);
-    }
-    for chunk in ops.chunks(25) {
-        match store.transact(chunk.to_vec()).await {
-            Ok(()) => {}
-            // A person moved a sender meanwhile: their write stands; the next run refreshes it.
-            Err(e) if e.is_conflict() => {
-                tracing::debug!(domain.id = %domain_id, "a sender changed during identification");
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let live_spf = live_spf(app, &domain.value.url).await;
-    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
-}
-
-/// Writes of the domain's day totals that differ from what the rows sum to.
-async fn day_total_ops(
-    app: &AppState,
-    org: Uuid,
-    domain_id: Uuid,
-    (from, to): (Date, Date),
-    rows: &[(String, mailward_domain::reports::SourceDay)],
-) -> Result<Vec<mailward_domain::store::WriteOp>, ServiceError> {
-    let mut totals: BTreeMap<&str, DayTotal> = BTreeMap::new();
-    for (day, row) in rows {
-        totals.entry(day.as_str()).or_default().add(row);
-    }
-    let stored: HashMap<String, DayTotal> =
-        mailward_store::reports::day_totals_between(app.store.as_ref(), org, domain_id, from, to)
-            .await?
-            .into_iter()
-            .collect();
-    totals
-        .into_iter()
-        .filter(|(day, total)| stored.get(*day) != Some(total))
-        .map(|(day, total)| {
-            Ok(mailward_store::reports::day_total_op(
-                org, domain_id, day, &total,
-            )?)
-        })
-        .collect()
-}
+/// Time limit of the live SPF lookup the sender tasks compare with.
+const LOOKUP_TIMEOUT: StdDuration = StdDuration::from_secs(2);
 
 /// The domain's live SPF record: `Some(None)` when it has none, `None` when the lookup failed.
-async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
+pub async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
     let lookup = app.resolver.lookup(domain, RecordType::Txt);
-    match tokio::time::timeout(PTR_TIMEOUT, lookup).await {
+    match tokio::time::timeout(LOOKUP_TIMEOUT, lookup).await {
         Ok(Ok(answer)) => Some(
             answer
                 .records
@@ -361,8 +45,6 @@ async fn live_spf(app: &AppState, domain: &str) -> Option<Option<String>> {
         _ => None,
     }
 }
-
-use super::window::pct;
 
 /// Whether an SPF record holds `mechanism` (case-insensitive, any qualifier).
 fn spf_holds(record: &str, mechanism: &str) -> bool {
@@ -452,7 +134,7 @@ pub fn sender_findings(
 }
 
 /// Reconciles the domain's sender tasks (and only those) with its senders.
-async fn reconcile_tasks(
+pub async fn reconcile_tasks(
     app: &AppState,
     domain: &Domain,
     sources: &[DomainSource],
@@ -640,17 +322,6 @@ pub fn sender_of_task(task: &mailward_tasks::Task) -> Option<Uuid> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reverse_names_follow_rfc_1035_and_3596() {
-        assert_eq!(
-            reverse_name("192.0.2.10".parse().unwrap()),
-            "10.2.0.192.in-addr.arpa"
-        );
-        let v6 = reverse_name("2001:db8::1".parse().unwrap());
-        assert!(v6.starts_with("1.0.0.0.0.0.0.0."), "{v6}");
-        assert!(v6.ends_with(".8.b.d.0.1.0.0.2.ip6.arpa"), "{v6}");
-    }
 
     #[test]
     fn spf_holds_ignores_qualifiers_and_case() {

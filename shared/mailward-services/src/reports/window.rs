@@ -49,7 +49,7 @@ pub(crate) fn window(app: &AppState, plan: PricingType, days: i64) -> (Date, Dat
 }
 
 /// The window of `days` days ending yesterday, clamped to the organization's retention.
-pub(crate) async fn org_window(
+pub async fn org_window(
     app: &AppState,
     org: uuid::Uuid,
     days: i64,

@@ -1,4 +1,4 @@
-//! Webhooks: the endpoints API, signing, the outbox publisher and the delivery job.
+//! Webhooks: the endpoints API. Publishing and signed delivery are `mailward-workers`.
 //!
 //! Flow: a state change commits with its `OutboxEvent` (same transaction). The publisher (an
 //! in-process poller locally; DynamoDB Streams on AWS) turns each event into one delivery job per
@@ -7,7 +7,4 @@
 //! schedules a retry through a queue delay when the failure is retryable. Delivery is at least
 //! once: receivers dedupe on `id`.
 
-pub mod delivery;
 pub mod endpoints;
-pub mod publisher;
-pub mod signature;

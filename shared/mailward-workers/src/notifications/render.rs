@@ -2,10 +2,10 @@
 //! organization's, a domain's) are escaped in the HTML.
 
 use super::{Kind, Switch};
-use crate::html::escape;
-use crate::state::AppState;
 use mailward_domain::domain::Domain;
 use mailward_domain::mailer::OutboundEmail;
+use mailward_services::html::escape;
+use mailward_services::state::AppState;
 
 /// One task line of the digest.
 pub(super) struct Line {
@@ -83,7 +83,7 @@ pub fn render(
             ),
         ),
         Kind::DelegationMissing => {
-            let target = crate::domains::hosting::dmarc::dmarc_target(state, domain);
+            let target = mailward_services::domains::hosting::dmarc::dmarc_target(state, domain);
             let why = match domain.managed_dmarc.error_reason.as_deref() {
                 Some("setup_timeout") => "was never published".to_owned(),
                 _ => "was removed".to_owned(),
@@ -102,7 +102,7 @@ pub fn render(
             format!("{name}: hosted SPF is live"),
             format!(
                 "The SPF record of {name} now includes {}, where Mailward serves the domain's senders flattened into IP ranges, within the ten-lookup limit. Mailward re-resolves the senders' ranges every hour.",
-                crate::domains::hosting::spf::chain_name(state, domain, 0)
+                mailward_services::domains::hosting::spf::chain_name(state, domain, 0)
             ),
             format!(
                 "Nothing to do. Keep the include in the record; add or remove senders through Mailward (target_spf or the domain's senders), not in DNS. The state is at {base}/domains/{}/spf.",

@@ -1,27 +1,20 @@
-//! Background jobs: enqueued as [`Envelope`]s ([`crate::job`]), run by the queue worker (an
+//! Background jobs: enqueued as [`Envelope`]s ([`mailward_app::job`]), run by the queue worker (an
 //! SQS-triggered Lambda on AWS, in-process workers locally) through [`REGISTRY`], one line per
 //! job type. Every job is idempotent: at-least-once delivery may run it twice.
 
-use crate::error::ServiceError;
-use crate::job::{Job, enqueue};
-use crate::state::AppState;
-use crate::{notifications, reconcile, reports, sweep, tasks, webhooks};
 use futures::StreamExt as _;
-pub use mailward_app::jobs::{DELETE_ORGANIZATION, DeleteOrganization};
+use mailward_app::jobs::{
+    DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders, Notification,
+    ReconcileBatch, RemindersJob, SweepBatch,
+};
 use mailward_domain::model::OrgState;
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
+use mailward_services::job::Job;
+use mailward_services::state::AppState;
 use mailward_store::orgs;
 use std::future::Future;
 use std::pin::Pin;
 use uuid::Uuid;
-
-/// Queues the purge of an organization.
-pub async fn enqueue_delete_organization(
-    state: &AppState,
-    org_id: Uuid,
-) -> Result<(), ServiceError> {
-    Ok(enqueue(state, &DeleteOrganization { org_id }, 0).await?)
-}
 
 /// What happened to one message.
 #[derive(Debug, PartialEq, Eq)]
@@ -77,51 +70,51 @@ impl Work for DeleteOrganization {
     }
 }
 
-impl Work for reconcile::ReconcileBatch {
+impl Work for ReconcileBatch {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        reconcile::run_batch(state, self).await
+        crate::reconcile::run_batch(state, self).await
     }
 }
 
-impl Work for sweep::SweepBatch {
+impl Work for SweepBatch {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        sweep::run_batch(state, self).await
+        crate::sweep::run_batch(state, self).await
     }
 }
 
-impl Work for reports::senders::IdentifySenders {
+impl Work for IdentifySenders {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        Ok(reports::senders::identify_domain(state, self.org_id, self.domain_id).await?)
+        Ok(crate::identify::identify_domain(state, self.org_id, self.domain_id).await?)
     }
 }
 
-impl Work for tasks::writes::EventCheck {
+impl Work for EventCheck {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        Ok(tasks::writes::run_check(state, self).await?)
+        Ok(mailward_services::tasks::writes::run_check(state, self).await?)
     }
 }
 
-impl Work for notifications::Notification {
+impl Work for Notification {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        notifications::send(state, self).await
+        crate::notifications::send(state, self).await
     }
 }
 
-impl Work for notifications::digest::DigestJob {
+impl Work for DigestJob {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        notifications::digest::send(state, self).await
+        crate::notifications::digest::send(state, self).await
     }
 }
 
-impl Work for notifications::reminders::RemindersJob {
+impl Work for RemindersJob {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        notifications::reminders::send(state, self).await
+        crate::notifications::reminders::send(state, self).await
     }
 }
 
-impl Work for webhooks::delivery::DeliveryJob {
+impl Work for DeliveryJob {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        webhooks::delivery::deliver(state, self).await
+        crate::webhooks::delivery::deliver(state, self).await
     }
 }
 
@@ -142,14 +135,14 @@ const fn register<J: Work>() -> (&'static str, Runner) {
 /// Every job type the workers run, one line each (the payload type knows its name).
 pub const REGISTRY: &[(&str, Runner)] = &[
     register::<DeleteOrganization>(),
-    register::<reconcile::ReconcileBatch>(),
-    register::<sweep::SweepBatch>(),
-    register::<reports::senders::IdentifySenders>(),
-    register::<tasks::writes::EventCheck>(),
-    register::<notifications::Notification>(),
-    register::<notifications::digest::DigestJob>(),
-    register::<notifications::reminders::RemindersJob>(),
-    register::<webhooks::delivery::DeliveryJob>(),
+    register::<ReconcileBatch>(),
+    register::<SweepBatch>(),
+    register::<IdentifySenders>(),
+    register::<EventCheck>(),
+    register::<Notification>(),
+    register::<DigestJob>(),
+    register::<RemindersJob>(),
+    register::<DeliveryJob>(),
 ];
 
 async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {
@@ -181,7 +174,7 @@ pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Resu
     // MTA-STS policies, report authorizations no other organization needs): the purge below
     // removes only the organization's own items.
     for domain in mailward_store::domains::list(store, org_id).await? {
-        crate::domains::hosting::withdraw(state, &domain).await;
+        mailward_services::domains::hosting::withdraw(state, &domain).await;
     }
     let items = orgs::purge(store, org_id).await?;
     tracing::info!(org.id = %org_id, items, "organization purged");
@@ -226,15 +219,15 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), count, "a job name is registered twice");
         for name in [
-            DELETE_ORGANIZATION,
-            crate::reconcile::RECONCILE_BATCH,
-            crate::sweep::SWEEP_BATCH,
-            crate::reports::senders::IDENTIFY_SENDERS,
-            crate::tasks::writes::TASK_EVENT_CHECK,
-            crate::notifications::SEND_NOTIFICATION,
-            crate::notifications::digest::SEND_DIGEST,
-            crate::notifications::reminders::SEND_REMINDERS,
-            crate::webhooks::delivery::DELIVER_WEBHOOK,
+            mailward_app::jobs::DELETE_ORGANIZATION,
+            mailward_app::jobs::RECONCILE_BATCH,
+            mailward_app::jobs::SWEEP_BATCH,
+            mailward_app::jobs::IDENTIFY_SENDERS,
+            mailward_app::jobs::TASK_EVENT_CHECK,
+            mailward_app::jobs::SEND_NOTIFICATION,
+            mailward_app::jobs::SEND_DIGEST,
+            mailward_app::jobs::SEND_REMINDERS,
+            mailward_app::jobs::DELIVER_WEBHOOK,
         ] {
             assert!(names.contains(&name), "{name} has no runner");
         }

@@ -7,9 +7,9 @@
 
 use super::render::Line;
 use super::{Switch, unsubscribe};
-use crate::state::AppState;
 pub use mailward_app::jobs::{DigestJob, SEND_DIGEST};
 use mailward_domain::model::OrgState;
+use mailward_services::state::AppState;
 use mailward_store::{domains, notifications, orgs, tasks};
 use mailward_tasks::model::TaskStatus;
 use std::collections::HashMap;
@@ -26,8 +26,8 @@ pub async fn schedule(state: &AppState, org: Uuid) -> anyhow::Result<()> {
         org_id: org,
         day: day.clone(),
     };
-    crate::job::enqueue(state, &reminders, 0).await?;
-    crate::job::enqueue(state, &DigestJob { org_id: org, day }, 0).await?;
+    mailward_services::job::enqueue(state, &reminders, 0).await?;
+    mailward_services::job::enqueue(state, &DigestJob { org_id: org, day }, 0).await?;
     Ok(())
 }
 

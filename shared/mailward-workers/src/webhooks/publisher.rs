@@ -1,9 +1,9 @@
 //! The publisher: outbox events → one delivery job per subscribed, enabled endpoint.
 
 use super::delivery::DeliveryJob;
-use crate::state::AppState;
 use mailward_domain::events::is_subscribed;
 use mailward_domain::webhooks::EndpointStatus;
+use mailward_services::state::AppState;
 use mailward_store::outbox::{self, OutboxEvent};
 use mailward_store::{keys, webhooks};
 use serde_json::{Map, Value, json};
@@ -52,7 +52,7 @@ pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Res
             body: envelope(event, &endpoint.api_version)?,
             attempt: 1,
         };
-        crate::job::enqueue(state, &job, 0).await?;
+        mailward_services::job::enqueue(state, &job, 0).await?;
         sent += 1;
     }
     Ok(sent)

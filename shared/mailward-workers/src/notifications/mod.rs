@@ -14,12 +14,12 @@ pub mod reminders;
 mod render;
 pub use mailward_app::unsubscribe;
 
-use crate::state::AppState;
 pub use mailward_app::jobs::{
     Kind, Notification, SEND_NOTIFICATION, enqueue_notification as enqueue,
 };
 use mailward_domain::events::types;
 use mailward_domain::model::{OrgState, Role};
+use mailward_services::state::AppState;
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{accounts, domains, notifications, orgs};
 use uuid::Uuid;

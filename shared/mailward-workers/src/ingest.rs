@@ -5,8 +5,6 @@
 //! bytes are kept in object storage (never served by the API). Identity is reporter + report
 //! id + policy domain + date range; importing the same report again changes nothing.
 
-use crate::error::ServiceError;
-use crate::state::AppState;
 use mailward_domain::reports::{DaySpread, ReportIdentity, ReportKind, SourceDay, StoredReport};
 use mailward_domain::store::WriteOp;
 use mailward_domain::tls_reports::{StoredTlsReport, TlsFailure, TlsPolicyResult, cap_details};
@@ -17,6 +15,9 @@ use mailward_reports::aggregate::{
 };
 use mailward_reports::tlsrpt::TlsReport;
 use mailward_reports::{Content, Limits};
+use mailward_services::error::ServiceError;
+use mailward_services::reports::figures::{contribution, figures_window, update_figures};
+use mailward_services::state::AppState;
 use mailward_store::reports as stored;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use time::format_description::well_known::Rfc3339;
 
 /// Writes per transaction when storing rows (well under the store's limit).
 const OPS_PER_COMMIT: usize = 25;
+
 /// Days an unattributed report's note is kept.
 const UNATTRIBUTED_DAYS: i64 = 400;
 
@@ -161,6 +163,7 @@ pub fn fold_aggregate(
 /// reserved from its size, so a day's rows and index are not grown and copied as they fill.
 /// What is reserved and not used is address space, never touched.
 const BYTES_PER_RECORD: usize = 384;
+
 /// Rows reserved per day at most, whatever the report's size.
 const MAX_ROWS_RESERVED: usize = 1 << 20;
 
@@ -413,147 +416,6 @@ async fn commit_all(app: &AppState, ops: Vec<WriteOp>) -> Result<(), ServiceErro
     Ok(())
 }
 
-/// Recomputes a domain's 14-day report figures (the window ending yesterday) and its first
-/// report day, retried against concurrent writers of the domain (the sweep).
-pub async fn refresh_figures(
-    app: &AppState,
-    org: uuid::Uuid,
-    domain_id: uuid::Uuid,
-    report_day: Option<time::Date>,
-) -> Result<(), ServiceError> {
-    update_figures(app, org, domain_id, report_day, None).await
-}
-
-/// The window `[from, to]` of the domain figures: fourteen days ending yesterday.
-fn figures_window(app: &AppState) -> (time::Date, time::Date) {
-    let today = app.clock.now().date();
-    let yesterday = today.previous_day().unwrap_or(today);
-    (yesterday - time::Duration::days(13), yesterday)
-}
-
-/// What one report's rows add to the figures of the window.
-fn contribution(
-    rows: &BTreeMap<time::Date, Vec<SourceDay>>,
-    (from, to): (time::Date, time::Date),
-) -> mailward_domain::domain::ReportFigures {
-    let mut added = mailward_domain::domain::ReportFigures {
-        as_of: stored::day_string(to),
-        ..Default::default()
-    };
-    for r in rows.range(from..=to).flat_map(|(_, day)| day) {
-        added.volume += r.volume;
-        added.dmarc_pass += r.dmarc_pass;
-        added.spf_aligned_pass += r.spf_aligned_pass;
-        added.dkim_aligned_pass += r.dkim_aligned_pass;
-    }
-    added
-}
-
-/// Saves the domain's figures: the stored ones plus `added` when they are of today's window
-/// (one report's import: no re-read of the window, whose rows can run to millions), else
-/// recomputed from the window's rows.
-async fn update_figures(
-    app: &AppState,
-    org: uuid::Uuid,
-    domain_id: uuid::Uuid,
-    report_day: Option<time::Date>,
-    added: Option<&mailward_domain::domain::ReportFigures>,
-) -> Result<(), ServiceError> {
-    let store = app.store.as_ref();
-    let (from, yesterday) = figures_window(app);
-    let as_of = stored::day_string(yesterday);
-    let mut recomputed: Option<mailward_domain::domain::ReportFigures> = None;
-    for _ in 0..5 {
-        let Some(current) = mailward_store::domains::get(store, org, domain_id).await? else {
-            return Ok(());
-        };
-        let figures = match (added, &current.value.report_figures) {
-            (Some(added), Some(stored)) if stored.as_of == as_of => {
-                mailward_domain::domain::ReportFigures {
-                    as_of: as_of.clone(),
-                    volume: stored.volume + added.volume,
-                    dmarc_pass: stored.dmarc_pass + added.dmarc_pass,
-                    spf_aligned_pass: stored.spf_aligned_pass + added.spf_aligned_pass,
-                    dkim_aligned_pass: stored.dkim_aligned_pass + added.dkim_aligned_pass,
-                }
-            }
-            // The domain's first report (no report day, no figures yet): nothing was counted
-            // before it, so its own rows are the figures; reading them back would only cost.
-            // A concurrent first report then finds these figures and adds its own.
-            (Some(added), None) if current.value.monitoring_since.is_none() => {
-                mailward_domain::domain::ReportFigures {
-                    as_of: as_of.clone(),
-                    ..added.clone()
-                }
-            }
-            _ => match &recomputed {
-                Some(f) => f.clone(),
-                None => {
-                    let rows = stored::rows_between(store, org, domain_id, from, yesterday).await?;
-                    let mut f = mailward_domain::domain::ReportFigures {
-                        as_of: as_of.clone(),
-                        ..Default::default()
-                    };
-                    for (_, r) in &rows {
-                        f.volume += r.volume;
-                        f.dmarc_pass += r.dmarc_pass;
-                        f.spf_aligned_pass += r.spf_aligned_pass;
-                        f.dkim_aligned_pass += r.dkim_aligned_pass;
-                    }
-                    recomputed = Some(f.clone());
-                    f
-                }
-            },
-        };
-        let mut next = current.value.clone();
-        next.report_figures = Some(figures);
-        if let Some(day) = report_day.map(stored::day_string)
-            && next
-                .monitoring_since
-                .as_ref()
-                .is_none_or(|since| day < *since)
-        {
-            next.monitoring_since = Some(day);
-        }
-        if next == current.value {
-            return Ok(());
-        }
-        match store
-            .transact(vec![mailward_store::domains::save_op(
-                &next,
-                current.version,
-            )?])
-            .await
-        {
-            Ok(()) => {
-                if current.value.monitoring_since.is_none() && next.monitoring_since.is_some() {
-                    first_report_arrived(app, org, domain_id).await;
-                }
-                return Ok(());
-            }
-            Err(e) if e.is_conflict() => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(ServiceError::conflict(
-        "the domain kept changing while its report figures were saved",
-    ))
-}
-
-/// Queues the `first_report` mail of a domain (once per domain: the occurrence is the domain).
-/// The report is stored already; a queue failure costs the mail, not the data, so it is logged.
-async fn first_report_arrived(app: &AppState, org: uuid::Uuid, domain_id: uuid::Uuid) {
-    let notification = crate::notifications::Notification {
-        org_id: org,
-        domain_id,
-        kind: crate::notifications::Kind::FirstReport,
-        occurrence: format!("first_report:{domain_id}"),
-    };
-    if let Err(e) = crate::notifications::enqueue(app, notification).await {
-        tracing::error!(org.id = %org, domain.id = %domain_id, error = %e, "the first-report notification could not be queued");
-    }
-}
-
 /// Imports one identified report for every organization watching its domain.
 async fn import(
     app: &AppState,
@@ -621,7 +483,7 @@ async fn import(
                 let added = contribution(rows, figures_window(app));
                 update_figures(app, org, domain_id, first_day, Some(&added)).await?;
                 if identity.kind == ReportKind::Dmarc {
-                    super::senders::enqueue_identify(app, org, domain_id).await;
+                    crate::identify::enqueue_identify(app, org, domain_id).await;
                 }
             }
             // Another delivery of the same report finished first: it is a duplicate.

@@ -1,13 +1,13 @@
 //! The delivery job: one POST of one event to one endpoint, recorded, retried with backoff.
 
 use super::signature::{SIGNATURE_HEADER, sign};
-use crate::outbound::client::{Refused, check_url};
-use crate::secret_box;
-use crate::state::AppState;
 pub use mailward_app::jobs::{DELIVER_WEBHOOK, DeliveryJob};
 use mailward_domain::webhooks::{
     AUTO_DISABLE_AFTER, AttemptStatus, DeliveryAttempt, EndpointStatus, WebhookEndpoint,
 };
+use mailward_services::outbound::client::{Refused, check_url};
+use mailward_services::secret_box;
+use mailward_services::state::AppState;
 use mailward_store::webhooks;
 use std::time::Instant;
 use time::OffsetDateTime;
@@ -228,7 +228,7 @@ pub async fn deliver(state: &AppState, job: DeliveryJob) -> anyhow::Result<()> {
             attempt: job.attempt + 1,
             ..job
         };
-        crate::job::enqueue(state, &next, delay).await?;
+        mailward_services::job::enqueue(state, &next, delay).await?;
     }
     Ok(())
 }
@@ -273,9 +273,9 @@ async fn update_failure_count(
         let mut ops = vec![webhooks::save_op(&endpoint, current.version)?];
         if disabled_now {
             // The service changed the customer's configuration: the activity log says so.
-            ops.extend(crate::activity::system_ops(
+            ops.extend(mailward_services::activity::system_ops(
                 job.org_id,
-                crate::activity::Change::new(
+                mailward_services::activity::Change::new(
                     "webhook_endpoint.auto_disabled",
                     "webhook_endpoint",
                     Some(endpoint.id),
@@ -297,7 +297,7 @@ async fn update_failure_count(
 }
 
 /// The time a receiver has to answer (SPEC §6.4): the default of the outbound client.
-pub use crate::config::RECEIVER_TIMEOUT;
+pub use mailward_services::config::RECEIVER_TIMEOUT;
 
 #[cfg(test)]
 mod tests {

@@ -9,9 +9,9 @@
 //! `domain.hosted_record.ready|error` when its state moves. Like the sweep, the coordinator
 //! only enqueues batches on the jobs queue; the queue worker runs them.
 
-use crate::state::AppState;
 use futures::StreamExt as _;
 pub use mailward_app::jobs::{RECONCILE_BATCH, ReconcileBatch};
+use mailward_services::state::AppState;
 use mailward_store::{domains, keys};
 use uuid::Uuid;
 
@@ -50,7 +50,7 @@ pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
         let batch = ReconcileBatch {
             domains: chunk.to_vec(),
         };
-        crate::job::enqueue(state, &batch, 0).await?;
+        mailward_services::job::enqueue(state, &batch, 0).await?;
     }
     tracing::info!(reconcile.domains = all.len(), "reconciliation coordinated");
     Ok(all.len())
@@ -81,10 +81,10 @@ pub async fn reconcile_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::
     };
     let domain = current.value;
     let now = state.clock.now();
-    crate::domains::hosting::dmarc::reconcile_dmarc_alone(state, &domain, now).await;
-    crate::domains::hosting::dkim_keys::reconcile(state, &domain, now).await;
-    crate::domains::hosting::spf::reconcile(state, &domain, now).await;
-    crate::domains::hosting::mta_sts::reconcile(state, &domain, now).await;
-    crate::domains::hosting::bimi::reconcile(state, &domain, now).await;
+    mailward_services::domains::hosting::dmarc::reconcile_dmarc_alone(state, &domain, now).await;
+    mailward_services::domains::hosting::dkim_keys::reconcile(state, &domain, now).await;
+    mailward_services::domains::hosting::spf::reconcile(state, &domain, now).await;
+    mailward_services::domains::hosting::mta_sts::reconcile(state, &domain, now).await;
+    mailward_services::domains::hosting::bimi::reconcile(state, &domain, now).await;
     Ok(())
 }

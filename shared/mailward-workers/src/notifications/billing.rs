@@ -1,5 +1,5 @@
 //! `billing_notices`: the mails that tell an organization on a paid plan what its bill is about
-//! to become, from the usage model ([`crate::usage`]: a 14-day trial, then graduated tiers of
+//! to become, from the usage model ([`mailward_services::usage`]: a 14-day trial, then graduated tiers of
 //! active domains). There is no payment provider in the service; these notices are about what
 //! the usage line items will say, which is what the invoice is made from.
 //!
@@ -16,9 +16,9 @@
 
 use super::Switch;
 use super::render::Reminder;
-use crate::state::AppState;
 use mailward_api_types::admin::UsageLineItem;
 use mailward_domain::model::Organization;
+use mailward_services::state::AppState;
 use mailward_store::{domains, notifications};
 use time::{Duration, OffsetDateTime};
 
@@ -45,12 +45,12 @@ pub(super) async fn due(
     org: &Organization,
     now: OffsetDateTime,
 ) -> anyhow::Result<Option<(Reminder, Vec<String>)>> {
-    let Some(trial_end) = crate::usage::trial_end(org) else {
+    let Some(trial_end) = mailward_services::usage::trial_end(org) else {
         return Ok(None);
     };
     let store = state.store.as_ref();
     let list = domains::list(store, org.id).await?;
-    let (active, tiers) = crate::usage::paid_tiers(org, &list);
+    let (active, tiers) = mailward_services::usage::paid_tiers(org, &list);
     let end = trial_end.unix_timestamp();
     let mut candidates = Vec::new();
     if now < trial_end && trial_end - now <= TRIAL_ENDING_WITHIN {

@@ -10,11 +10,11 @@
 
 use super::render::Reminder;
 use super::{Switch, unsubscribe};
-use crate::state::AppState;
 pub use mailward_app::jobs::{RemindersJob, SEND_REMINDERS};
 use mailward_domain::admin::Invitation;
 use mailward_domain::domain::{Domain, MonitoringStatus};
 use mailward_domain::model::OrgState;
+use mailward_services::state::AppState;
 use mailward_store::{domains, invitations, notifications, orgs};
 use time::{Duration, OffsetDateTime};
 

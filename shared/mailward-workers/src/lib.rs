@@ -1,0 +1,22 @@
+//! The background processes: what runs off the request path, on a schedule or a queue.
+//!
+//! - [`sweep`]: the monitoring sweep's coordination and batches (one domain's evaluation is an
+//!   operation of `mailward-services`);
+//! - [`reconcile`]: the hourly reconciliation of hosted records;
+//! - [`ingest`] and [`identify`]: report ingestion (the SMTP mailbox, SES, `mailward import`) and
+//!   sender identification;
+//! - [`notifications`]: the mails of `settings.email_notifications`, the daily digest and
+//!   reminders;
+//! - [`webhooks`]: the outbox publisher and signed delivery;
+//! - [`jobs`]: the registry of every job type (one line each) and the queue worker's loop.
+//!
+//! No `api-*` function, no MCP endpoint and not `mailward-http` depends on this crate
+//! (`tests/check-layout`): an API Lambda links none of it.
+
+pub mod identify;
+pub mod ingest;
+pub mod jobs;
+pub mod notifications;
+pub mod reconcile;
+pub mod sweep;
+pub mod webhooks;
