@@ -1,31 +1,4 @@
-//! Escaping for the HTML the service writes itself (notification mails, the sign-in and
-//! unsubscribe pages): names people chose must never become markup.
+//! The one HTML escaper of the service's own pages and mails (it lives with the domain model, so
+//! pure engines such as the prospecting report use it too).
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::escape;
-
-    #[test]
-    fn names_are_escaped() {
-        assert_eq!(
-            escape("<b>\"Acme\" & 'Co'</b>"),
-            "&lt;b&gt;&quot;Acme&quot; &amp; &#39;Co&#39;&lt;/b&gt;"
-        );
-    }
-}
+pub use mailward_domain::html::escape;

@@ -20,6 +20,7 @@ pub mod email;
 pub mod events;
 pub mod hosted_spf;
 pub mod hosted_zone;
+pub mod html;
 pub mod mailer;
 pub mod model;
 pub mod mta_sts;

@@ -205,6 +205,16 @@ pub fn spread_over_days(begin: i64, end: i64, count: u64) -> Vec<(time::Date, u6
     DaySpread::new(begin, end).split(count).collect()
 }
 
+/// `yyyy-mm-dd`.
+pub fn day_string(day: time::Date) -> String {
+    format!(
+        "{:04}-{:02}-{:02}",
+        day.year(),
+        u8::from(day.month()),
+        day.day()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

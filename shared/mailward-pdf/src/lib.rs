@@ -3,7 +3,7 @@
 //! Why a crate of its own: the PDF engine and its fonts (about 2 MB) are linked only by the
 //! report-download function; every other Lambda stays small. The content is the same
 //! [`ProspectingReportContent`] the JSON and HTML previews show, with the same words and colours
-//! (`mailward_services::prospecting::{texts, html}`), so the PDF cannot say something the HTML
+//! (`mailward_prospecting::{texts, html}`), so the PDF cannot say something the HTML
 //! does not.
 
 pub mod layout;

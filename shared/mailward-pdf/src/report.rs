@@ -4,11 +4,9 @@
 
 use crate::layout::{CONTENT_W, Flow, MARGIN, Op, PAGE_H, PAGE_W, Rgb, Style, TOP, rgb, width};
 use mailward_api_types::prospecting::{DomainResult, ProspectingReportContent};
-use mailward_services::prospecting::content::money;
-use mailward_services::prospecting::html::{
-    Palette, dkim_colour, palette, risk_colour, status_colour,
-};
-use mailward_services::prospecting::texts::{self, Labels};
+use mailward_prospecting::content::money;
+use mailward_prospecting::html::{Palette, dkim_colour, palette, risk_colour, status_colour};
+use mailward_prospecting::texts::{self, Labels};
 
 struct Colours {
     background: Rgb,

@@ -74,15 +74,7 @@ pub fn report_op(report: &StoredReport) -> Result<WriteOp, StoreError> {
     })
 }
 
-/// `yyyy-mm-dd`.
-pub fn day_string(day: time::Date) -> String {
-    format!(
-        "{:04}-{:02}-{:02}",
-        day.year(),
-        u8::from(day.month()),
-        day.day()
-    )
-}
+pub use mailward_domain::reports::day_string;
 
 /// A domain's imported reports.
 pub async fn list(

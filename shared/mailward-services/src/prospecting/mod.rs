@@ -11,9 +11,7 @@
 //! typeset, and the download function (the only one that links the PDF engine) stores what it
 //! typeset with [`store_pdf`].
 
-pub mod content;
-pub mod html;
-pub mod texts;
+pub use mailward_prospecting::{content, html, texts};
 
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};

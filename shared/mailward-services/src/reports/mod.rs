@@ -1,7 +1,7 @@
 //! Reports (the reports issue): ingestion, sender identification, and the summary and
 //! sender views.
 
-pub mod by_sender;
+pub use mailward_insights::by_sender;
 pub mod data;
 pub mod export;
 pub mod figures;

@@ -10,23 +10,23 @@ use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use mailward_api_types::reports::{
-    NextAction, PeriodDelta, PeriodFigures, ProbeTask, Recommendation, ReportSummary, SenderEntry,
-    SendersParams, SendersView, StoredFigures, SummaryParams, Totals,
+    PeriodDelta, ProbeTask, ReportSummary, SenderEntry, SendersParams, SendersView, StoredFigures,
+    SummaryParams,
 };
-use mailward_domain::domain::{Domain, Policy};
-use mailward_domain::reports::SourceDay;
+use mailward_domain::domain::Policy;
+pub use mailward_insights::figures::totals;
+use mailward_insights::figures::{figures, round2};
+pub use mailward_insights::recommend::ADVANCE_MIN_VOLUME;
+use mailward_insights::recommend::{next_action, recommend};
 use mailward_store::reports::{day_string, rows_between};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use time::{Date, Duration};
+use std::collections::{BTreeMap, BTreeSet};
+use time::Duration;
 
 /// Most senders one view lists.
 pub const MAX_SENDERS: u32 = 20;
 
 /// Most probe tasks the summary lists.
 const MAX_PROBE_TASKS: usize = 10;
-
-/// Fewest messages in the window before a recommendation to advance is made.
-pub const ADVANCE_MIN_VOLUME: u64 = 100;
 
 /// The days of a summary `period`.
 fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
@@ -38,136 +38,6 @@ fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
             "period",
             "period must be last_7_days, last_14_days or last_30_days",
         )),
-    }
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
-fn figures(from: Date, to: Date, rows: &[(String, SourceDay)]) -> PeriodFigures {
-    let (mut volume, mut dmarc, mut spf, mut dkim) = (0, 0, 0, 0);
-    for (_, r) in rows {
-        volume += r.volume;
-        dmarc += r.dmarc_pass;
-        spf += r.spf_aligned_pass;
-        dkim += r.dkim_aligned_pass;
-    }
-    PeriodFigures {
-        date_from: day_string(from),
-        date_to: day_string(to),
-        volume,
-        dmarc_pass_pct: pct(dmarc, volume),
-        spf_pass_pct: pct(spf, volume),
-        dkim_pass_pct: pct(dkim, volume),
-    }
-}
-
-/// Splits the window's messages into the five totals (see [`Totals`]).
-pub fn totals(rows: &[(String, SourceDay)]) -> Totals {
-    let passing_sources: HashSet<&str> = rows
-        .iter()
-        .filter(|(_, r)| r.dmarc_pass > 0)
-        .map(|(_, r)| r.source_ip.as_str())
-        .collect();
-    let mut t = Totals::default();
-    for (_, r) in rows {
-        let forwarded = r.forwarded.min(r.volume);
-        let undetermined = r.undetermined.min(r.volume - forwarded);
-        // Forwarded mail is counted as forwarded whatever its result; the rest splits.
-        let passing = r.dmarc_pass.min(r.volume - forwarded - undetermined);
-        let failing = r.volume - forwarded - undetermined - passing;
-        t.forwarded += forwarded;
-        t.undetermined += undetermined;
-        t.compliant += passing;
-        if passing_sources.contains(r.source_ip.as_str()) {
-            t.non_compliant += failing;
-        } else {
-            t.unknown += failing;
-        }
-    }
-    t
-}
-
-/// Whether to move the policy up: with enough data in the window and no legitimate mail that
-/// the next policy would stop over the last 30 days (the enforcement impact), what still fails
-/// comes from unidentified sources, which is exactly the mail enforcement is meant to stop.
-pub fn recommend(
-    domain: &Domain,
-    window: &PeriodFigures,
-    legitimate_affected: u64,
-) -> Recommendation {
-    let next = match domain.dmarc_policy {
-        Policy::Reject => {
-            return Recommendation {
-                status: "at_maximum".into(),
-                next_policy: None,
-                reason: "the domain already publishes p=reject".into(),
-            };
-        }
-        Policy::Quarantine => "reject",
-        Policy::None => "quarantine",
-    };
-    let hold = |reason: String| Recommendation {
-        status: "hold".into(),
-        next_policy: None,
-        reason,
-    };
-    if window.volume < ADVANCE_MIN_VOLUME {
-        return hold(format!(
-            "too little report data in the window ({} messages; at least {ADVANCE_MIN_VOLUME} are needed)",
-            window.volume
-        ));
-    }
-    if legitimate_affected > 0 {
-        return hold(format!(
-            "p={next} would stop {legitimate_affected} messages of legitimate senders over the last 30 days; fix those senders first (see the enforcement impact)"
-        ));
-    }
-    Recommendation {
-        status: "advance_recommended".into(),
-        next_policy: Some(next.into()),
-        reason: format!(
-            "every known sender passes DMARC ({}% of {} messages); what fails comes from unidentified sources",
-            window.dmarc_pass_pct, window.volume
-        ),
-    }
-}
-
-fn next_action(
-    window: &PeriodFigures,
-    recommendation: &Recommendation,
-    legitimate_affected: u64,
-) -> NextAction {
-    let (code, message) = if window.volume == 0 {
-        (
-            "wait_for_reports",
-            "No aggregate reports cover the window yet; check the DMARC record names the report address".to_owned(),
-        )
-    } else if legitimate_affected > 0 {
-        (
-            "fix_failing_senders",
-            format!(
-                "Fix SPF or DKIM for the legitimate senders behind {legitimate_affected} failing messages"
-            ),
-        )
-    } else if recommendation.status == "advance_recommended" {
-        (
-            "advance_policy",
-            format!(
-                "Publish p={} for the domain",
-                recommendation
-                    .next_policy
-                    .as_deref()
-                    .unwrap_or("quarantine")
-            ),
-        )
-    } else {
-        ("keep_monitoring", recommendation.reason.clone())
-    };
-    NextAction {
-        code: code.into(),
-        message,
     }
 }
 
@@ -325,42 +195,4 @@ pub async fn senders(
         truncated: count > u64::from(limit),
         senders: entries,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(ip: &str, volume: u64, pass: u64, forwarded: u64) -> (String, SourceDay) {
-        (
-            "2026-01-01".into(),
-            SourceDay {
-                source_ip: ip.into(),
-                volume,
-                dmarc_pass: pass,
-                forwarded,
-                ..SourceDay::default()
-            },
-        )
-    }
-
-    #[test]
-    fn totals_sum_to_volume_and_tell_known_from_unknown_sources() {
-        let rows = vec![
-            row("192.0.2.1", 100, 90, 0),
-            row("192.0.2.1", 10, 0, 0),
-            row("198.51.100.2", 5, 0, 0),
-            row("203.0.113.3", 8, 2, 6),
-        ];
-        let t = totals(&rows);
-        assert_eq!(t.compliant, 92);
-        assert_eq!(
-            t.non_compliant, 20,
-            "192.0.2.1 also passes: its failures are known"
-        );
-        assert_eq!(t.unknown, 5);
-        assert_eq!(t.forwarded, 6);
-        let sum = t.compliant + t.non_compliant + t.forwarded + t.unknown + t.undetermined;
-        assert_eq!(sum, 123);
-    }
 }

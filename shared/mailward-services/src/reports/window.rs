@@ -5,6 +5,7 @@
 use crate::error::ServiceError;
 use crate::state::AppState;
 use mailward_domain::model::PricingType;
+pub use mailward_insights::figures::pct;
 use time::{Date, Duration};
 
 /// Days of report data a plan keeps.
@@ -27,15 +28,6 @@ pub(crate) fn long_period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
             "period",
             "period must be last_7_days, last_30_days, last_90_days or last_365_days",
         )),
-    }
-}
-
-/// `part` of `whole` in percent, two decimals (0 without a whole).
-pub(crate) fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
     }
 }
 

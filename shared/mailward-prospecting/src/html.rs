@@ -2,12 +2,12 @@
 //! external resources, so it can be mailed, archived or printed as is. Every string comes from
 //! the content (already in the report's language) or from [`texts::labels`].
 
-use super::content::money;
-use super::texts;
-use crate::html::escape;
+use crate::content::money;
+use crate::texts;
 use mailward_api_types::prospecting::{
     DkimState, DomainResult, FindingStatus, Language, ProspectingReportContent, RiskLevel, Theme,
 };
+use mailward_domain::html::escape;
 use std::fmt::Write;
 
 /// The colours of one theme, shared with the PDF rendering.

@@ -1,7 +1,7 @@
 //! From audits to the report's content: findings, risk, sending services, records, the
 //! potential-loss estimate and the plan. Pure: the caller audits, this module only judges.
 
-use super::texts;
+use crate::texts;
 use mailward_api_types::prospecting::{
     CreateProspectingReport, Currency, DkimState, DomainExposure, DomainResult, Finding,
     FindingStatus, Language, PlanStep, PotentialLoss, ProspectingReportContent, ReportCover,
