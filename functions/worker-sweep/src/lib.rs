@@ -1,5 +1,6 @@
 //! The `worker-sweep` function: the coordinators of the monitoring sweep and of the hourly
-//! hosted-record reconciliation, run by EventBridge schedules. The sweep itself lives in `mailward_services::sweep`; the batches it enqueues are
+//! hosted-record reconciliation, run by EventBridge schedules. The coordination lives in `mailward_workers::sweep` (one domain's evaluation in
+//! `mailward_services::evaluation`); the batches it enqueues are
 //! evaluated by `worker-queue`.
 
 use mailward_services::AppState;

@@ -663,7 +663,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
 }
 
 async fn sweep(settings: Settings, due_only: bool) -> anyhow::Result<()> {
-    use mailward_services::sweep::CLAIM_SECS;
+    use mailward_services::evaluation::CLAIM_SECS;
     use mailward_workers::sweep::{SweepScope, sweep_by_hand};
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;

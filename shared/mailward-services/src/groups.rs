@@ -303,7 +303,7 @@ pub async fn update(
             .filter(|d| d.group_id == Some(id))
             .map(|d| (d.org_id, d.id))
             .collect();
-        crate::sweep::evaluate_soon(app, &members).await;
+        crate::evaluation::evaluate_soon(app, &members).await;
     }
     Ok(view(&group, None))
 }

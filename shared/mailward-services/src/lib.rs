@@ -29,7 +29,6 @@ pub mod reports;
 pub mod signup;
 pub mod sources;
 pub mod support;
-pub mod sweep;
 pub mod tasks;
 pub mod tools;
 pub mod usage;

@@ -2,13 +2,13 @@
 //! jobs queue ([`coordinate`], run by the schedule), each batch's domains evaluated a few at a
 //! time ([`run_batch`], the job), and a whole sweep run by hand ([`sweep_by_hand`]:
 //! `mailward sweep`, the tests). One domain's evaluation is the operation
-//! `mailward_services::sweep::sweep_domain`.
+//! `mailward_services::evaluation::evaluate`.
 
 use futures::StreamExt as _;
 use mailward_app::AppState;
 pub use mailward_app::jobs::SweepBatch;
 use mailward_domain::domain::MonitoringStatus;
-use mailward_services::sweep::{BATCH_SIZE, Swept, sweep_domain};
+use mailward_services::evaluation::{BATCH_SIZE, Swept, evaluate as sweep_domain};
 use mailward_store::{domains, keys};
 use uuid::Uuid;
 

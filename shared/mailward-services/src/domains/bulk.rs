@@ -125,7 +125,7 @@ pub async fn create_many(
         }
         results.push(bulk_entry(app, url, &outcome));
     }
-    crate::sweep::evaluate_soon(app, &created).await;
+    crate::evaluation::evaluate_soon(app, &created).await;
     Ok(BulkResponse {
         created_count: u32::try_from(created.len()).unwrap_or(u32::MAX),
         failed_count,

@@ -128,7 +128,7 @@ pub async fn create(
 ) -> Result<DomainView, ServiceError> {
     caller.require_write()?;
     let domain = create_one(app, caller, input).await?;
-    crate::sweep::evaluate_soon(app, &[(domain.org_id, domain.id)]).await;
+    crate::evaluation::evaluate_soon(app, &[(domain.org_id, domain.id)]).await;
     Ok(app.domain_view(&domain))
 }
 
@@ -873,7 +873,7 @@ async fn backfill_tasks(
     caller: &Caller,
     id: Uuid,
 ) -> Result<DomainView, ServiceError> {
-    crate::sweep::sweep_domain(app, caller.org_id, id)
+    crate::evaluation::evaluate(app, caller.org_id, id)
         .await
         .map_err(|e| ServiceError::unavailable(format!("evaluating the domain: {e:#}")))?;
     Ok(app.domain_view(&load(app, caller, id).await?.value))

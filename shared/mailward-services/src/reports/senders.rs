@@ -150,7 +150,7 @@ pub async fn reconcile_tasks(
         let existing =
             mailward_store::tasks::list_for_domain(store, domain.org_id, domain.id).await?;
         let writes = crate::tasks::writes::sweep_writes(
-            app,
+            &app.config,
             &current.value,
             &existing,
             &findings,

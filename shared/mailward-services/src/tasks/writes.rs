@@ -74,7 +74,7 @@ pub struct SweepTaskWrites {
 
 /// Reconciles a domain's tasks with the findings of its evaluation.
 pub fn sweep_writes(
-    app: &AppState,
+    config: &crate::config::Config,
     domain: &Domain,
     existing: &[Versioned<Task>],
     findings: &mailward_tasks::Findings,
@@ -131,7 +131,7 @@ pub fn sweep_writes(
     }
     // States that held through the window unannounced (a lost check message): announce now.
     let window = time::Duration::seconds(
-        i64::try_from(app.config.task_event_delay_secs).unwrap_or(i64::MAX / 2),
+        i64::try_from(config.task_event_delay_secs).unwrap_or(i64::MAX / 2),
     );
     for task in existing
         .iter()
