@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use mailward_http::extract::Query;
 use mailward_http::oauth::form;
 use mailward_http::{AppState, Routes, links};
-use mailward_services::oauth::Urls;
-use mailward_services::oauth::flow::{self, AuthorizeError, AuthorizeParams, PageState};
-use mailward_services::oauth::signin::{self, SignInError};
+use mailward_oauth::Urls;
+use mailward_oauth::flow::{self, AuthorizeError, AuthorizeParams, PageState};
+use mailward_oauth::signin::{self, SignInError};
 use serde::Deserialize;
 use uuid::Uuid;
 

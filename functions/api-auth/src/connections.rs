@@ -7,7 +7,7 @@ use mailward_api_types::ErrorBody;
 use mailward_api_types::oauth::ConnectionList;
 use mailward_http::extract::PathId;
 use mailward_http::{ApiError, AppState, Principal, Routes};
-use mailward_services::oauth::connections;
+use mailward_oauth::connections;
 
 /// The caller's connections.
 #[utoipa::path(get, path = "/oauth/connections", tag = "oauth",

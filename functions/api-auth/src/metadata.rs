@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mailward_http::oauth::oauth_error;
 use mailward_http::{ApiError, AppState, Routes, links};
-use mailward_services::oauth::{SCOPES, Urls, flow, signing};
+use mailward_oauth::{SCOPES, Urls, flow, signing};
 use serde_json::{Value, json};
 
 /// The authorization server's metadata for a request's base URL.

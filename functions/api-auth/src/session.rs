@@ -11,8 +11,8 @@ use mailward_http::extract::Json;
 use mailward_http::middleware::ClientIp;
 use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
 use mailward_http::{ApiError, AppState, Routes};
+use mailward_oauth::session;
 use mailward_services::config::Scope;
-use mailward_services::oauth::session;
 
 /// Dashboard sessions last eight hours.
 pub const SESSION_TTL_SECS: i64 = 8 * 3600;

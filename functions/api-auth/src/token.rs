@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use mailward_api_types::oauth::{OAuthErrorBody, TokenResponse};
 use mailward_http::oauth::{form, oauth_error};
 use mailward_http::{ApiError, AppState, Routes, links};
-use mailward_services::oauth::{Urls, flow};
+use mailward_oauth::{Urls, flow};
 use serde::Deserialize;
 
 /// Trades a code or a refresh token for tokens.
@@ -62,7 +62,7 @@ pub async fn revoke(
     let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
     let input: RevokeForm = form(&headers, &body).map_err(oauth_error)?;
     let token = input.token.filter(|t| !t.is_empty()).ok_or_else(|| {
-        oauth_error(mailward_services::oauth::OAuthError::new(
+        oauth_error(mailward_oauth::OAuthError::new(
             "invalid_request",
             "token is missing",
         ))

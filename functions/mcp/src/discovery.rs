@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use mailward_http::{AppState, Routes, links};
-use mailward_services::oauth::{DIRECTORY_SCOPES, SCOPES, Urls};
+use mailward_oauth::{DIRECTORY_SCOPES, SCOPES, Urls};
 use serde_json::{Value, json};
 
 fn urls(app: &AppState, headers: &HeaderMap) -> Urls {
@@ -157,7 +157,7 @@ pub async fn server_card(State(app): State<AppState>, headers: HeaderMap) -> Res
             "schemes": ["oauth2"],
             "authorization_server": urls.issuer,
             "client_id": app.config.oauth_client_id,
-            "fixed_callback_port": mailward_services::oauth::FIXED_CALLBACK_PORT,
+            "fixed_callback_port": mailward_oauth::FIXED_CALLBACK_PORT,
         },
         "public_endpoint": urls.public(),
         "capabilities": {"tools": {"listChanged": false}},

@@ -1,6 +1,7 @@
-//! JSON Schemas of the tools' inputs and outputs. Outputs come from the same `utoipa` schemas as
-//! the OpenAPI document (so a tool and its REST route answer the same shape); their component
-//! references become `$defs` of one self-contained schema.
+//! JSON Schemas of the tools' inputs and outputs, generated from their types by `utoipa`: the
+//! outputs are the OpenAPI document's schemas (so a tool and its REST route answer the same
+//! shape), request bodies inside inputs are the REST request types; component references
+//! become `$defs` of one self-contained schema.
 
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
@@ -29,6 +30,16 @@ pub fn of<T: ToSchema>() -> Value {
     root
 }
 
+/// The input schema of a tool from its input type: an object that lists its properties, even
+/// none (some clients read `properties` unconditionally).
+pub fn input<T: ToSchema>() -> Value {
+    let mut root = of::<T>();
+    if let Value::Object(obj) = &mut root {
+        obj.entry("properties").or_insert_with(|| json!({}));
+    }
+    root
+}
+
 fn rewrite_refs(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -44,76 +55,4 @@ fn rewrite_refs(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
         _ => {}
     }
-}
-
-/// One property of an input object: its name, schema, and whether it is required.
-pub type Property = (&'static str, Value, bool);
-
-/// An object schema of `properties`; `$defs` of nested schemas move to the root, where their
-/// references resolve.
-pub fn object(properties: Vec<Property>) -> Value {
-    let mut props = Map::new();
-    let mut required = Vec::new();
-    let mut defs = Map::new();
-    for (name, mut schema, needed) in properties {
-        if let Some(Value::Object(nested)) = schema.as_object_mut().and_then(|o| o.remove("$defs"))
-        {
-            defs.extend(nested);
-        }
-        props.insert(name.to_owned(), schema);
-        if needed {
-            required.push(Value::String(name.to_owned()));
-        }
-    }
-    let mut root = json!({"type": "object", "properties": props, "additionalProperties": false});
-    if !required.is_empty() {
-        root["required"] = Value::Array(required);
-    }
-    if !defs.is_empty() {
-        root["$defs"] = Value::Object(defs);
-    }
-    root
-}
-
-/// A string property.
-pub fn string(description: &str) -> Value {
-    json!({"type": "string", "description": description})
-}
-
-/// A string property with fixed values.
-pub fn one_of(description: &str, values: &[&str]) -> Value {
-    json!({"type": "string", "enum": values, "description": description})
-}
-
-/// An integer property with bounds.
-pub fn integer(description: &str, min: u32, max: u32) -> Value {
-    json!({"type": "integer", "minimum": min, "maximum": max, "description": description})
-}
-
-/// A boolean property.
-pub fn boolean(description: &str) -> Value {
-    json!({"type": "boolean", "description": description})
-}
-
-/// A UUID property.
-pub fn uuid(description: &str) -> Value {
-    json!({"type": "string", "format": "uuid", "description": description})
-}
-
-/// A list of strings.
-pub fn strings(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "string"}, "description": description})
-}
-
-/// The `domain` property every per-domain tool takes.
-pub fn domain() -> Value {
-    string("The domain: its id (UUID) or its name (e.g. example.com)")
-}
-
-/// `page` and `per_page`.
-pub fn paging() -> Vec<Property> {
-    vec![
-        ("page", integer("Page number, from 1", 1, 100_000), false),
-        ("per_page", integer("Items per page", 1, 100), false),
-    ]
 }

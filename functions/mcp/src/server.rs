@@ -3,7 +3,7 @@
 //! meets (bad arguments, refusals, throttling) are tool results with `isError` and a structured
 //! `error`, which agents read; unknown tools are protocol errors, as MCP asks.
 
-use crate::tools::{self, Context, Endpoint, ToolError};
+use crate::tools::{self, Access, Context, Endpoint, ToolError};
 use mailward_domain::model::Role;
 use mailward_http::AppState;
 use mailward_http::rate_limit::hit;
@@ -58,9 +58,9 @@ pub fn listed(endpoint: Endpoint) -> Vec<Tool> {
                 .with_raw_output_schema(Arc::new(output))
                 .with_annotations(
                     ToolAnnotations::new()
-                        .read_only(!t.writes)
+                        .read_only(!t.writes())
                         .destructive(t.name.starts_with("delete_"))
-                        .open_world(matches!(t.name, "audit_domain" | "validate_spf_include")),
+                        .open_world(t.access == Access::Public),
                 )
         })
         .collect()
@@ -90,7 +90,7 @@ impl McpServer {
                 None,
             ));
         };
-        if def.writes
+        if def.writes()
             && let Some(Caller {
                 credential:
                     Credential::Session {
@@ -127,7 +127,7 @@ impl McpServer {
             caller: self.caller.clone(),
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(match tools::call(&ctx, def.name, args).await {
+        Ok(match (def.call)(&ctx, args).await {
             Ok(value) => {
                 let text = serde_json::to_string(&value).unwrap_or_default();
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);

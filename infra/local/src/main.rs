@@ -612,7 +612,7 @@ async fn import_imap(
 async fn oauth_rotate_key(settings: Settings) -> anyhow::Result<()> {
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
-    let kid = mailward_services::oauth::signing::rotate(&assembled.state)
+    let kid = mailward_oauth::signing::rotate(&assembled.state)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("New access-token signing key {kid}; the previous one verifies for 15 more minutes.");

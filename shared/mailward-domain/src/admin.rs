@@ -54,6 +54,7 @@ pub const INVITATION_TTL_MAX_SECS: i64 = 2_592_000;
 
 /// Who made a change (SPEC §2.13 activity log actor types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ActorType {
     /// A signed-in person.

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 /// A DMARC policy value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// Monitor only.
@@ -111,6 +112,7 @@ pub struct BimiOptions {
 
 /// `monitoring_status` (SPEC §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MonitoringStatus {
     /// Not evaluated yet.

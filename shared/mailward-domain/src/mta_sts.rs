@@ -16,6 +16,7 @@ pub const MAX_MAX_AGE: u64 = 31_557_600;
 
 /// `mode` of a policy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StsMode {
     /// Senders deliver anyway and report failures (the default: start here).

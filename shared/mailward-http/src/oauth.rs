@@ -3,7 +3,7 @@
 
 use crate::ApiError;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use mailward_services::oauth::OAuthError;
+use mailward_oauth::OAuthError;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 

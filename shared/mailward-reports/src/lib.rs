@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 pub mod container;
+pub mod fold;
 pub mod tlsrpt;
 
 pub use container::{Content, Extracted, extract, extract_with};

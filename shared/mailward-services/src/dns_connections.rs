@@ -13,7 +13,8 @@ use mailward_api_types::dns_connections as wire;
 use mailward_domain::dns_connections::{
     DnsConnection, DnsHostCredentials, DnsHostError, DnsHostZone, DnsHosts,
 };
-use mailward_domain::hosted_zone::normalize;
+use mailward_domain::hosted_zone::{HostedZone, ZoneRecord, ZoneRecordKind, normalize};
+use mailward_plan::{Action, RecordKind, RecordState};
 use mailward_store::dns_connections as stored;
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -404,8 +405,6 @@ pub async fn publish(
     id: Uuid,
     input: wire::PublishDnsRecords,
 ) -> Result<wire::DnsPublishResult, ServiceError> {
-    use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind};
-    use mailward_plan::{Action, RecordKind};
     caller.require_write()?;
     let connection = load(app, caller, id).await?.value;
     let domain = crate::access::load(app, caller, input.domain_id)
@@ -430,9 +429,45 @@ pub async fn publish(
         .await
         .map_err(provider_error)?;
     let guidance = crate::domains::records::dns_records(app, caller, domain.id).await?;
-    // Group by name and type: what to write, what to drop.
+    let mut results = Vec::new();
+    for set in planned_sets(&guidance.records) {
+        let outcome = publish_set(target.as_ref(), &set).await;
+        let record_type = match set.kind {
+            RecordKind::Txt => "TXT",
+            RecordKind::Cname => "CNAME",
+            RecordKind::Ns => "NS",
+        };
+        results.push(match outcome {
+            Ok(values) => wire::PublishedRecordSet {
+                host: set.host,
+                record_type: record_type.to_owned(),
+                values,
+                result: "published".to_owned(),
+                error: None,
+            },
+            Err(error) => wire::PublishedRecordSet {
+                host: set.host,
+                record_type: record_type.to_owned(),
+                values: set.write,
+                result: "failed".to_owned(),
+                error: Some(error),
+            },
+        });
+    }
+    Ok(wire::DnsPublishResult {
+        connection_id: id,
+        domain_id: domain.id,
+        domain: domain.url,
+        zone_id: zone.id,
+        zone: zone.name,
+        record_sets: results,
+    })
+}
+
+/// The guidance's unpublished records grouped by name and type: what to write, what to drop.
+fn planned_sets(records: &[RecordState]) -> Vec<PlannedSet> {
     let mut sets: Vec<PlannedSet> = Vec::new();
-    for state in &guidance.records {
+    for state in records {
         if state.already_published == Some(true) {
             continue;
         }
@@ -458,103 +493,59 @@ pub async fn publish(
             Action::Create | Action::Replace => sets[at].write.push(r.value.clone()),
         }
     }
-    let mut results = Vec::new();
-    for PlannedSet {
-        host,
-        kind,
-        write: planned,
-        drop: deleted,
-        ttl,
-    } in sets
-    {
-        let outcome = async {
-            let existing = target.records(&host).await.map_err(|e| e.to_string())?;
-            let existing_txt: Vec<String> = existing
-                .iter()
-                .filter(|r| r.kind == ZoneRecordKind::Txt)
-                .flat_map(|r| r.values.clone())
-                .collect();
-            match kind {
-                RecordKind::Txt => {
-                    let values = merged_txt(&existing_txt, &planned, &deleted);
-                    if values.is_empty() {
-                        target
-                            .remove(&[(host.clone(), ZoneRecordKind::Txt)])
-                            .await
-                            .map_err(|e| e.to_string())?;
-                    } else {
-                        target
-                            .upsert(&[ZoneRecord {
-                                name: host.clone(),
-                                kind: ZoneRecordKind::Txt,
-                                values: values.clone(),
-                                ttl,
-                            }])
-                            .await
-                            .map_err(|e| e.to_string())?;
-                    }
-                    Ok::<_, String>(values)
-                }
-                RecordKind::Cname => {
-                    let Some(value) = planned.first() else {
-                        target
-                            .remove(&[(host.clone(), ZoneRecordKind::Cname)])
-                            .await
-                            .map_err(|e| e.to_string())?;
-                        return Ok(Vec::new());
-                    };
-                    // A CNAME stands alone at its name: the TXT the plan replaces goes first.
-                    if !existing_txt.is_empty() {
-                        target
-                            .remove(&[(host.clone(), ZoneRecordKind::Txt)])
-                            .await
-                            .map_err(|e| e.to_string())?;
-                    }
-                    target
-                        .upsert(&[ZoneRecord {
-                            name: host.clone(),
-                            kind: ZoneRecordKind::Cname,
-                            values: vec![value.clone()],
-                            ttl,
-                        }])
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok(vec![value.clone()])
-                }
-                RecordKind::Ns => Err("NS records are not published".to_owned()),
-            }
-        }
-        .await;
-        let record_type = match kind {
-            RecordKind::Txt => "TXT",
-            RecordKind::Cname => "CNAME",
-            RecordKind::Ns => "NS",
-        };
-        results.push(match outcome {
-            Ok(values) => wire::PublishedRecordSet {
-                host,
-                record_type: record_type.to_owned(),
+    sets
+}
+
+/// Writes one record set into the zone; answers the values now published there.
+async fn publish_set(target: &dyn HostedZone, set: &PlannedSet) -> Result<Vec<String>, String> {
+    let host = &set.host;
+    let existing = target.records(host).await.map_err(|e| e.to_string())?;
+    let existing_txt: Vec<String> = existing
+        .iter()
+        .filter(|r| r.kind == ZoneRecordKind::Txt)
+        .flat_map(|r| r.values.clone())
+        .collect();
+    let remove = |kind| async move {
+        target
+            .remove(&[(host.clone(), kind)])
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let upsert = |kind, values: Vec<String>| async move {
+        target
+            .upsert(&[ZoneRecord {
+                name: host.clone(),
+                kind,
                 values,
-                result: "published".to_owned(),
-                error: None,
-            },
-            Err(error) => wire::PublishedRecordSet {
-                host,
-                record_type: record_type.to_owned(),
-                values: planned,
-                result: "failed".to_owned(),
-                error: Some(error),
-            },
-        });
+                ttl: set.ttl,
+            }])
+            .await
+            .map_err(|e| e.to_string())
+    };
+    match set.kind {
+        RecordKind::Txt => {
+            let values = merged_txt(&existing_txt, &set.write, &set.drop);
+            if values.is_empty() {
+                remove(ZoneRecordKind::Txt).await?;
+            } else {
+                upsert(ZoneRecordKind::Txt, values.clone()).await?;
+            }
+            Ok(values)
+        }
+        RecordKind::Cname => {
+            let Some(value) = set.write.first() else {
+                remove(ZoneRecordKind::Cname).await?;
+                return Ok(Vec::new());
+            };
+            // A CNAME stands alone at its name: the TXT the plan replaces goes first.
+            if !existing_txt.is_empty() {
+                remove(ZoneRecordKind::Txt).await?;
+            }
+            upsert(ZoneRecordKind::Cname, vec![value.clone()]).await?;
+            Ok(vec![value.clone()])
+        }
+        RecordKind::Ns => Err("NS records are not published".to_owned()),
     }
-    Ok(wire::DnsPublishResult {
-        connection_id: id,
-        domain_id: domain.id,
-        domain: domain.url,
-        zone_id: zone.id,
-        zone: zone.name,
-        record_sets: results,
-    })
 }
 
 #[cfg(test)]

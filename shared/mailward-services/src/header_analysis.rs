@@ -22,7 +22,9 @@ use mailward_api_types::tools::{
     ArcCheck, DmarcCheck, DnsValidation, HeaderAlignment, HeaderAnalysis, HeaderAnalyzeRequest,
     HeaderVerdicts, SignatureCheck, SpfCheck,
 };
-use mailward_dmarc::{Alignment, PolicyStatus, discover_policy, organizational_domain};
+use mailward_dmarc::{
+    Alignment, PolicyDiscovery, PolicyStatus, discover_policy, organizational_domain,
+};
 use mailward_dns::Budgeted;
 use mailward_domain::dns::{DnsError, DnsResolver, RecordData, RecordType};
 use mailward_headers::{Parsed, Verdict};
@@ -361,6 +363,7 @@ fn arc_structure_problem(headers: &[(&[u8], &[u8])]) -> Option<String> {
     None
 }
 
+/// The live re-verification: keys fetched once, then DKIM, ARC, SPF and DMARC in turn.
 async fn validate(
     app: &AppState,
     parsed: &Parsed,
@@ -369,46 +372,8 @@ async fn validate(
 ) -> DnsValidation {
     let resolver = Budgeted::new(app.resolver.as_ref(), QUERY_BUDGET);
     let message = AuthenticatedMessage::parse_with_opts(crlf, None, false);
-
-    // Keys: every DKIM signature's, every ARC seal's and message signature's.
-    let mut names: Vec<String> = Vec::new();
-    if let Some(m) = &message {
-        let pairs = m
-            .dkim_headers
-            .iter()
-            .map(|h| (h.header.s.clone(), h.header.d.clone()))
-            .chain(
-                m.ams_headers
-                    .iter()
-                    .map(|h| (h.header.s.clone(), h.header.d.clone())),
-            )
-            .chain(
-                m.as_headers
-                    .iter()
-                    .map(|h| (h.header.s.clone(), h.header.d.clone())),
-            );
-        for (s, d) in pairs {
-            let name = format!("{s}._domainkey.{d}").to_ascii_lowercase();
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    let keys = fetch_keys(&resolver, names).await;
-
-    let from = parsed.from_domain.clone();
-    let policy = match &from {
-        Some(f) => Some(discover_policy(&resolver, f).await),
-        None => None,
-    };
-    let record = policy.as_ref().and_then(|p| p.record.clone());
-    let adkim = record.as_ref().map_or(Alignment::Relaxed, |r| r.adkim);
-    let aspf = record.as_ref().map_or(Alignment::Relaxed, |r| r.aspf);
-    let from_org = match &from {
-        Some(f) => organizational_domain(&resolver, f).await.ok(),
-        None => None,
-    };
-
+    let keys = fetch_keys(&resolver, key_names(message.as_ref())).await;
+    let author = Author::discover(&resolver, parsed.from_domain.clone()).await;
     let mut dkim = Vec::new();
     let mut arc = ArcCheck {
         result: "none".into(),
@@ -417,86 +382,222 @@ async fn validate(
         detail: None,
     };
     if let (Some(m), Some(auth)) = (&message, authenticator()) {
-        let outputs = auth
-            .verify_dkim(Parameters::new(m).with_txt_cache(&keys))
-            .await;
-        let mut tags = parsed.dkim_signatures.clone();
-        for output in &outputs {
-            let (result, detail) = result_word(output.result());
-            let Some(sig) = output.signature() else {
-                dkim.push(SignatureCheck {
-                    domain: String::new(),
-                    selector: String::new(),
-                    algorithm: String::new(),
-                    canonicalization: String::new(),
-                    body_length: None,
-                    result: result.into(),
-                    detail,
-                    aligned: None,
-                });
-                continue;
-            };
-            let position = tags.iter().position(|t| {
-                t.domain.as_deref() == Some(sig.d.as_str())
-                    && t.selector
-                        .as_deref()
-                        .map(str::to_ascii_lowercase)
-                        .as_deref()
-                        == Some(sig.s.as_str())
-            });
-            let tag = position.map(|p| tags.remove(p)).unwrap_or_default();
-            let aligned = match &from {
-                Some(f) => Some(aligns(&resolver, adkim, f, from_org.as_deref(), &sig.d).await),
-                None => None,
-            };
-            dkim.push(SignatureCheck {
-                domain: sig.d.clone(),
-                selector: sig.s.clone(),
-                algorithm: tag.algorithm.unwrap_or_default(),
-                canonicalization: tag.canonicalization,
-                body_length: (sig.l > 0).then_some(sig.l),
-                result: result.into(),
-                detail,
-                aligned,
-            });
-        }
-        let structure = arc_structure_problem(&m.headers);
-        if let Some(problem) = structure {
-            arc.result = "fail".into();
-            arc.detail = Some(problem);
-        } else if !m.as_headers.is_empty() || !m.ams_headers.is_empty() {
-            let output = auth
-                .verify_arc(Parameters::new(m).with_txt_cache(&keys))
-                .await;
-            let (result, detail) = result_word(output.result());
-            arc.latest_cv = output.sets().last().map(|s| {
-                match s.seal.header.cv {
-                    ChainValidation::None => "none",
-                    ChainValidation::Fail => "fail",
-                    ChainValidation::Pass => "pass",
-                }
-                .to_owned()
-            });
-            // RFC 8617 §4.1.3 and §5.1.2: ARC signatures use rsa-sha256 only.
-            let other_algorithm = m
-                .as_headers
+        dkim = check_dkim(auth, m, &keys, parsed, &resolver, &author).await;
+        arc = check_arc(auth, m, &keys, arc).await;
+    }
+    let spf = check_spf(&resolver, parsed, alignment, &author).await;
+    let dmarc = author.dmarc(&spf, &dkim);
+    DnsValidation {
+        dkim,
+        arc,
+        spf,
+        dmarc,
+    }
+}
+
+/// The keys to fetch: every DKIM signature's, every ARC seal's and message signature's.
+fn key_names(message: Option<&AuthenticatedMessage<'_>>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let Some(m) = message else {
+        return names;
+    };
+    let pairs = m
+        .dkim_headers
+        .iter()
+        .map(|h| (h.header.s.clone(), h.header.d.clone()))
+        .chain(
+            m.ams_headers
                 .iter()
-                .map(|h| h.header.a)
-                .chain(m.ams_headers.iter().map(|h| h.header.a))
-                .any(|a| a != Algorithm::RsaSha256);
-            (arc.result, arc.detail) = match result {
-                "pass" if other_algorithm => (
-                    "fail".into(),
-                    Some("an ARC set is signed with an algorithm other than rsa-sha256, the only one RFC 8617 defines".into()),
-                ),
-                "pass" => ("pass".into(), None),
-                "none" => ("none".into(), None),
-                _ => ("fail".into(), detail.or(Some(result.to_owned()))),
-            };
+                .map(|h| (h.header.s.clone(), h.header.d.clone())),
+        )
+        .chain(
+            m.as_headers
+                .iter()
+                .map(|h| (h.header.s.clone(), h.header.d.clone())),
+        );
+    for (s, d) in pairs {
+        let name = format!("{s}._domainkey.{d}").to_ascii_lowercase();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The From domain, its organizational domain and its DMARC policy: what alignment is judged
+/// against.
+struct Author {
+    domain: Option<String>,
+    org: Option<String>,
+    policy: Option<PolicyDiscovery>,
+    adkim: Alignment,
+    aspf: Alignment,
+}
+
+impl Author {
+    async fn discover(resolver: &dyn DnsResolver, domain: Option<String>) -> Self {
+        let (policy, org) = match &domain {
+            Some(f) => (
+                Some(discover_policy(resolver, f).await),
+                organizational_domain(resolver, f).await.ok(),
+            ),
+            None => (None, None),
+        };
+        let record = policy.as_ref().and_then(|p| p.record.as_ref());
+        Self {
+            adkim: record.map_or(Alignment::Relaxed, |r| r.adkim),
+            aspf: record.map_or(Alignment::Relaxed, |r| r.aspf),
+            domain,
+            org,
+            policy,
         }
     }
 
-    // SPF for the connecting IP of the first trusted hop.
+    /// Whether `other` aligns with the From domain in `mode` (none without a From domain).
+    async fn aligns(
+        &self,
+        resolver: &dyn DnsResolver,
+        mode: Alignment,
+        other: &str,
+    ) -> Option<bool> {
+        match &self.domain {
+            Some(f) => Some(aligns(resolver, mode, f, self.org.as_deref(), other).await),
+            None => None,
+        }
+    }
+
+    /// DMARC's verdict from the aligned SPF and DKIM results.
+    fn dmarc(&self, spf: &SpfCheck, dkim: &[SignatureCheck]) -> DmarcCheck {
+        let spf_aligned = spf.result == "pass" && spf.aligned == Some(true);
+        let dkim_aligned = dkim
+            .iter()
+            .any(|d| d.result == "pass" && d.aligned == Some(true));
+        let policy = self.policy.as_ref();
+        DmarcCheck {
+            domain: self.domain.clone(),
+            record: policy
+                .and_then(|p| p.record.as_ref())
+                .map(|r| r.raw.clone()),
+            policy_domain: policy.and_then(|p| p.policy_domain.clone()),
+            policy: policy.and_then(|p| p.policy).map(|p| p.as_str().to_owned()),
+            result: match policy.map(|p| p.status) {
+                None => "none".into(),
+                Some(PolicyStatus::NoPolicy) => "none".into(),
+                Some(PolicyStatus::Indeterminate) => "temperror".into(),
+                Some(PolicyStatus::Found) if spf_aligned || dkim_aligned => "pass".into(),
+                Some(PolicyStatus::Found) => "fail".into(),
+            },
+            spf_aligned,
+            dkim_aligned,
+        }
+    }
+}
+
+/// Every DKIM signature verified, with the tags the parser read and its alignment.
+async fn check_dkim(
+    auth: &MessageAuthenticator,
+    m: &AuthenticatedMessage<'_>,
+    keys: &FetchedKeys,
+    parsed: &Parsed,
+    resolver: &dyn DnsResolver,
+    author: &Author,
+) -> Vec<SignatureCheck> {
+    let outputs = auth
+        .verify_dkim(Parameters::new(m).with_txt_cache(keys))
+        .await;
+    let mut tags = parsed.dkim_signatures.clone();
+    let mut dkim = Vec::new();
+    for output in &outputs {
+        let (result, detail) = result_word(output.result());
+        let Some(sig) = output.signature() else {
+            dkim.push(SignatureCheck {
+                domain: String::new(),
+                selector: String::new(),
+                algorithm: String::new(),
+                canonicalization: String::new(),
+                body_length: None,
+                result: result.into(),
+                detail,
+                aligned: None,
+            });
+            continue;
+        };
+        let position = tags.iter().position(|t| {
+            t.domain.as_deref() == Some(sig.d.as_str())
+                && t.selector
+                    .as_deref()
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                    == Some(sig.s.as_str())
+        });
+        let tag = position.map(|p| tags.remove(p)).unwrap_or_default();
+        dkim.push(SignatureCheck {
+            domain: sig.d.clone(),
+            selector: sig.s.clone(),
+            algorithm: tag.algorithm.unwrap_or_default(),
+            canonicalization: tag.canonicalization,
+            body_length: (sig.l > 0).then_some(sig.l),
+            result: result.into(),
+            detail,
+            aligned: author.aligns(resolver, author.adkim, &sig.d).await,
+        });
+    }
+    dkim
+}
+
+/// The ARC chain: its structure first, then the seals and message signatures.
+async fn check_arc(
+    auth: &MessageAuthenticator,
+    m: &AuthenticatedMessage<'_>,
+    keys: &FetchedKeys,
+    mut arc: ArcCheck,
+) -> ArcCheck {
+    if let Some(problem) = arc_structure_problem(&m.headers) {
+        arc.result = "fail".into();
+        arc.detail = Some(problem);
+        return arc;
+    }
+    if m.as_headers.is_empty() && m.ams_headers.is_empty() {
+        return arc;
+    }
+    let output = auth
+        .verify_arc(Parameters::new(m).with_txt_cache(keys))
+        .await;
+    let (result, detail) = result_word(output.result());
+    arc.latest_cv = output.sets().last().map(|s| {
+        match s.seal.header.cv {
+            ChainValidation::None => "none",
+            ChainValidation::Fail => "fail",
+            ChainValidation::Pass => "pass",
+        }
+        .to_owned()
+    });
+    // RFC 8617 §4.1.3 and §5.1.2: ARC signatures use rsa-sha256 only.
+    let other_algorithm = m
+        .as_headers
+        .iter()
+        .map(|h| h.header.a)
+        .chain(m.ams_headers.iter().map(|h| h.header.a))
+        .any(|a| a != Algorithm::RsaSha256);
+    (arc.result, arc.detail) = match result {
+        "pass" if other_algorithm => (
+            "fail".into(),
+            Some("an ARC set is signed with an algorithm other than rsa-sha256, the only one RFC 8617 defines".into()),
+        ),
+        "pass" => ("pass".into(), None),
+        "none" => ("none".into(), None),
+        _ => ("fail".into(), detail.or(Some(result.to_owned()))),
+    };
+    arc
+}
+
+/// SPF for the connecting IP of the first trusted hop.
+async fn check_spf(
+    resolver: &dyn DnsResolver,
+    parsed: &Parsed,
+    alignment: &HeaderAlignment,
+    author: &Author,
+) -> SpfCheck {
     let hop = spf_hop(parsed);
     let ip: Option<IpAddr> = hop
         .and_then(|h| h.from_ip.as_deref())
@@ -505,22 +606,15 @@ async fn validate(
     let helo = hop
         .and_then(|h| h.helo.clone().or_else(|| h.from.clone()))
         .unwrap_or_default();
-    let spf = match ip {
+    match ip {
         Some(ip) if !envelope.is_empty() || !helo.is_empty() => {
-            let outcome = check_host(&resolver, &SpfRequest::mail_from(ip, &envelope, &helo)).await;
-            let result = outcome.result.as_str().to_owned();
-            let aligned = match &from {
-                Some(f) => {
-                    Some(aligns(&resolver, aspf, f, from_org.as_deref(), &outcome.domain).await)
-                }
-                None => None,
-            };
+            let outcome = check_host(resolver, &SpfRequest::mail_from(ip, &envelope, &helo)).await;
             SpfCheck {
                 ip: Some(ip.to_string()),
                 hop: hop.map(|h| h.hop),
+                result: outcome.result.as_str().to_owned(),
+                aligned: author.aligns(resolver, author.aspf, &outcome.domain).await,
                 domain: Some(outcome.domain),
-                result,
-                aligned,
             }
         }
         _ => SpfCheck {
@@ -530,34 +624,5 @@ async fn validate(
             result: "unknown".into(),
             aligned: None,
         },
-    };
-
-    let spf_aligned = spf.result == "pass" && spf.aligned == Some(true);
-    let dkim_aligned = dkim
-        .iter()
-        .any(|d| d.result == "pass" && d.aligned == Some(true));
-    let dmarc = DmarcCheck {
-        domain: from.clone(),
-        record: record.as_ref().map(|r| r.raw.clone()),
-        policy_domain: policy.as_ref().and_then(|p| p.policy_domain.clone()),
-        policy: policy
-            .as_ref()
-            .and_then(|p| p.policy)
-            .map(|p| p.as_str().to_owned()),
-        result: match policy.as_ref().map(|p| p.status) {
-            None => "none".into(),
-            Some(PolicyStatus::NoPolicy) => "none".into(),
-            Some(PolicyStatus::Indeterminate) => "temperror".into(),
-            Some(PolicyStatus::Found) if spf_aligned || dkim_aligned => "pass".into(),
-            Some(PolicyStatus::Found) => "fail".into(),
-        },
-        spf_aligned,
-        dkim_aligned,
-    };
-    DnsValidation {
-        dkim,
-        arc,
-        spf,
-        dmarc,
     }
 }

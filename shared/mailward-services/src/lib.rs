@@ -22,7 +22,6 @@ pub mod groups;
 pub mod header_analysis;
 pub mod invitations;
 pub mod members;
-pub mod oauth;
 pub mod organizations;
 pub mod prospecting;
 pub mod reports;

@@ -23,6 +23,7 @@ use mailward_domain::model::{
 use mailward_domain::store::{Condition, WriteOp};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, accounts, api_keys, orgs};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// Most administrators copied from the calling organization into one it creates.
@@ -70,156 +71,12 @@ pub async fn create(
 ) -> Result<OrganizationCreated, ServiceError> {
     caller.require_admin()?;
     let name = validate_name(&input.name)?;
-    let invitee = match (&input.invite_email, &caller.credential) {
-        (Some(Some(_)), Credential::ApiKey { .. }) => {
-            return Err(ServiceError::invalid(
-                "invite_email",
-                "invite_email must be omitted or null when using an API key",
-            ));
-        }
-        (Some(Some(raw)), Credential::Session { .. }) => {
-            Some(EmailAddress::parse(raw).map_err(|_| {
-                ServiceError::invalid("invite_email", "invite_email must be a valid email address")
-            })?)
-        }
-        _ => None,
-    };
-    let referer = input
-        .referer
-        .map(|r| r.trim().chars().take(512).collect::<String>())
-        .filter(|r| !r.is_empty());
+    let invitee = invitee_of(&input, caller)?;
     let now = app.clock.now();
-    let creator = caller.account_id();
-    let org = Organization {
-        id: Uuid::new_v4(),
-        name,
-        is_active: true,
-        state: OrgState::Active,
-        pricing_type: input.pricing_type.map_or(PricingType::Free, Into::into),
-        referer,
-        attribution_id: input.attribution_id,
-        logo_url: None,
-        email: None,
-        phone_number: None,
-        website: None,
-        require_mfa: false,
-        email_notifications: EmailNotifications::default(),
-        agent_proposals_enabled: true,
-        onboarding_dismissed_at: None,
-        created_by: creator,
-        parent_org_id: Some(caller.org_id),
-        invitation_failure: None,
-        created_at: now,
-        updated_at: now,
-    };
-    let admins: Vec<(Uuid, String)> = match creator {
-        Some(account) => vec![(
-            account,
-            accounts::membership(app.store.as_ref(), caller.org_id, account)
-                .await?
-                .map(|m| m.email)
-                .unwrap_or_default(),
-        )],
-        None => accounts::members_of(app.store.as_ref(), caller.org_id)
-            .await?
-            .into_iter()
-            .filter(|m| m.roles.contains(&Role::Admin))
-            .map(|m| (m.account_id, m.email))
-            .take(MAX_COPIED_ADMINS)
-            .collect(),
-    };
-    let mut ops = Vec::new();
-    for (account_id, email) in admins {
-        ops.push(WriteOp::Put {
-            item: accounts::membership_item(&Membership {
-                org_id: org.id,
-                account_id,
-                email,
-                roles: vec![Role::Admin],
-                groups: Vec::new(),
-                mfa_seen_at: None,
-                created_at: now,
-            })?,
-            condition: Condition::NotExists,
-        });
-    }
-    // The invitee: an existing account becomes an administrator at once; anyone else gets an
-    // invitation, emailed before the commit so its outcome is part of the new organization.
-    let mut org = org;
+    let mut org = new_organization(caller, name, input, now);
+    let mut ops = first_admin_ops(app, caller, org.id, now).await?;
     if let Some(invitee) = &invitee {
-        let store = app.store.as_ref();
-        match accounts::get_by_email(store, invitee.as_str()).await? {
-            Some(account) if Some(account.value.id) == creator => {}
-            Some(account) => {
-                let membership = Membership {
-                    org_id: org.id,
-                    account_id: account.value.id,
-                    email: account.value.email.clone(),
-                    roles: vec![Role::Admin],
-                    groups: Vec::new(),
-                    mfa_seen_at: None,
-                    created_at: now,
-                };
-                ops.push(accounts::add_membership_op(&membership)?);
-                let object = serde_json::to_value(crate::members::view(&membership))?;
-                ops.push(OutboxEvent::new(MEMBER_ADDED, org.id, now, object, None).write_op()?);
-                ops.extend(activity::ops_as(
-                    app,
-                    org.id,
-                    caller.actor(),
-                    Change::new(
-                        "member.added",
-                        "member",
-                        Some(account.value.id),
-                        format!("added {} as an administrator", account.value.email),
-                    ),
-                )?);
-            }
-            None => {
-                let mut drafted = invitations::draft(
-                    org.id,
-                    invitee,
-                    vec![Role::Admin],
-                    Vec::new(),
-                    INVITATION_TTL_DEFAULT_SECS,
-                    creator,
-                    now,
-                );
-                match app
-                    .mailer
-                    .send(invitations::email_for(
-                        app,
-                        &org.name,
-                        &drafted.invitation,
-                        &drafted.token,
-                    ))
-                    .await
-                {
-                    Ok(()) => drafted.invitation.sent_at = Some(now),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the invitation of a new organization failed");
-                        org.invitation_failure = Some(InvitationFailure {
-                            code: "upstream_failure".into(),
-                            message: format!(
-                                "the invitation email to {invitee} could not be sent; the invitation is listed by GET /invitations: resend it"
-                            ),
-                        });
-                    }
-                }
-                ops.extend(invitations::store_ops(&drafted, now)?);
-                ops.extend(activity::ops_as(
-                    app,
-                    org.id,
-                    caller.actor(),
-                    Change::new(
-                        "invitation.created",
-                        "invitation",
-                        Some(drafted.invitation.id),
-                        format!("invited {invitee} as an administrator"),
-                    ),
-                )?);
-            }
-        }
+        ops.extend(invitee_ops(app, caller, &mut org, invitee, now).await?);
     }
     // The organization as decided (with any invitation failure), written in the same commit.
     ops.insert(0, orgs::create_op(&org)?);
@@ -257,6 +114,181 @@ pub async fn create(
             key: k.secret,
         }),
     })
+}
+
+/// The person to invite as the new organization's administrator: only a person may name one.
+fn invitee_of(
+    input: &CreateOrganizationRequest,
+    caller: &Caller,
+) -> Result<Option<EmailAddress>, ServiceError> {
+    match (&input.invite_email, &caller.credential) {
+        (Some(Some(_)), Credential::ApiKey { .. }) => Err(ServiceError::invalid(
+            "invite_email",
+            "invite_email must be omitted or null when using an API key",
+        )),
+        (Some(Some(raw)), Credential::Session { .. }) => {
+            EmailAddress::parse(raw).map(Some).map_err(|_| {
+                ServiceError::invalid("invite_email", "invite_email must be a valid email address")
+            })
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The new organization, a child of the caller's.
+fn new_organization(
+    caller: &Caller,
+    name: String,
+    input: CreateOrganizationRequest,
+    now: OffsetDateTime,
+) -> Organization {
+    let referer = input
+        .referer
+        .map(|r| r.trim().chars().take(512).collect::<String>())
+        .filter(|r| !r.is_empty());
+    Organization {
+        id: Uuid::new_v4(),
+        name,
+        is_active: true,
+        state: OrgState::Active,
+        pricing_type: input.pricing_type.map_or(PricingType::Free, Into::into),
+        referer,
+        attribution_id: input.attribution_id,
+        logo_url: None,
+        email: None,
+        phone_number: None,
+        website: None,
+        require_mfa: false,
+        email_notifications: EmailNotifications::default(),
+        agent_proposals_enabled: true,
+        onboarding_dismissed_at: None,
+        created_by: caller.account_id(),
+        parent_org_id: Some(caller.org_id),
+        invitation_failure: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// The new organization's first administrators: the person creating it, or (through an API
+/// key) the calling organization's administrators.
+async fn first_admin_ops(
+    app: &AppState,
+    caller: &Caller,
+    org_id: Uuid,
+    now: OffsetDateTime,
+) -> Result<Vec<WriteOp>, ServiceError> {
+    let admins: Vec<(Uuid, String)> = match caller.account_id() {
+        Some(account) => vec![(
+            account,
+            accounts::membership(app.store.as_ref(), caller.org_id, account)
+                .await?
+                .map(|m| m.email)
+                .unwrap_or_default(),
+        )],
+        None => accounts::members_of(app.store.as_ref(), caller.org_id)
+            .await?
+            .into_iter()
+            .filter(|m| m.roles.contains(&Role::Admin))
+            .map(|m| (m.account_id, m.email))
+            .take(MAX_COPIED_ADMINS)
+            .collect(),
+    };
+    let mut ops = Vec::new();
+    for (account_id, email) in admins {
+        ops.push(WriteOp::Put {
+            item: accounts::membership_item(&Membership {
+                org_id,
+                account_id,
+                email,
+                roles: vec![Role::Admin],
+                groups: Vec::new(),
+                mfa_seen_at: None,
+                created_at: now,
+            })?,
+            condition: Condition::NotExists,
+        });
+    }
+    Ok(ops)
+}
+
+/// The invitee: an existing account becomes an administrator at once; anyone else gets an
+/// invitation, emailed before the commit so its outcome (`org.invitation_failure`) is part of
+/// the new organization.
+async fn invitee_ops(
+    app: &AppState,
+    caller: &Caller,
+    org: &mut Organization,
+    invitee: &EmailAddress,
+    now: OffsetDateTime,
+) -> Result<Vec<WriteOp>, ServiceError> {
+    let mut ops = Vec::new();
+    let creator = caller.account_id();
+    match accounts::get_by_email(app.store.as_ref(), invitee.as_str()).await? {
+        Some(account) if Some(account.value.id) == creator => {}
+        Some(account) => {
+            let membership = Membership {
+                org_id: org.id,
+                account_id: account.value.id,
+                email: account.value.email.clone(),
+                roles: vec![Role::Admin],
+                groups: Vec::new(),
+                mfa_seen_at: None,
+                created_at: now,
+            };
+            ops.push(accounts::add_membership_op(&membership)?);
+            let object = serde_json::to_value(crate::members::view(&membership))?;
+            ops.push(OutboxEvent::new(MEMBER_ADDED, org.id, now, object, None).write_op()?);
+            ops.extend(activity::ops_as(
+                app,
+                org.id,
+                caller.actor(),
+                Change::new(
+                    "member.added",
+                    "member",
+                    Some(account.value.id),
+                    format!("added {} as an administrator", account.value.email),
+                ),
+            )?);
+        }
+        None => {
+            let mut drafted = invitations::draft(
+                org.id,
+                invitee,
+                vec![Role::Admin],
+                Vec::new(),
+                INVITATION_TTL_DEFAULT_SECS,
+                creator,
+                now,
+            );
+            let email = invitations::email_for(app, &org.name, &drafted.invitation, &drafted.token);
+            match app.mailer.send(email).await {
+                Ok(()) => drafted.invitation.sent_at = Some(now),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the invitation of a new organization failed");
+                    org.invitation_failure = Some(InvitationFailure {
+                        code: "upstream_failure".into(),
+                        message: format!(
+                            "the invitation email to {invitee} could not be sent; the invitation is listed by GET /invitations: resend it"
+                        ),
+                    });
+                }
+            }
+            ops.extend(invitations::store_ops(&drafted, now)?);
+            ops.extend(activity::ops_as(
+                app,
+                org.id,
+                caller.actor(),
+                Change::new(
+                    "invitation.created",
+                    "invitation",
+                    Some(drafted.invitation.id),
+                    format!("invited {invitee} as an administrator"),
+                ),
+            )?);
+        }
+    }
+    Ok(ops)
 }
 
 /// Saves an organization change with its `organization.updated` event and its activity entry

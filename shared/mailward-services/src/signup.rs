@@ -14,9 +14,9 @@ use mailward_domain::model::{
 };
 use mailward_domain::secrets;
 use mailward_domain::store::{Condition, WriteOp};
-use mailward_store::{accounts, api_keys, orgs, signups};
+use mailward_store::{Versioned, accounts, api_keys, orgs, signups};
 use serde_json::json;
-use time::Duration;
+use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 fn code_hash(app: &AppState, signup_id: Uuid, code: &str) -> String {
@@ -112,68 +112,12 @@ pub async fn verify(
     let Some(current) = signups::get(app.store.as_ref(), input.signup_id).await? else {
         return Err(challenge_invalid());
     };
-    let mut challenge = current.value.clone();
-    if challenge.failed_attempts >= SIGNUP_MAX_FAILED_ATTEMPTS {
-        return Err(challenge_invalid());
-    }
-    let expected = code_hash(app, challenge.id, code);
-    if !secrets::constant_time_eq(expected.as_bytes(), challenge.code_hash.as_bytes()) {
-        challenge.failed_attempts += 1;
-        let remaining = SIGNUP_MAX_FAILED_ATTEMPTS - challenge.failed_attempts;
-        match signups::save(app.store.as_ref(), &challenge, current.version).await {
-            Ok(()) => {}
-            // Another attempt raced this one; it counted, and this one must not pass either.
-            Err(e) if e.is_conflict() => return Err(challenge_invalid()),
-            Err(e) => return Err(e.into()),
-        }
-        if remaining == 0 {
-            let _ = signups::delete(app.store.as_ref(), challenge.id).await;
-            return Err(challenge_invalid());
-        }
-        return Err(ServiceError::new(
-            ErrorKind::Invalid,
-            "signup_code_incorrect",
-            "the code is incorrect",
-        )
-        .param("code")
-        .details(json!({ "attempts_remaining": remaining })));
-    }
+    let challenge = current.value.clone();
+    check_code(app, &current, code).await?;
 
     let now = app.clock.now();
-    let existing = accounts::get_by_email(app.store.as_ref(), &challenge.email).await?;
-    let (account, account_is_new) = match existing {
-        Some(a) => (a.value, false),
-        None => (
-            Account {
-                id: Uuid::new_v4(),
-                email: challenge.email.clone(),
-                created_at: now,
-            },
-            true,
-        ),
-    };
-    let org = Organization {
-        id: Uuid::new_v4(),
-        name: challenge.organization_name.clone(),
-        is_active: true,
-        state: OrgState::Active,
-        pricing_type: challenge.pricing_type,
-        referer: None,
-        attribution_id: challenge.attribution_id,
-        logo_url: None,
-        email: Some(challenge.email.clone()),
-        phone_number: None,
-        website: None,
-        require_mfa: false,
-        email_notifications: EmailNotifications::default(),
-        agent_proposals_enabled: true,
-        onboarding_dismissed_at: None,
-        created_by: Some(account.id),
-        parent_org_id: None,
-        invitation_failure: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let (account, account_is_new) = account_of(app, &challenge.email, now).await?;
+    let org = signup_organization(&challenge, account.id, now);
     let key = api_keys::generate(
         org.id,
         "Signup key".into(),
@@ -230,4 +174,91 @@ pub async fn verify(
             key: key.secret,
         },
     })
+}
+
+/// The account of `email`, and whether it is new (to be created with the organization).
+async fn account_of(
+    app: &AppState,
+    email: &str,
+    now: OffsetDateTime,
+) -> Result<(Account, bool), ServiceError> {
+    Ok(
+        match accounts::get_by_email(app.store.as_ref(), email).await? {
+            Some(a) => (a.value, false),
+            None => (
+                Account {
+                    id: Uuid::new_v4(),
+                    email: email.to_owned(),
+                    created_at: now,
+                },
+                true,
+            ),
+        },
+    )
+}
+
+/// Counts an attempt at the code: a wrong one is saved as a failed attempt (the fifth ends the
+/// signup), a right one passes.
+async fn check_code(
+    app: &AppState,
+    current: &Versioned<SignupChallenge>,
+    code: &str,
+) -> Result<(), ServiceError> {
+    let mut challenge = current.value.clone();
+    if challenge.failed_attempts >= SIGNUP_MAX_FAILED_ATTEMPTS {
+        return Err(challenge_invalid());
+    }
+    let expected = code_hash(app, challenge.id, code);
+    if !secrets::constant_time_eq(expected.as_bytes(), challenge.code_hash.as_bytes()) {
+        challenge.failed_attempts += 1;
+        let remaining = SIGNUP_MAX_FAILED_ATTEMPTS - challenge.failed_attempts;
+        match signups::save(app.store.as_ref(), &challenge, current.version).await {
+            Ok(()) => {}
+            // Another attempt raced this one; it counted, and this one must not pass either.
+            Err(e) if e.is_conflict() => return Err(challenge_invalid()),
+            Err(e) => return Err(e.into()),
+        }
+        if remaining == 0 {
+            let _ = signups::delete(app.store.as_ref(), challenge.id).await;
+            return Err(challenge_invalid());
+        }
+        return Err(ServiceError::new(
+            ErrorKind::Invalid,
+            "signup_code_incorrect",
+            "the code is incorrect",
+        )
+        .param("code")
+        .details(json!({ "attempts_remaining": remaining })));
+    }
+    Ok(())
+}
+
+/// The organization a signup creates, its administrator `account_id`.
+fn signup_organization(
+    challenge: &SignupChallenge,
+    account_id: Uuid,
+    now: OffsetDateTime,
+) -> Organization {
+    Organization {
+        id: Uuid::new_v4(),
+        name: challenge.organization_name.clone(),
+        is_active: true,
+        state: OrgState::Active,
+        pricing_type: challenge.pricing_type,
+        referer: None,
+        attribution_id: challenge.attribution_id,
+        logo_url: None,
+        email: Some(challenge.email.clone()),
+        phone_number: None,
+        website: None,
+        require_mfa: false,
+        email_notifications: EmailNotifications::default(),
+        agent_proposals_enabled: true,
+        onboarding_dismissed_at: None,
+        created_by: Some(account_id),
+        parent_org_id: None,
+        invitation_failure: None,
+        created_at: now,
+        updated_at: now,
+    }
 }

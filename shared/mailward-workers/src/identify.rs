@@ -7,11 +7,12 @@
 use futures::StreamExt as _;
 pub use mailward_app::jobs::{IDENTIFY_SENDERS, IdentifySenders};
 use mailward_domain::dns::{RecordData, RecordType};
-use mailward_domain::reports::DayTotal;
+use mailward_domain::reports::{DayTotal, SourceDay};
 use mailward_domain::senders::{
     ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, identify,
     own_selectors,
 };
+use mailward_domain::sources::Catalogue;
 use mailward_services::error::ServiceError;
 use mailward_services::reports::senders::{live_spf, reconcile_tasks};
 use mailward_services::state::AppState;
@@ -21,7 +22,7 @@ use mailward_store::{Versioned, domains};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::time::Duration as StdDuration;
-use time::{Date, Duration};
+use time::{Date, Duration, OffsetDateTime};
 use uuid::Uuid;
 
 /// Reverse-DNS lookups in flight per identification.
@@ -148,60 +149,12 @@ pub async fn identify_domain(
     // Everything the plan keeps (a window longer than any retention is clamped to it).
     let (from, _) = mailward_services::reports::window::org_window(app, org, 100 * 365).await?;
     let rows = rows_between(store, org, domain_id, from, today).await?;
-    let ips: BTreeSet<String> = rows
-        .iter()
-        .map(|(_, r)| r.source_ip.clone())
-        .filter(|ip| !ip.is_empty())
-        .collect();
-    let ptrs = ptr_names(app, ips).await;
+    let ips = rows.iter().map(|(_, r)| r.source_ip.clone());
+    let ptrs = ptr_names(app, ips.filter(|ip| !ip.is_empty()).collect()).await;
     let catalogue = mailward_store::sources::load(store).await?;
-    let recent_from = day_string(
-        yesterday - Duration::days(mailward_services::reports::senders::RECENT_DAYS - 1),
-    );
-    let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
-    for (day, row) in &rows {
-        let who = identify(
-            row,
-            ptrs.get(&row.source_ip).map(String::as_str),
-            &domain.value.url,
-            &catalogue,
-        );
-        let acc = accs.entry(who.key).or_default();
-        acc.source_id = who.source_id;
-        acc.forward_only = who.forward_only;
-        if acc.sending_domain.is_none() {
-            acc.sending_domain = who.sending_domain;
-        }
-        let forwarded = if who.forward_only {
-            row.volume - row.dmarc_pass.min(row.volume)
-        } else {
-            row.forwarded.min(row.volume)
-        };
-        let compliant = row.dmarc_pass.min(row.volume - forwarded);
-        acc.totals.compliant += compliant;
-        acc.totals.forwarded += forwarded;
-        acc.failing += row.volume - forwarded - compliant;
-        if acc.last_seen.as_ref().is_none_or(|d| day > d) {
-            acc.last_seen = Some(day.clone());
-        }
-        if row.spf_aligned_pass > 0 && acc.last_spf_aligned.as_ref().is_none_or(|d| day > d) {
-            acc.last_spf_aligned = Some(day.clone());
-        }
-        acc.selectors.extend(
-            own_selectors(row, &domain.value.url)
-                .into_iter()
-                .map(str::to_ascii_lowercase),
-        );
-        if !row.source_ip.is_empty() {
-            acc.ips.insert(row.source_ip.clone());
-        }
-        if *day >= recent_from && *day <= day_string(yesterday) {
-            acc.recent.volume += row.volume;
-            acc.recent.dmarc_pass += row.dmarc_pass;
-            acc.recent.spf_aligned_pass += row.spf_aligned_pass;
-            acc.recent.dkim_aligned_pass += row.dkim_aligned_pass;
-        }
-    }
+    let recent_days = Duration::days(mailward_services::reports::senders::RECENT_DAYS - 1);
+    let recent = (day_string(yesterday - recent_days), day_string(yesterday));
+    let accs = accumulate(&rows, &ptrs, &domain.value.url, &catalogue, &recent);
     let existing: HashMap<Uuid, Versioned<DomainSource>> = stored::list(store, org, domain_id)
         .await?
         .into_iter()
@@ -220,58 +173,16 @@ pub async fn identify_domain(
     for (key, acc) in accs {
         let id = DomainSource::id_for(domain_id, &key);
         seen.insert(id);
-        let source = acc.source_id.and_then(|sid| catalogue.by_id(sid));
         let previous = existing.get(&id);
-        let mut next = previous.map_or_else(
-            || DomainSource {
-                id,
-                org_id: org,
-                domain_id,
-                key: key.clone(),
-                source_id: None,
-                spf_value: None,
-                source_name: None,
-                source_homepage: None,
-                sending_domain: None,
-                dkim_selectors: Vec::new(),
-                confirmation_status: ConfirmationStatus::RequiresConfirmation,
-                confirmed_at: None,
-                last_seen_at: None,
-                last_spf_aligned_at: None,
-                totals: SenderTotals::default(),
-                recent: RecentFigures::default(),
-                recent_to: None,
-                ips: Vec::new(),
-                ignore_spf: false,
-                ignore_dkim: false,
-                created_at: now,
-                updated_at: now,
-            },
-            |p| p.value.clone(),
+        let mut next = merged(
+            acc,
+            key,
+            previous.map(|p| &p.value),
+            (org, domain_id),
+            &catalogue,
+            now,
         );
-        let vouched =
-            acc.source_id.is_some() || next.confirmation_status == ConfirmationStatus::Confirmed;
-        let mut totals = acc.totals;
-        if vouched {
-            totals.non_compliant = acc.failing;
-        } else {
-            totals.unknown = acc.failing;
-        }
-        next.source_id = acc.source_id;
-        next.spf_value = source.and_then(|s| s.spf_discovery_values.first().cloned());
-        next.source_name = source
-            .map(|s| s.display_name.clone().unwrap_or_else(|| s.name.clone()))
-            .or_else(|| acc.sending_domain.clone())
-            .or_else(|| key.strip_prefix("ip:").map(str::to_owned));
-        next.source_homepage = source.and_then(|s| s.homepage.clone());
-        next.sending_domain = acc.sending_domain;
-        next.dkim_selectors = acc.selectors.into_iter().collect();
-        next.last_seen_at = acc.last_seen;
-        next.last_spf_aligned_at = acc.last_spf_aligned;
-        next.totals = totals;
-        next.recent = acc.recent;
         next.recent_to = Some(day_string(yesterday));
-        next.ips = acc.ips.into_iter().take(MAX_IPS_KEPT).collect();
         let unchanged = previous.is_some_and(|p| {
             let mut same = next.clone();
             same.updated_at = p.value.updated_at;
@@ -299,8 +210,19 @@ pub async fn identify_domain(
         }
         all.push(next);
     }
+    save_senders(app, domain_id, ops).await?;
+    let live_spf = live_spf(app, &domain.value.url).await;
+    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
+}
+
+/// Saves the senders that changed; a conflict is a person's write, which stands.
+async fn save_senders(
+    app: &AppState,
+    domain_id: Uuid,
+    ops: Vec<mailward_domain::store::WriteOp>,
+) -> Result<(), ServiceError> {
     for chunk in ops.chunks(25) {
-        match store.transact(chunk.to_vec()).await {
+        match app.store.transact(chunk.to_vec()).await {
             Ok(()) => {}
             // A person moved a sender meanwhile: their write stands; the next run refreshes it.
             Err(e) if e.is_conflict() => {
@@ -309,8 +231,126 @@ pub async fn identify_domain(
             Err(e) => return Err(e.into()),
         }
     }
-    let live_spf = live_spf(app, &domain.value.url).await;
-    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
+    Ok(())
+}
+
+/// Each sender's sums over the rows (`recent`: the first and last day of the recent window).
+fn accumulate(
+    rows: &[(String, SourceDay)],
+    ptrs: &HashMap<String, String>,
+    domain: &str,
+    catalogue: &Catalogue,
+    recent: &(String, String),
+) -> BTreeMap<String, Acc> {
+    let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
+    for (day, row) in rows {
+        let who = identify(
+            row,
+            ptrs.get(&row.source_ip).map(String::as_str),
+            domain,
+            catalogue,
+        );
+        let acc = accs.entry(who.key).or_default();
+        acc.source_id = who.source_id;
+        acc.forward_only = who.forward_only;
+        if acc.sending_domain.is_none() {
+            acc.sending_domain = who.sending_domain;
+        }
+        let forwarded = if who.forward_only {
+            row.volume - row.dmarc_pass.min(row.volume)
+        } else {
+            row.forwarded.min(row.volume)
+        };
+        let compliant = row.dmarc_pass.min(row.volume - forwarded);
+        acc.totals.compliant += compliant;
+        acc.totals.forwarded += forwarded;
+        acc.failing += row.volume - forwarded - compliant;
+        if acc.last_seen.as_ref().is_none_or(|d| day > d) {
+            acc.last_seen = Some(day.clone());
+        }
+        if row.spf_aligned_pass > 0 && acc.last_spf_aligned.as_ref().is_none_or(|d| day > d) {
+            acc.last_spf_aligned = Some(day.clone());
+        }
+        acc.selectors.extend(
+            own_selectors(row, domain)
+                .into_iter()
+                .map(str::to_ascii_lowercase),
+        );
+        if !row.source_ip.is_empty() {
+            acc.ips.insert(row.source_ip.clone());
+        }
+        if *day >= recent.0 && *day <= recent.1 {
+            acc.recent.volume += row.volume;
+            acc.recent.dmarc_pass += row.dmarc_pass;
+            acc.recent.spf_aligned_pass += row.spf_aligned_pass;
+            acc.recent.dkim_aligned_pass += row.dkim_aligned_pass;
+        }
+    }
+    accs
+}
+
+/// A sender as identification leaves it: what the rows say over what was stored (`previous`,
+/// with a person's decisions), or a new one.
+fn merged(
+    acc: Acc,
+    key: String,
+    previous: Option<&DomainSource>,
+    (org, domain_id): (Uuid, Uuid),
+    catalogue: &Catalogue,
+    now: OffsetDateTime,
+) -> DomainSource {
+    let id = DomainSource::id_for(domain_id, &key);
+    let source = acc.source_id.and_then(|sid| catalogue.by_id(sid));
+    let mut next = previous.map_or_else(
+        || DomainSource {
+            id,
+            org_id: org,
+            domain_id,
+            key: key.clone(),
+            source_id: None,
+            spf_value: None,
+            source_name: None,
+            source_homepage: None,
+            sending_domain: None,
+            dkim_selectors: Vec::new(),
+            confirmation_status: ConfirmationStatus::RequiresConfirmation,
+            confirmed_at: None,
+            last_seen_at: None,
+            last_spf_aligned_at: None,
+            totals: SenderTotals::default(),
+            recent: RecentFigures::default(),
+            recent_to: None,
+            ips: Vec::new(),
+            ignore_spf: false,
+            ignore_dkim: false,
+            created_at: now,
+            updated_at: now,
+        },
+        Clone::clone,
+    );
+    let vouched =
+        acc.source_id.is_some() || next.confirmation_status == ConfirmationStatus::Confirmed;
+    let mut totals = acc.totals;
+    if vouched {
+        totals.non_compliant = acc.failing;
+    } else {
+        totals.unknown = acc.failing;
+    }
+    next.source_id = acc.source_id;
+    next.spf_value = source.and_then(|s| s.spf_discovery_values.first().cloned());
+    next.source_name = source
+        .map(|s| s.display_name.clone().unwrap_or_else(|| s.name.clone()))
+        .or_else(|| acc.sending_domain.clone())
+        .or_else(|| key.strip_prefix("ip:").map(str::to_owned));
+    next.source_homepage = source.and_then(|s| s.homepage.clone());
+    next.sending_domain = acc.sending_domain;
+    next.dkim_selectors = acc.selectors.into_iter().collect();
+    next.last_seen_at = acc.last_seen;
+    next.last_spf_aligned_at = acc.last_spf_aligned;
+    next.totals = totals;
+    next.recent = acc.recent;
+    next.ips = acc.ips.into_iter().take(MAX_IPS_KEPT).collect();
+    next
 }
 
 /// Writes of the domain's day totals that differ from what the rows sum to.

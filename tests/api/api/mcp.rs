@@ -372,6 +372,60 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
     assert_eq!(body["error"]["code"], -32601, "{body}");
 }
 
+/// A tool is one definition (`mcp::tools::TOOLS`): each endpoint lists exactly the definitions
+/// it serves, every listed tool reaches its own call (arguments it does not take are refused by
+/// that call, naming them), and a name without a definition is no tool at all.
+#[tokio::test]
+async fn every_listed_tool_has_its_call_and_nothing_unlisted_can_be_called() {
+    use mcp::tools::{Endpoint, TOOLS};
+    let app = TestApp::start().await;
+    let s = app.sign_up("lists@mcp.example", "Lists Co").await;
+    let tokens = connect(&app, "lists@mcp.example", &s.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+    let mut names_seen = std::collections::BTreeSet::new();
+    for def in TOOLS {
+        assert!(names_seen.insert(def.name), "{} is defined twice", def.name);
+    }
+    for (path, endpoint, auth) in [
+        ("/mcp", Endpoint::Main, Some(token.as_str())),
+        ("/mcp/directory", Endpoint::Directory, Some(token.as_str())),
+        ("/mcp/public", Endpoint::Public, None),
+    ] {
+        let (status, list) = rpc(
+            &app,
+            path,
+            auth,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(status, 200, "{path}: {list}");
+        let defined: Vec<String> = TOOLS
+            .iter()
+            .filter(|t| t.served_by(endpoint))
+            .map(|t| t.name.to_owned())
+            .collect();
+        assert_eq!(names(&list), defined, "{path}");
+        for name in &defined {
+            let result = call(&app, path, auth, name, json!({"not_an_argument": 1})).await;
+            let error = &result["structuredContent"]["error"];
+            assert_eq!(result["isError"], true, "{path} {name}: {result}");
+            assert_eq!(
+                error["code"], "invalid_arguments",
+                "{path} {name}: {result}"
+            );
+        }
+        for name in TOOLS
+            .iter()
+            .filter(|t| !t.served_by(endpoint))
+            .map(|t| t.name)
+            .chain(["launch_rockets"])
+        {
+            let (_, body) = rpc(&app, path, auth, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": {}}})).await;
+            assert_eq!(body["error"]["code"], -32602, "{path} {name}: {body}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn malformed_requests_and_unsupported_revisions_are_refused() {
     let app = TestApp::start().await;

@@ -880,7 +880,7 @@ async fn signing_keys_rotate_without_breaking_issued_tokens() {
     let old_access = before["access_token"].as_str().unwrap().to_owned();
     let old_kid = jwt_header(&old_access)["kid"].clone();
 
-    let new_kid = mailward_services::oauth::signing::rotate(&app.stack.state)
+    let new_kid = mailward_oauth::signing::rotate(&app.stack.state)
         .await
         .unwrap();
     let jwks: Value = public_json(&app, "/oauth/jwks").await;

@@ -95,6 +95,21 @@ fn describe(e: &std::io::Error) -> Option<String> {
     })
 }
 
+/// The first address of `host` that outbound connections may reach.
+async fn public_address(app: &AppState, host: &str) -> Result<std::net::IpAddr, Unreachable> {
+    let mut addrs = Vec::new();
+    for record_type in [RecordType::A, RecordType::Aaaa] {
+        if let Ok(answer) = app.resolver.lookup(host, record_type).await {
+            addrs.extend(answer.records.iter().filter_map(RecordData::ip));
+        }
+    }
+    let allow_loopback = app.config.outbound.allow_loopback;
+    addrs
+        .into_iter()
+        .find(|ip| ip_allowed(*ip, allow_loopback))
+        .ok_or_else(|| Unreachable(format!("{host} has no public address")))
+}
+
 /// Probes one MX host on `port`: `Ok(Some(problem))` for a certificate problem, `Ok(None)` for a
 /// good certificate (or no STARTTLS offered: not a certificate matter), `Err` when the host could
 /// not be probed.
@@ -105,16 +120,7 @@ pub async fn probe_host(
     now: OffsetDateTime,
 ) -> Result<Option<String>, Unreachable> {
     let unreachable = |why: String| Unreachable(why);
-    let mut addrs = Vec::new();
-    for record_type in [RecordType::A, RecordType::Aaaa] {
-        if let Ok(answer) = app.resolver.lookup(host, record_type).await {
-            addrs.extend(answer.records.iter().filter_map(RecordData::ip));
-        }
-    }
-    let allow_loopback = app.config.outbound.allow_loopback;
-    let Some(ip) = addrs.into_iter().find(|ip| ip_allowed(*ip, allow_loopback)) else {
-        return Err(unreachable(format!("{host} has no public address")));
-    };
+    let ip = public_address(app, host).await?;
     let mut tcp = TcpStream::connect((ip, port))
         .await
         .map_err(|e| unreachable(format!("connecting to {host}:{port}: {e}")))?;

@@ -18,6 +18,7 @@ use mailward_dns::{Budgeted, Deadline};
 use mailward_domain::dns::{Answer, DnsError, DnsResolver, RecordData, RecordType};
 use mailward_domain::domain::{Domain, ScoreBand};
 use mailward_domain::names::normalize_host;
+use mailward_store::Versioned;
 use mailward_store::tasks as stored;
 use std::time::Duration;
 use uuid::Uuid;
@@ -155,60 +156,85 @@ fn record_messages<C: mailward_records::ProblemCode>(
         .collect()
 }
 
-/// The replacements and each proposed record's own findings, or a 400 naming the field.
-fn proposals(
-    domain: &str,
-    input: &PreviewRequest,
-) -> Result<(Vec<Replacement>, Vec<ProposedRecordFinding>), ServiceError> {
-    let mut replacements = Vec::new();
-    let mut findings = Vec::new();
-    if let Some(raw) = &input.dmarc {
-        let value = bounded("dmarc", raw)?;
-        let host = format!("_dmarc.{domain}");
-        let parsed = mailward_dmarc::parse_record(&value);
-        let valid = matches!(
-            parsed.status,
-            mailward_dmarc::RecordStatus::Valid | mailward_dmarc::RecordStatus::TreatAsPNone
-        );
-        let messages = parsed
-            .issues
-            .iter()
-            .map(|i| {
-                let at = match (&i.tag, &i.value) {
-                    (Some(tag), Some(value)) => format!(" ({tag}={value})"),
-                    (Some(tag), None) => format!(" ({tag})"),
-                    _ => String::new(),
-                };
-                format!("{}{at}", i.code.as_str())
-            })
-            .collect();
-        findings.push(finding("dmarc", &host, valid, messages));
-        replacements.push(Replacement {
+/// What a proposal adds up to: the answers the overlay serves, and each record's own findings.
+#[derive(Default)]
+struct Proposals {
+    replacements: Vec<Replacement>,
+    findings: Vec<ProposedRecordFinding>,
+}
+
+impl Proposals {
+    fn push(
+        &mut self,
+        record: &str,
+        host: String,
+        prefix: &'static str,
+        value: String,
+        (valid, messages): (bool, Vec<String>),
+    ) {
+        self.findings.push(finding(record, &host, valid, messages));
+        self.replacements.push(Replacement {
             host,
-            prefix: "v=DMARC1",
+            prefix,
             value,
         });
     }
-    if let Some(raw) = &input.spf {
-        let value = bounded("spf", raw)?;
-        let (valid, messages) = match mailward_spf::parse_record(&value) {
-            Ok(_) => (true, Vec::new()),
-            Err(e) => (false, vec![format!("{}: {}", e.code.as_str(), e.message)]),
-        };
-        findings.push(finding("spf", domain, valid, messages));
-        replacements.push(Replacement {
-            host: domain.to_owned(),
-            prefix: "v=spf1",
-            value,
-        });
+}
+
+/// A DMARC record's findings: valid, or each issue with the tag it concerns.
+fn dmarc_findings(value: &str) -> (bool, Vec<String>) {
+    let parsed = mailward_dmarc::parse_record(value);
+    let valid = matches!(
+        parsed.status,
+        mailward_dmarc::RecordStatus::Valid | mailward_dmarc::RecordStatus::TreatAsPNone
+    );
+    let messages = parsed
+        .issues
+        .iter()
+        .map(|i| {
+            let at = match (&i.tag, &i.value) {
+                (Some(tag), Some(value)) => format!(" ({tag}={value})"),
+                (Some(tag), None) => format!(" ({tag})"),
+                _ => String::new(),
+            };
+            format!("{}{at}", i.code.as_str())
+        })
+        .collect();
+    (valid, messages)
+}
+
+fn spf_findings(value: &str) -> (bool, Vec<String>) {
+    match mailward_spf::parse_record(value) {
+        Ok(_) => (true, Vec::new()),
+        Err(e) => (false, vec![format!("{}: {}", e.code.as_str(), e.message)]),
     }
-    if input.dkim.len() > MAX_DKIM_PROPOSALS {
+}
+
+/// Findings of a record whose parser grades problems by severity: valid without errors.
+fn graded<C: mailward_records::ProblemCode>(
+    problems: &[mailward_records::Problem<C>],
+) -> (bool, Vec<String>) {
+    (
+        !problems
+            .iter()
+            .any(|p| p.severity == mailward_records::Severity::Error),
+        record_messages(problems),
+    )
+}
+
+/// The DKIM keys proposed, each at its selector's name.
+fn propose_dkim(
+    out: &mut Proposals,
+    domain: &str,
+    keys: &[mailward_api_types::tasks::DkimProposal],
+) -> Result<(), ServiceError> {
+    if keys.len() > MAX_DKIM_PROPOSALS {
         return Err(ServiceError::invalid(
             "dkim",
             format!("dkim holds at most {MAX_DKIM_PROPOSALS} keys"),
         ));
     }
-    for (i, key) in input.dkim.iter().enumerate() {
+    for (i, key) in keys.iter().enumerate() {
         let selector = key.selector.trim().to_ascii_lowercase();
         let host = format!("{selector}._domainkey.{domain}");
         if selector.is_empty() || selector.contains("..") || normalize_host(&host).is_err() {
@@ -224,91 +250,71 @@ fn proposals(
             )
         })?;
         let parsed = mailward_records::dkim::parse(&value);
-        findings.push(finding(
-            "dkim",
-            &host,
-            parsed.is_usable(),
-            record_messages(&parsed.problems),
-        ));
-        replacements.push(Replacement {
-            host,
-            prefix: "",
-            value,
-        });
+        let checked = (parsed.is_usable(), record_messages(&parsed.problems));
+        out.push("dkim", host, "", value, checked);
     }
-    let mut simple = |param: &'static str,
-                      raw: &Option<String>,
-                      host: String,
-                      prefix: &'static str,
-                      check: fn(&str) -> (bool, Vec<String>)|
-     -> Result<(), ServiceError> {
+    Ok(())
+}
+
+/// The replacements and each proposed record's own findings, or a 400 naming the field.
+fn proposals(domain: &str, input: &PreviewRequest) -> Result<Proposals, ServiceError> {
+    let mut out = Proposals::default();
+    type Check = fn(&str) -> (bool, Vec<String>);
+    let single: [(&'static str, &Option<String>, String, &'static str, Check); 2] = [
+        (
+            "dmarc",
+            &input.dmarc,
+            format!("_dmarc.{domain}"),
+            "v=DMARC1",
+            dmarc_findings,
+        ),
+        ("spf", &input.spf, domain.to_owned(), "v=spf1", spf_findings),
+    ];
+    for (param, raw, host, prefix, check) in single {
         if let Some(raw) = raw {
             let value = bounded(param, raw)?;
-            let (valid, messages) = check(&value);
-            findings.push(finding(param, &host, valid, messages));
-            replacements.push(Replacement {
-                host,
-                prefix,
-                value,
-            });
+            let checked = check(&value);
+            out.push(param, host, prefix, value, checked);
         }
-        Ok(())
-    };
-    simple(
-        "mta_sts",
-        &input.mta_sts,
-        format!("_mta-sts.{domain}"),
-        "v=STSv1",
-        |v| {
-            let parsed = mailward_records::mta_sts::parse_txt(v);
-            (
-                !parsed
-                    .problems
-                    .iter()
-                    .any(|p| p.severity == mailward_records::Severity::Error),
-                record_messages(&parsed.problems),
-            )
-        },
-    )?;
-    simple(
-        "tls_rpt",
-        &input.tls_rpt,
-        format!("_smtp._tls.{domain}"),
-        "v=TLSRPTv1",
-        |v| {
-            let parsed = mailward_records::tls_rpt::parse(v);
-            (
-                !parsed
-                    .problems
-                    .iter()
-                    .any(|p| p.severity == mailward_records::Severity::Error),
-                record_messages(&parsed.problems),
-            )
-        },
-    )?;
-    simple(
-        "bimi",
-        &input.bimi,
-        format!("default._bimi.{domain}"),
-        "v=BIMI1",
-        |v| {
-            let parsed = mailward_records::bimi::parse(v);
-            (
-                !parsed
-                    .problems
-                    .iter()
-                    .any(|p| p.severity == mailward_records::Severity::Error),
-                record_messages(&parsed.problems),
-            )
-        },
-    )?;
-    if replacements.is_empty() {
+    }
+    propose_dkim(&mut out, domain, &input.dkim)?;
+    let rest: [(&'static str, &Option<String>, String, &'static str, Check); 3] = [
+        (
+            "mta_sts",
+            &input.mta_sts,
+            format!("_mta-sts.{domain}"),
+            "v=STSv1",
+            |v| graded(&mailward_records::mta_sts::parse_txt(v).problems),
+        ),
+        (
+            "tls_rpt",
+            &input.tls_rpt,
+            format!("_smtp._tls.{domain}"),
+            "v=TLSRPTv1",
+            |v| graded(&mailward_records::tls_rpt::parse(v).problems),
+        ),
+        (
+            "bimi",
+            &input.bimi,
+            format!("default._bimi.{domain}"),
+            "v=BIMI1",
+            |v| graded(&mailward_records::bimi::parse(v).problems),
+        ),
+    ];
+    for (param, raw, host, prefix, check) in rest {
+        if let Some(raw) = raw {
+            let value = bounded(param, raw)?;
+            let checked = check(&value);
+            out.push(param, host, prefix, value, checked);
+        }
+    }
+    if out.replacements.is_empty() {
         return Err(ServiceError::invalid(
             "dmarc",
             "propose at least one record: dmarc, spf, dkim, mta_sts, tls_rpt or bimi",
         ));
     }
-    Ok((replacements, findings))
+    Ok(out)
 }
 
 fn band(score: u8) -> String {
@@ -323,7 +329,10 @@ pub async fn preview(
     input: PreviewRequest,
 ) -> Result<PreviewResponse, ServiceError> {
     let domain: Domain = load(app, caller, id).await?.value;
-    let (replacements, records) = proposals(&domain.url, &input)?;
+    let Proposals {
+        replacements,
+        findings: records,
+    } = proposals(&domain.url, &input)?;
     let deadline = Deadline::new(app.resolver.as_ref(), DNS_DEADLINE);
     let overlay = Overlay {
         inner: &deadline,
@@ -331,26 +340,10 @@ pub async fn preview(
     };
     let resolver = Budgeted::new(&overlay, QUERY_BUDGET);
     let fetcher = OutboundPolicyFetcher { app };
-    let selectors = {
-        let mut s = if domain.dkim_selectors_seen.is_empty() {
-            mailward_domain::sources::catalogue().dkim_discovery_selectors()
-        } else {
-            domain.dkim_selectors_seen.clone()
-        };
-        s.extend(
-            input
-                .dkim
-                .iter()
-                .map(|k| k.selector.trim().to_ascii_lowercase()),
-        );
-        s.sort();
-        s.dedup();
-        s
-    };
     let audit_input = mailward_audit::AuditInput {
         domain: domain.url.clone(),
         email: None,
-        dkim_selectors: Some(selectors),
+        dkim_selectors: Some(selectors(&domain, &input)),
         extra_selectors: Vec::new(),
         hosted_dmarc_suffix: app.config.hosted_dmarc_suffix.clone(),
     };
@@ -376,31 +369,69 @@ pub async fn preview(
         crate::evaluation::dkim_from_audit(&audit),
     );
     let planned = crate::evaluation::planned_records(&ctx);
-    let rua = domain.monitoring_email(&app.config.report_domain);
-    let missing_rua = audit.dmarc.as_ref().is_some_and(|d| {
-        d.record.is_some()
-            && !d.tags.as_ref().is_some_and(|t| {
-                t.rua
-                    .iter()
-                    .any(|r| r.eq_ignore_ascii_case(&format!("mailto:{rua}")))
-            })
-    });
-    let evidence = mailward_tasks::Evidence {
-        domain: &domain.url,
-        parked: domain.is_parked,
-        audit: Some(&audit),
-        missing_monitoring_rua: missing_rua.then_some(rua.as_str()),
-        conflicts: &domain.dns_conflicts,
-        conflicts_examined: false,
-        planned: &planned,
-        ttls: &[],
-        mx_certificates: None,
-        vmc: None,
-        senders: None,
-        now: app.clock.now(),
-    };
-    let findings = mailward_tasks::derive(&evidence);
+    let findings = findings_after(app, &domain, &audit, &planned);
     let tasks = stored::list_for_domain(app.store.as_ref(), caller.org_id, id).await?;
+    let (tasks_closing, tasks_opening) = task_changes(&findings, &tasks);
+    // The records guidance's warnings over the same overlay.
+    let expected = mailward_plan::expected_records(&ctx);
+    let compared = mailward_plan::compare(&resolver, &expected).await;
+    let warnings = mailward_plan::warnings(&ctx, &compared);
+    // A proposed enforcing policy: what it would stop of the reported mail.
+    let enforcing = input.dmarc.as_deref().and_then(enforcing_policy);
+    let enforcement_impact = match enforcing {
+        Some(policy) => {
+            Some(crate::reports::impact::for_domain(app, caller.org_id, &domain, policy).await?)
+        }
+        None => None,
+    };
+    let (current, proposed, verdicts) = scores(&domain, &audit);
+    Ok(PreviewResponse {
+        current,
+        proposed,
+        verdicts,
+        spf,
+        tasks_closing,
+        tasks_opening,
+        warnings,
+        records,
+        enforcement_impact,
+    })
+}
+
+/// The DKIM selectors to audit: those seen for the domain (or the catalogue's discovery list)
+/// and the proposed ones.
+fn selectors(domain: &Domain, input: &PreviewRequest) -> Vec<String> {
+    let mut s = if domain.dkim_selectors_seen.is_empty() {
+        mailward_domain::sources::catalogue().dkim_discovery_selectors()
+    } else {
+        domain.dkim_selectors_seen.clone()
+    };
+    s.extend(
+        input
+            .dkim
+            .iter()
+            .map(|k| k.selector.trim().to_ascii_lowercase()),
+    );
+    s.sort();
+    s.dedup();
+    s
+}
+
+/// The policy of a proposed DMARC record when it enforces (quarantine or reject).
+fn enforcing_policy(record: &str) -> Option<&'static str> {
+    match mailward_dmarc::parse::parse_record(record).p? {
+        mailward_dmarc::parse::Policy::Quarantine => Some("quarantine"),
+        mailward_dmarc::parse::Policy::Reject => Some("reject"),
+        mailward_dmarc::parse::Policy::None => None,
+    }
+}
+
+/// The active tasks the change would close and the problems it would open as tasks, each most
+/// severe first.
+fn task_changes(
+    findings: &mailward_tasks::Findings,
+    tasks: &[Versioned<mailward_tasks::Task>],
+) -> (Vec<PreviewTask>, Vec<PreviewTask>) {
     let active: Vec<&mailward_tasks::Task> = tasks
         .iter()
         .map(|t| &t.value)
@@ -448,37 +479,58 @@ pub async fn preview(
     tasks_closing.sort_by(by_severity);
     let mut tasks_opening: Vec<PreviewTask> = tasks_opening;
     tasks_opening.sort_by(by_severity);
-    // The records guidance's warnings over the same overlay.
-    let expected = mailward_plan::expected_records(&ctx);
-    let compared = mailward_plan::compare(&resolver, &expected).await;
-    let warnings = mailward_plan::warnings(&ctx, &compared);
-    // A proposed enforcing policy: what it would stop of the reported mail.
-    let enforcing = input
-        .dmarc
-        .as_deref()
-        .and_then(|v| mailward_dmarc::parse::parse_record(v).p)
-        .and_then(|p| match p {
-            mailward_dmarc::parse::Policy::Quarantine => Some("quarantine"),
-            mailward_dmarc::parse::Policy::Reject => Some("reject"),
-            mailward_dmarc::parse::Policy::None => None,
-        });
-    let enforcement_impact = match enforcing {
-        Some(policy) => {
-            Some(crate::reports::impact::for_domain(app, caller.org_id, &domain, policy).await?)
-        }
-        None => None,
+    (tasks_closing, tasks_opening)
+}
+
+/// What the task rules find in the domain as the proposal would leave it.
+fn findings_after(
+    app: &AppState,
+    domain: &Domain,
+    audit: &mailward_audit::AuditResult,
+    planned: &[mailward_tasks::PlannedRecord],
+) -> mailward_tasks::Findings {
+    let rua = domain.monitoring_email(&app.config.report_domain);
+    let missing_rua = audit.dmarc.as_ref().is_some_and(|d| {
+        d.record.is_some()
+            && !d.tags.as_ref().is_some_and(|t| {
+                t.rua
+                    .iter()
+                    .any(|r| r.eq_ignore_ascii_case(&format!("mailto:{rua}")))
+            })
+    });
+    let evidence = mailward_tasks::Evidence {
+        domain: &domain.url,
+        parked: domain.is_parked,
+        audit: Some(audit),
+        missing_monitoring_rua: missing_rua.then_some(rua.as_str()),
+        conflicts: &domain.dns_conflicts,
+        conflicts_examined: false,
+        planned,
+        ttls: &[],
+        mx_certificates: None,
+        vmc: None,
+        senders: None,
+        now: app.clock.now(),
     };
+    mailward_tasks::derive(&evidence)
+}
+
+/// The score now, the score with the proposal, and its verdicts.
+fn scores(
+    domain: &Domain,
+    audit: &mailward_audit::AuditResult,
+) -> (PreviewScore, PreviewScore, PreviewVerdicts) {
     let s = &audit.summary;
-    Ok(PreviewResponse {
-        current: PreviewScore {
+    (
+        PreviewScore {
             score: domain.score,
             score_band: band(domain.score),
         },
-        proposed: PreviewScore {
+        PreviewScore {
             score: s.score,
             score_band: band(s.score),
         },
-        verdicts: PreviewVerdicts {
+        PreviewVerdicts {
             mx: s.mx,
             spf: s.spf,
             dkim: s.dkim,
@@ -487,11 +539,5 @@ pub async fn preview(
             mta_sts: s.mta_sts,
             tls_rpt: s.tls_rpt,
         },
-        spf,
-        tasks_closing,
-        tasks_opening,
-        warnings,
-        records,
-        enforcement_impact,
-    })
+    )
 }

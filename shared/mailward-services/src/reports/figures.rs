@@ -84,17 +84,7 @@ pub async fn update_figures(
             _ => match &recomputed {
                 Some(f) => f.clone(),
                 None => {
-                    let rows = stored::rows_between(store, org, domain_id, from, yesterday).await?;
-                    let mut f = mailward_domain::domain::ReportFigures {
-                        as_of: as_of.clone(),
-                        ..Default::default()
-                    };
-                    for (_, r) in &rows {
-                        f.volume += r.volume;
-                        f.dmarc_pass += r.dmarc_pass;
-                        f.spf_aligned_pass += r.spf_aligned_pass;
-                        f.dkim_aligned_pass += r.dkim_aligned_pass;
-                    }
+                    let f = window_figures(app, org, domain_id, (from, yesterday)).await?;
                     recomputed = Some(f.clone());
                     f
                 }
@@ -133,6 +123,27 @@ pub async fn update_figures(
     Err(ServiceError::conflict(
         "the domain kept changing while its report figures were saved",
     ))
+}
+
+/// The figures of the window `from..=to`, summed from its rows.
+async fn window_figures(
+    app: &AppState,
+    org: uuid::Uuid,
+    domain_id: uuid::Uuid,
+    (from, to): (time::Date, time::Date),
+) -> Result<mailward_domain::domain::ReportFigures, ServiceError> {
+    let rows = stored::rows_between(app.store.as_ref(), org, domain_id, from, to).await?;
+    let mut f = mailward_domain::domain::ReportFigures {
+        as_of: stored::day_string(to),
+        ..Default::default()
+    };
+    for (_, r) in &rows {
+        f.volume += r.volume;
+        f.dmarc_pass += r.dmarc_pass;
+        f.spf_aligned_pass += r.spf_aligned_pass;
+        f.dkim_aligned_pass += r.dkim_aligned_pass;
+    }
+    Ok(f)
 }
 
 /// Queues the `first_report` mail of a domain (once per domain: the occurrence is the domain).

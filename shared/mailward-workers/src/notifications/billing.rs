@@ -51,45 +51,7 @@ pub(super) async fn due(
     let store = state.store.as_ref();
     let list = domains::list(store, org.id).await?;
     let (active, tiers) = mailward_services::usage::paid_tiers(org, &list);
-    let end = trial_end.unix_timestamp();
-    let mut candidates = Vec::new();
-    if now < trial_end && trial_end - now <= TRIAL_ENDING_WITHIN {
-        candidates.push(Notice {
-            occurrence: format!("billing:trial_ending:{end}"),
-            line: format!(
-                "Your trial ends on {}. From then your {active} active domain{} will be billed as: {}.",
-                trial_end.date(),
-                plural(active),
-                describe(&tiers)
-            ),
-            subject: format!("Your Mailward trial ends on {}", trial_end.date()),
-        });
-    } else if now >= trial_end {
-        if now - trial_end <= TRIAL_ENDED_WITHIN {
-            candidates.push(Notice {
-                occurrence: format!("billing:trial_ended:{end}"),
-                line: format!(
-                    "Your trial ended on {}. Your {active} active domain{} are now billed as: {}.",
-                    trial_end.date(),
-                    plural(active),
-                    describe(&tiers)
-                ),
-                subject: "Your Mailward trial has ended".to_owned(),
-            });
-        }
-        // Tiers beyond the first, each announced once (the trial-ended notice covers the
-        // tiers filled when it is sent: they are claimed with it below).
-        for tier in tiers.iter().skip(1) {
-            candidates.push(Notice {
-                occurrence: format!("billing:tier:{}", tier.code),
-                line: format!(
-                    "Your active domains reached the {} tier: {active} active domains, {} of them billed in it.",
-                    tier.code, tier.quantity
-                ),
-                subject: format!("{active} active domains: the {} tier starts", tier.code),
-            });
-        }
-    }
+    let candidates = candidates(trial_end, now, active, &tiers);
     let mut claimed: Vec<Notice> = Vec::new();
     let mut ended_now = false;
     for notice in candidates {
@@ -134,6 +96,56 @@ pub(super) async fn due(
         },
         occurrences,
     )))
+}
+
+/// The notices that apply at `now`, whether sent before or not: the trial ending soon or just
+/// ended, and each tier beyond the first.
+fn candidates(
+    trial_end: OffsetDateTime,
+    now: OffsetDateTime,
+    active: u64,
+    tiers: &[UsageLineItem],
+) -> Vec<Notice> {
+    let end = trial_end.unix_timestamp();
+    let mut candidates = Vec::new();
+    if now < trial_end && trial_end - now <= TRIAL_ENDING_WITHIN {
+        candidates.push(Notice {
+            occurrence: format!("billing:trial_ending:{end}"),
+            line: format!(
+                "Your trial ends on {}. From then your {active} active domain{} will be billed as: {}.",
+                trial_end.date(),
+                plural(active),
+                describe(tiers)
+            ),
+            subject: format!("Your Mailward trial ends on {}", trial_end.date()),
+        });
+    } else if now >= trial_end {
+        if now - trial_end <= TRIAL_ENDED_WITHIN {
+            candidates.push(Notice {
+                occurrence: format!("billing:trial_ended:{end}"),
+                line: format!(
+                    "Your trial ended on {}. Your {active} active domain{} are now billed as: {}.",
+                    trial_end.date(),
+                    plural(active),
+                    describe(tiers)
+                ),
+                subject: "Your Mailward trial has ended".to_owned(),
+            });
+        }
+        // Tiers beyond the first, each announced once (the trial-ended notice covers the
+        // tiers filled when it is sent: they are claimed with it below).
+        for tier in tiers.iter().skip(1) {
+            candidates.push(Notice {
+                occurrence: format!("billing:tier:{}", tier.code),
+                line: format!(
+                    "Your active domains reached the {} tier: {active} active domains, {} of them billed in it.",
+                    tier.code, tier.quantity
+                ),
+                subject: format!("{active} active domains: the {} tier starts", tier.code),
+            });
+        }
+    }
+    candidates
 }
 
 /// `s` unless one.

@@ -35,11 +35,40 @@ pub fn render(
     let base = state.config.base_url.trim_end_matches('/');
     let name = &domain.url;
     let link = format!("{base}/domains/{}", domain.id);
+    let (subject, happened, todo) = words(state, domain, kind);
+    let switch = kind.switch().as_str();
+    let text = format!(
+        "{happened}\n\nWhat to do: {todo}\n\nThe domain: {link}\n\n--\nSent to {to} for {organization} because the \"{switch}\" notification is on.\nTurn it off: {unsubscribe_url}\n"
+    );
+    let html = format!(
+        "<!doctype html>\n<html><body style=\"font-family:sans-serif;line-height:1.5\">\n<p>{}</p>\n<p><strong>What to do:</strong> {}</p>\n<p><a href=\"{}\">Open {}</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} because the &quot;{switch}&quot; notification is on. <a href=\"{}\">Turn it off</a>.</p>\n</body></html>\n",
+        escape(&happened),
+        escape(&todo),
+        escape(&link),
+        escape(name),
+        escape(to),
+        escape(organization),
+        escape(unsubscribe_url),
+    );
+    OutboundEmail {
+        to: to.to_owned(),
+        subject,
+        text,
+        html: Some(html),
+        unsubscribe_url: Some(unsubscribe_url.to_owned()),
+    }
+}
+
+/// The subject, what happened and what to do, for each kind of notification.
+// Longer than 80 lines: one arm per kind, read best as one table of the mails' words.
+fn words(state: &AppState, domain: &Domain, kind: Kind) -> (String, String, String) {
+    let base = state.config.base_url.trim_end_matches('/');
+    let name = &domain.url;
     let records = format!("{base}/domains/{}/dns-records", domain.id);
     let reason = domain
         .monitoring_failure_reason
         .map(|r| r.as_str().to_owned());
-    let (subject, happened, todo) = match kind {
+    match kind {
         Kind::DomainSetup => (
             format!("{name} is monitored: DMARC reports now come to Mailward"),
             format!(
@@ -117,27 +146,6 @@ pub fn render(
                 domain.id
             ),
         ),
-    };
-    let switch = kind.switch().as_str();
-    let text = format!(
-        "{happened}\n\nWhat to do: {todo}\n\nThe domain: {link}\n\n--\nSent to {to} for {organization} because the \"{switch}\" notification is on.\nTurn it off: {unsubscribe_url}\n"
-    );
-    let html = format!(
-        "<!doctype html>\n<html><body style=\"font-family:sans-serif;line-height:1.5\">\n<p>{}</p>\n<p><strong>What to do:</strong> {}</p>\n<p><a href=\"{}\">Open {}</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} because the &quot;{switch}&quot; notification is on. <a href=\"{}\">Turn it off</a>.</p>\n</body></html>\n",
-        escape(&happened),
-        escape(&todo),
-        escape(&link),
-        escape(name),
-        escape(to),
-        escape(organization),
-        escape(unsubscribe_url),
-    );
-    OutboundEmail {
-        to: to.to_owned(),
-        subject,
-        text,
-        html: Some(html),
-        unsubscribe_url: Some(unsubscribe_url.to_owned()),
     }
 }
 

@@ -110,53 +110,9 @@ pub async fn upload(
     caller.require_write()?;
     let current = crate::access::load(app, caller, id).await?;
     let pem = bundle(app, source).await?;
-    let valid = mailward_bimi::validate(
-        &pem,
-        &current.value.url,
-        app.clock.now(),
-        mailward_bimi::TrustStore::builtin(),
-    )
-    .map_err(|r| {
-        ServiceError::new(
-            ErrorKind::Unprocessable,
-            "bimi_certificate_invalid",
-            format!(
-                "the mark certificate was refused ({}): {}",
-                r.reason.as_str(),
-                r.detail
-            ),
-        )
-        .details(serde_json::json!({ "reason": r.reason.as_str() }))
-    })?;
-    let objects = app.objects.clone().ok_or_else(|| {
-        ServiceError::new(
-            ErrorKind::Unavailable,
-            "object_storage_unavailable",
-            "hosting BIMI assets needs object storage, which this deployment lacks",
-        )
-    })?;
-    let digest = aws_lc_rs::digest::digest(
-        &aws_lc_rs::digest::SHA256,
-        &[valid.chain_pem.as_bytes(), &valid.logo_svg].concat(),
-    );
-    let version: String = digest.as_ref()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let valid = validated(app, &pem, &current.value.url)?;
     let domain = &current.value.url;
-    for (file, bytes, kind) in [
-        (
-            "certificate.pem",
-            valid.chain_pem.as_bytes().to_vec(),
-            "application/x-pem-file",
-        ),
-        ("logo.svg", valid.logo_svg.clone(), "image/svg+xml"),
-    ] {
-        objects
-            .put(&object_key(domain, &version, file), bytes.into(), kind)
-            .await
-            .map_err(|e| ServiceError::unavailable(format!("storing the BIMI assets: {e}")))?;
-    }
+    let version = store_assets(app, domain, &valid).await?;
     let certificate_url = asset_url(app, domain, &version, "certificate.pem");
     let logo_url = asset_url(app, domain, &version, "logo.svg");
     let record = ZoneRecord::txt(
@@ -212,6 +168,70 @@ pub async fn upload(
         },
         domain: app.domain_view(&saved),
     })
+}
+
+/// The mark certificate and its logo, validated for `domain`, or a 422 saying why not.
+fn validated(
+    app: &AppState,
+    pem: &[u8],
+    domain: &str,
+) -> Result<mailward_bimi::Validated, ServiceError> {
+    mailward_bimi::validate(
+        pem,
+        domain,
+        app.clock.now(),
+        mailward_bimi::TrustStore::builtin(),
+    )
+    .map_err(|r| {
+        ServiceError::new(
+            ErrorKind::Unprocessable,
+            "bimi_certificate_invalid",
+            format!(
+                "the mark certificate was refused ({}): {}",
+                r.reason.as_str(),
+                r.detail
+            ),
+        )
+        .details(serde_json::json!({ "reason": r.reason.as_str() }))
+    })
+}
+
+/// Stores the certificate chain and the logo under a version named by their digest (a new
+/// upload never overwrites what a cached record points at); answers the version.
+async fn store_assets(
+    app: &AppState,
+    domain: &str,
+    valid: &mailward_bimi::Validated,
+) -> Result<String, ServiceError> {
+    let objects = app.objects.clone().ok_or_else(|| {
+        ServiceError::new(
+            ErrorKind::Unavailable,
+            "object_storage_unavailable",
+            "hosting BIMI assets needs object storage, which this deployment lacks",
+        )
+    })?;
+    let digest = aws_lc_rs::digest::digest(
+        &aws_lc_rs::digest::SHA256,
+        &[valid.chain_pem.as_bytes(), &valid.logo_svg].concat(),
+    );
+    let version: String = digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    for (file, bytes, kind) in [
+        (
+            "certificate.pem",
+            valid.chain_pem.as_bytes().to_vec(),
+            "application/x-pem-file",
+        ),
+        ("logo.svg", valid.logo_svg.clone(), "image/svg+xml"),
+    ] {
+        objects
+            .put(&object_key(domain, &version, file), bytes.into(), kind)
+            .await
+            .map_err(|e| ServiceError::unavailable(format!("storing the BIMI assets: {e}")))?;
+    }
+    Ok(version)
 }
 
 /// A hosted file for the public route: `(bytes, content type)`.

@@ -469,23 +469,7 @@ pub async fn retry(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsSt
     }
     let host = policy_host(&current.url);
     let target = policy_target(app, &current.url);
-    match cname_points_at(app, &host, &target).await {
-        Some(true) => {}
-        Some(false) => {
-            return Err(ServiceError::new(
-                ErrorKind::Conflict,
-                "mta_sts_cname_missing",
-                format!(
-                    "{host} has no CNAME to {target} in live DNS: publish it first, the certificate is issued for the name that leads to Mailward"
-                ),
-            ));
-        }
-        None => {
-            return Err(ServiceError::unavailable(format!(
-                "{host} could not be looked up; nothing was changed, try again later"
-            )));
-        }
-    }
+    require_cname(app, &host, &target).await?;
     let now = app.clock.now();
     let front = app.fronts.open(&host, now).await.map_err(|e| {
         ServiceError::new(
@@ -494,6 +478,37 @@ pub async fn retry(app: &AppState, caller: &Caller, id: Uuid) -> Result<MtaStsSt
             format!("{e}; nothing was changed, try again later"),
         )
     })?;
+    save_front(app, caller, id, &host, front, now).await
+}
+
+/// 409 unless live DNS shows `host` as a CNAME to `target` (the certificate is issued for the
+/// name that leads to Mailward); 503 when it cannot be looked up.
+async fn require_cname(app: &AppState, host: &str, target: &str) -> Result<(), ServiceError> {
+    match cname_points_at(app, host, target).await {
+        Some(true) => Ok(()),
+        Some(false) => Err(ServiceError::new(
+            ErrorKind::Conflict,
+            "mta_sts_cname_missing",
+            format!(
+                "{host} has no CNAME to {target} in live DNS: publish it first, the certificate is issued for the name that leads to Mailward"
+            ),
+        )),
+        None => Err(ServiceError::unavailable(format!(
+            "{host} could not be looked up; nothing was changed, try again later"
+        ))),
+    }
+}
+
+/// Saves the new front (the old one closing) with the domain syncing again, retrying a
+/// concurrent write.
+async fn save_front(
+    app: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    host: &str,
+    front: PolicyFront,
+    now: OffsetDateTime,
+) -> Result<MtaStsState, ServiceError> {
     let mut last = None;
     for _ in 0..WRITE_TRIES {
         let fresh = crate::access::load(app, caller, id).await?;
@@ -741,27 +756,7 @@ async fn follow(
         lead_policy_host(app, domain, f).await;
     }
     if managed.error_reason.as_deref() != Some("publish_failed") {
-        let txt = cname_points_at(app, &format!("_mta-sts.{}", domain.url), &target).await;
-        let host = cname_points_at(
-            app,
-            &format!("mta-sts.{}", domain.url),
-            &policy_target(app, &domain.url),
-        )
-        .await;
-        let delegated = match (txt, host) {
-            (Some(true), Some(true)) => Some(true),
-            (Some(false), _) | (_, Some(false)) => Some(false),
-            _ => None,
-        };
-        // The customer's own `_mta-sts` TXT where our CNAME belongs: its id would not follow
-        // the policy's edits.
-        let conflict = txt == Some(false)
-            && super::common::txt_instead_of_cname(
-                app,
-                &format!("_mta-sts.{}", domain.url),
-                "v=stsv1",
-            )
-            .await;
+        let (delegated, conflict) = delegation(app, domain, &target).await;
         managed = next_state(&managed, delegated, conflict, now, window);
         managed = with_front(managed, policy.front.as_ref(), now);
     }
@@ -776,6 +771,30 @@ async fn follow(
         }
     })
     .await
+}
+
+/// Whether both CNAMEs lead to Mailward (none when DNS did not say), and whether the
+/// customer's own `_mta-sts` TXT stands where our CNAME belongs (its id would not follow the
+/// policy's edits).
+async fn delegation(app: &AppState, domain: &Domain, target: &str) -> (Option<bool>, bool) {
+    let txt = cname_points_at(app, &format!("_mta-sts.{}", domain.url), target).await;
+    let host = cname_points_at(
+        app,
+        &format!("mta-sts.{}", domain.url),
+        &policy_target(app, &domain.url),
+    )
+    .await;
+    let delegated = match (txt, host) {
+        (Some(true), Some(true)) => Some(true),
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        _ => None,
+    };
+    // The customer's own `_mta-sts` TXT where our CNAME belongs: its id would not follow
+    // the policy's edits.
+    let conflict = txt == Some(false)
+        && super::common::txt_instead_of_cname(app, &format!("_mta-sts.{}", domain.url), "v=stsv1")
+            .await;
+    (delegated, conflict)
 }
 
 /// The managed state once the front is counted: a failed certificate is an error

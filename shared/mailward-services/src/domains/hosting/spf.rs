@@ -23,7 +23,7 @@ use mailward_domain::hosted_spf::{
     HostedSpf, MAX_REMEMBERED_CHANGES, ServedSpfRecord, SpfRangeChange, SpfSourceTerm,
 };
 use mailward_domain::hosted_zone::{ZoneError, ZoneRecord, ZoneRecordKind};
-use mailward_spf::flatten::{FlattenError, flatten};
+use mailward_spf::flatten::{FlattenError, FlattenedTerm, flatten};
 use mailward_store::hosted_spf as stored;
 use std::collections::BTreeSet;
 use time::{Duration, OffsetDateTime};
@@ -187,35 +187,7 @@ async fn flatten_and_publish(
     let terms = out
         .terms
         .into_iter()
-        .map(|t| {
-            let old = previous.and_then(|p| p.terms.iter().find(|o| o.term == t.term));
-            let mut changed_at = old.and_then(|o| o.changed_at);
-            if let Some(old) = old.filter(|o| !o.networks.is_empty() && !t.networks.is_empty())
-                && old.networks != t.networks
-            {
-                let before: BTreeSet<&String> = old.networks.iter().collect();
-                let after: BTreeSet<&String> = t.networks.iter().collect();
-                tracing::info!(domain.id = %domain.id, term = %t.term, "a sender's SPF ranges changed");
-                changes.insert(
-                    0,
-                    SpfRangeChange {
-                        term: t.term.clone(),
-                        at: now,
-                        added: after.difference(&before).map(|s| (*s).clone()).collect(),
-                        removed: before.difference(&after).map(|s| (*s).clone()).collect(),
-                    },
-                );
-                changed_at = Some(now);
-            }
-            SpfSourceTerm {
-                term: t.term,
-                flattened: t.flattened,
-                lookups: t.lookups,
-                networks: t.networks,
-                note: t.note,
-                changed_at,
-            }
-        })
+        .map(|t| remembered_term(domain, previous, t, &mut changes, now))
         .collect();
     changes.truncate(MAX_REMEMBERED_CHANGES);
     Ok(HostedSpf {
@@ -237,6 +209,44 @@ async fn flatten_and_publish(
         flattened_at: now,
         changes,
     })
+}
+
+/// One term of the source record as served, with when its ranges last changed; a change is
+/// remembered first in `changes`.
+fn remembered_term(
+    domain: &Domain,
+    previous: Option<&HostedSpf>,
+    t: FlattenedTerm,
+    changes: &mut Vec<SpfRangeChange>,
+    now: OffsetDateTime,
+) -> SpfSourceTerm {
+    let old = previous.and_then(|p| p.terms.iter().find(|o| o.term == t.term));
+    let mut changed_at = old.and_then(|o| o.changed_at);
+    if let Some(old) = old.filter(|o| !o.networks.is_empty() && !t.networks.is_empty())
+        && old.networks != t.networks
+    {
+        let before: BTreeSet<&String> = old.networks.iter().collect();
+        let after: BTreeSet<&String> = t.networks.iter().collect();
+        tracing::info!(domain.id = %domain.id, term = %t.term, "a sender's SPF ranges changed");
+        changes.insert(
+            0,
+            SpfRangeChange {
+                term: t.term.clone(),
+                at: now,
+                added: after.difference(&before).map(|s| (*s).clone()).collect(),
+                removed: before.difference(&after).map(|s| (*s).clone()).collect(),
+            },
+        );
+        changed_at = Some(now);
+    }
+    SpfSourceTerm {
+        term: t.term,
+        flattened: t.flattened,
+        lookups: t.lookups,
+        networks: t.networks,
+        note: t.note,
+        changed_at,
+    }
 }
 
 /// What a domain update asks of hosted SPF.

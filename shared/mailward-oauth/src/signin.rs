@@ -2,7 +2,7 @@
 //! the way a person gets a dashboard session. There are no passwords.
 
 use super::OAuthError;
-use crate::state::AppState;
+use mailward_app::state::AppState;
 use mailward_domain::email::EmailAddress;
 use mailward_domain::mailer::OutboundEmail;
 use mailward_domain::model::Account;

@@ -2,9 +2,9 @@
 //! the emailed code for a session in one of their organizations (the HTTP layer signs it).
 
 use super::signin::{self, SignInError};
-use crate::error::{ErrorKind, ServiceError};
-use crate::state::AppState;
 use mailward_api_types::oauth::{SessionRequest, SessionStartRequest, SessionStarted};
+use mailward_app::error::{ErrorKind, ServiceError};
+use mailward_app::state::AppState;
 use mailward_domain::model::{Account, Membership};
 use serde_json::json;
 

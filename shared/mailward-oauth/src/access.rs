@@ -4,9 +4,9 @@
 
 use super::signing::{self, AccessClaims, TokenRejection};
 use super::{OAuthError, flow::weaker};
-use crate::caller::{Caller, Credential};
-use crate::state::AppState;
 use mailward_api_types::common::ApiVersion;
+use mailward_app::caller::{Caller, Credential};
+use mailward_app::state::AppState;
 use mailward_domain::model::OrgState;
 use mailward_store::{accounts, oauth, orgs};
 

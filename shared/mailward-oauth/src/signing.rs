@@ -3,12 +3,12 @@
 //! a new key signs from then on, the old one keeps verifying until the tokens it signed expired.
 
 use super::{ACCESS_TOKEN_TTL_SECS, OAuthError};
-use crate::secret_box;
-use crate::state::AppState;
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use mailward_app::secret_box;
+use mailward_app::state::AppState;
 use mailward_domain::model::Role;
 use mailward_domain::oauth::SigningKey;
 use mailward_store::oauth;

@@ -1,10 +1,10 @@
 //! A person's connections (one per consent to the connector client): listed and revoked in the
 //! application. Revoking one makes its next MCP call answer 401 and its refresh token invalid.
 
-use crate::caller::{Caller, Credential};
-use crate::error::{ErrorKind, ServiceError};
-use crate::state::AppState;
 use mailward_api_types::oauth::{Connection as ConnectionView, ConnectionList};
+use mailward_app::caller::{Caller, Credential};
+use mailward_app::error::{ErrorKind, ServiceError};
+use mailward_app::state::AppState;
 use mailward_store::oauth;
 use uuid::Uuid;
 

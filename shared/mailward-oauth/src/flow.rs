@@ -4,9 +4,9 @@
 
 use super::signing::{self, AccessClaims};
 use super::{ACCESS_TOKEN_TTL_SECS, CODE_TTL_SECS, OAuthError, Urls, parse_scopes, s256};
-use crate::state::AppState;
 use base64::Engine as _;
 use mailward_api_types::oauth::TokenResponse;
+use mailward_app::state::AppState;
 use mailward_domain::model::{Membership, OrgState, Role};
 use mailward_domain::oauth::{AuthorizationCode, AuthorizationRequest, Connection};
 use mailward_domain::secrets;
@@ -315,33 +315,13 @@ pub async fn token(
     }
 }
 
-async fn exchange(
-    app: &AppState,
-    urls: &Urls,
-    form: TokenForm,
-) -> Result<TokenResponse, OAuthError> {
-    let store = app.store.as_ref();
-    let code = form
-        .code
-        .ok_or_else(|| OAuthError::new("invalid_request", "code is missing"))?;
-    let verifier = form
-        .code_verifier
-        .ok_or_else(|| OAuthError::new("invalid_request", "code_verifier is missing (PKCE)"))?;
-    let hash = secrets::sha256_hex(code.as_bytes());
-    let invalid = || OAuthError::new("invalid_grant", "the code is unknown, expired or used");
-    let Some(current) = oauth::get_code(store, &hash).await? else {
-        return Err(invalid());
-    };
-    let record = current.value.clone();
-    if let Some(issued) = record.connection_id {
-        // A code used twice: what the first use issued is revoked too (RFC 6749 §4.1.2).
-        oauth::delete_connection(store, record.account_id, issued).await?;
-        tracing::warn!(connection.id = %issued, "authorization code reused; its connection is revoked");
-        return Err(invalid());
-    }
-    if record.expires_at <= app.clock.now() {
-        return Err(invalid());
-    }
+/// The token request repeats the authorization request: the same redirect URI and resource,
+/// and the verifier whose S256 digest is the code challenge (RFC 7636 §4.6).
+fn matches_request(
+    form: &TokenForm,
+    record: &AuthorizationCode,
+    verifier: &str,
+) -> Result<(), OAuthError> {
     if form.redirect_uri.as_deref() != Some(record.request.redirect_uri.as_str()) {
         return Err(OAuthError::new(
             "invalid_grant",
@@ -358,7 +338,7 @@ async fn exchange(
     }
     if !(43..=128).contains(&verifier.len())
         || !secrets::constant_time_eq(
-            s256(&verifier).as_bytes(),
+            s256(verifier).as_bytes(),
             record.request.code_challenge.as_bytes(),
         )
     {
@@ -367,6 +347,39 @@ async fn exchange(
             "code_verifier does not match the code_challenge",
         ));
     }
+    Ok(())
+}
+
+async fn exchange(
+    app: &AppState,
+    urls: &Urls,
+    form: TokenForm,
+) -> Result<TokenResponse, OAuthError> {
+    let store = app.store.as_ref();
+    let code = form
+        .code
+        .as_deref()
+        .ok_or_else(|| OAuthError::new("invalid_request", "code is missing"))?;
+    let verifier = form
+        .code_verifier
+        .as_deref()
+        .ok_or_else(|| OAuthError::new("invalid_request", "code_verifier is missing (PKCE)"))?;
+    let hash = secrets::sha256_hex(code.as_bytes());
+    let invalid = || OAuthError::new("invalid_grant", "the code is unknown, expired or used");
+    let Some(current) = oauth::get_code(store, &hash).await? else {
+        return Err(invalid());
+    };
+    let record = current.value.clone();
+    if let Some(issued) = record.connection_id {
+        // A code used twice: what the first use issued is revoked too (RFC 6749 §4.1.2).
+        oauth::delete_connection(store, record.account_id, issued).await?;
+        tracing::warn!(connection.id = %issued, "authorization code reused; its connection is revoked");
+        return Err(invalid());
+    }
+    if record.expires_at <= app.clock.now() {
+        return Err(invalid());
+    }
+    matches_request(&form, &record, verifier)?;
     let refresh = secrets::new_opaque_token("mwrt_");
     let now = app.clock.now();
     let connection = Connection {

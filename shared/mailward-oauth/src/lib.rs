@@ -5,7 +5,7 @@
 //! connections ([`connections`]); the MCP endpoints verify the access token into a [`Caller`]
 //! ([`access`]).
 //!
-//! [`Caller`]: crate::caller::Caller
+//! [`Caller`]: mailward_app::caller::Caller
 
 pub mod access;
 pub mod connections;
@@ -14,7 +14,7 @@ pub mod session;
 pub mod signin;
 pub mod signing;
 
-use crate::state::AppState;
+use mailward_app::state::AppState;
 
 /// Every scope the authorization server knows (SPEC §5 rule 13). Reads follow the member's role
 /// within these; `sources:update` is needed to change senders; `offline_access` asks for a

@@ -1,0 +1,172 @@
+//! What DMARC reports say about a domain, and the prospecting reports written for prospects.
+
+use super::{Access, Context, Deleted, PageInput, Tool, ToolError};
+use mailward_api_types::prospecting::{
+    CreateProspectingReport as CreateProspectingRequest, ProspectingReport, ProspectingReportList,
+};
+use mailward_api_types::reports::{ReportSummary, SendersParams, SendersView, SummaryParams};
+use mailward_services::{prospecting, reports};
+use serde::Deserialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// A report window.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+pub enum Period {
+    /// The last seven days.
+    #[serde(rename = "last_7_days")]
+    Week,
+    /// The last fourteen days.
+    #[serde(rename = "last_14_days")]
+    Fortnight,
+    /// The last thirty days.
+    #[serde(rename = "last_30_days")]
+    Month,
+}
+
+impl Period {
+    /// The query word the report views take.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Week => "last_7_days",
+            Period::Fortnight => "last_14_days",
+            Period::Month => "last_30_days",
+        }
+    }
+}
+
+/// `get_dmarc_summary`.
+pub struct GetDmarcSummary;
+
+/// The domain and the window.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryInput {
+    /// The domain: its id (UUID) or its name (e.g. example.com)
+    pub domain: String,
+    /// The window (default last_7_days)
+    #[schema(inline)]
+    pub period: Option<Period>,
+}
+
+impl Tool for GetDmarcSummary {
+    const NAME: &'static str = "get_dmarc_summary";
+    const DESCRIPTION: &'static str = "The domain's DMARC aggregate-report summary for a window: messages, DMARC pass rate, SPF and DKIM alignment, quarantined and rejected volume, per day. Use it to judge whether the policy can be tightened.";
+    const ACCESS: Access = Access::Directory;
+    type Input = SummaryInput;
+    type Output = ReportSummary;
+
+    async fn call(ctx: &Context, a: SummaryInput) -> Result<ReportSummary, ToolError> {
+        let id = ctx.domain_id(&a.domain).await?;
+        let params = SummaryParams {
+            period: a.period.map(|p| p.as_str().to_owned()),
+        };
+        Ok(reports::views::summary(&ctx.app, ctx.caller()?, id, &params).await?)
+    }
+}
+
+/// `list_dmarc_senders`.
+pub struct ListDmarcSenders;
+
+/// The domain, the window and how many senders.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendersInput {
+    /// The domain: its id (UUID) or its name (e.g. example.com)
+    pub domain: String,
+    /// The window (default last_7_days)
+    #[schema(inline)]
+    pub period: Option<Period>,
+    /// At most this many senders
+    #[schema(minimum = 1, maximum = 20)]
+    pub limit: Option<u32>,
+}
+
+impl Tool for ListDmarcSenders {
+    const NAME: &'static str = "list_dmarc_senders";
+    const DESCRIPTION: &'static str = "Who sends mail as the domain, from its DMARC reports: each sender (service or IP range) with volume and SPF/DKIM/DMARC pass rates. Senders failing authentication must be fixed before p=reject.";
+    const ACCESS: Access = Access::Directory;
+    type Input = SendersInput;
+    type Output = SendersView;
+
+    async fn call(ctx: &Context, a: SendersInput) -> Result<SendersView, ToolError> {
+        let id = ctx.domain_id(&a.domain).await?;
+        let params = SendersParams {
+            period: a.period.map(|p| p.as_str().to_owned()),
+            limit: a.limit,
+        };
+        Ok(reports::views::senders(&ctx.app, ctx.caller()?, id, &params).await?)
+    }
+}
+
+/// `create_prospecting_report`.
+pub struct CreateProspectingReport;
+
+impl Tool for CreateProspectingReport {
+    const NAME: &'static str = "create_prospecting_report";
+    const DESCRIPTION: &'static str = "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.";
+    const ACCESS: Access = Access::Write;
+    type Input = CreateProspectingRequest;
+    type Output = ProspectingReport;
+
+    async fn call(
+        ctx: &Context,
+        input: CreateProspectingRequest,
+    ) -> Result<ProspectingReport, ToolError> {
+        Ok(prospecting::create(&ctx.app, ctx.caller()?, input).await?)
+    }
+}
+
+/// `list_prospecting_reports`.
+pub struct ListProspectingReports;
+
+impl Tool for ListProspectingReports {
+    const NAME: &'static str = "list_prospecting_reports";
+    const DESCRIPTION: &'static str = "The organization's prospecting reports, newest first, without their content (each with its public `url` and `expires_at`). Call get_prospecting_report for one report's findings.";
+    const ACCESS: Access = Access::Read;
+    type Input = PageInput;
+    type Output = ProspectingReportList;
+
+    async fn call(ctx: &Context, page: PageInput) -> Result<ProspectingReportList, ToolError> {
+        Ok(prospecting::list(&ctx.app, ctx.caller()?, page.into()).await?)
+    }
+}
+
+/// One prospecting report.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportInput {
+    /// The prospecting report id
+    pub report_id: Uuid,
+}
+
+/// `get_prospecting_report`.
+pub struct GetProspectingReport;
+
+impl Tool for GetProspectingReport {
+    const NAME: &'static str = "get_prospecting_report";
+    const DESCRIPTION: &'static str = "One prospecting report with its content: the cover, each domain's findings and sending services, the potential loss and the plan.";
+    const ACCESS: Access = Access::Read;
+    type Input = ReportInput;
+    type Output = ProspectingReport;
+
+    async fn call(ctx: &Context, a: ReportInput) -> Result<ProspectingReport, ToolError> {
+        Ok(prospecting::get(&ctx.app, ctx.caller()?, a.report_id).await?)
+    }
+}
+
+/// `delete_prospecting_report`.
+pub struct DeleteProspectingReport;
+
+impl Tool for DeleteProspectingReport {
+    const NAME: &'static str = "delete_prospecting_report";
+    const DESCRIPTION: &'static str = "Deletes a prospecting report; its public link stops working at once. Editors and administrators; a member limited to groups deletes only their own.";
+    const ACCESS: Access = Access::Write;
+    type Input = ReportInput;
+    type Output = Deleted;
+
+    async fn call(ctx: &Context, a: ReportInput) -> Result<Deleted, ToolError> {
+        prospecting::delete(&ctx.app, ctx.caller()?, a.report_id).await?;
+        Ok(Deleted::id(a.report_id))
+    }
+}

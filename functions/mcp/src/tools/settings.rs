@@ -1,0 +1,142 @@
+//! The organization's integrations: webhook endpoints and DNS connections.
+
+use super::{Access, Context, Deleted, NoInput, PageInput, Tool, ToolError};
+use mailward_api_types::dns_connections::{
+    DnsConnection, DnsConnectionCoverage, DnsConnectionList,
+};
+use mailward_api_types::webhooks::{
+    CreateWebhookEndpointRequest, WebhookEndpointList, WebhookEndpointWithSecret, WebhookEventList,
+};
+use mailward_services::dns_connections;
+use mailward_services::webhooks::endpoints;
+use serde::Deserialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// `list_webhook_events`.
+pub struct ListWebhookEvents;
+
+impl Tool for ListWebhookEvents {
+    const NAME: &'static str = "list_webhook_events";
+    const DESCRIPTION: &'static str = "The webhook event types Mailward sends, with what each means. Use it to choose enabled_events for create_webhook_endpoint.";
+    const ACCESS: Access = Access::Read;
+    type Input = NoInput;
+    type Output = WebhookEventList;
+
+    async fn call(ctx: &Context, _: NoInput) -> Result<WebhookEventList, ToolError> {
+        ctx.caller()?;
+        Ok(endpoints::event_catalogue())
+    }
+}
+
+/// `list_webhook_endpoints`.
+pub struct ListWebhookEndpoints;
+
+impl Tool for ListWebhookEndpoints {
+    const NAME: &'static str = "list_webhook_endpoints";
+    const DESCRIPTION: &'static str =
+        "The organization's webhook endpoints and their state (administrators).";
+    const ACCESS: Access = Access::Read;
+    type Input = PageInput;
+    type Output = WebhookEndpointList;
+
+    async fn call(ctx: &Context, page: PageInput) -> Result<WebhookEndpointList, ToolError> {
+        Ok(endpoints::list(&ctx.app, ctx.caller()?, page.into()).await?)
+    }
+}
+
+/// `create_webhook_endpoint`.
+pub struct CreateWebhookEndpoint;
+
+impl Tool for CreateWebhookEndpoint {
+    const NAME: &'static str = "create_webhook_endpoint";
+    const DESCRIPTION: &'static str = "Registers an HTTPS URL to receive signed webhook events (administrators). The answer carries the signing secret once: give it to the person to store.";
+    const ACCESS: Access = Access::Write;
+    type Input = CreateWebhookEndpointRequest;
+    type Output = WebhookEndpointWithSecret;
+
+    async fn call(
+        ctx: &Context,
+        input: CreateWebhookEndpointRequest,
+    ) -> Result<WebhookEndpointWithSecret, ToolError> {
+        Ok(endpoints::create(&ctx.app, ctx.caller()?, input).await?)
+    }
+}
+
+/// One webhook endpoint.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointInput {
+    /// The webhook endpoint id
+    pub endpoint_id: Uuid,
+}
+
+/// `delete_webhook_endpoint`.
+pub struct DeleteWebhookEndpoint;
+
+impl Tool for DeleteWebhookEndpoint {
+    const NAME: &'static str = "delete_webhook_endpoint";
+    const DESCRIPTION: &'static str =
+        "Deletes a webhook endpoint (administrators); deliveries to it stop.";
+    const ACCESS: Access = Access::Write;
+    type Input = EndpointInput;
+    type Output = Deleted;
+
+    async fn call(ctx: &Context, a: EndpointInput) -> Result<Deleted, ToolError> {
+        endpoints::delete(&ctx.app, ctx.caller()?, a.endpoint_id).await?;
+        Ok(Deleted::id(a.endpoint_id))
+    }
+}
+
+/// `list_dns_connections`.
+pub struct ListDnsConnections;
+
+impl Tool for ListDnsConnections {
+    const NAME: &'static str = "list_dns_connections";
+    const DESCRIPTION: &'static str = "The organization's DNS connections: the DNS hosts (Route 53 so far) whose zones Mailward can read, each with its status and the zones seen at its last read. Credentials are never shown. Use get_dns_connection_coverage to see which domains a connection serves.";
+    const ACCESS: Access = Access::Read;
+    type Input = NoInput;
+    type Output = DnsConnectionList;
+
+    async fn call(ctx: &Context, _: NoInput) -> Result<DnsConnectionList, ToolError> {
+        Ok(dns_connections::list(&ctx.app, ctx.caller()?).await?)
+    }
+}
+
+/// One DNS connection.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionInput {
+    /// The DNS connection id (from list_dns_connections)
+    pub connection_id: Uuid,
+}
+
+/// `get_dns_connection`.
+pub struct GetDnsConnection;
+
+impl Tool for GetDnsConnection {
+    const NAME: &'static str = "get_dns_connection";
+    const DESCRIPTION: &'static str = "One DNS connection: provider, label, kind of credentials with a hint, status of the last read and the zones seen then.";
+    const ACCESS: Access = Access::Read;
+    type Input = ConnectionInput;
+    type Output = DnsConnection;
+
+    async fn call(ctx: &Context, a: ConnectionInput) -> Result<DnsConnection, ToolError> {
+        Ok(dns_connections::get(&ctx.app, ctx.caller()?, a.connection_id).await?)
+    }
+}
+
+/// `get_dns_connection_coverage`.
+pub struct GetDnsConnectionCoverage;
+
+impl Tool for GetDnsConnectionCoverage {
+    const NAME: &'static str = "get_dns_connection_coverage";
+    const DESCRIPTION: &'static str = "Reads a DNS connection's zones now and says which of the organization's domains they serve (`covered`, with the serving zone) and which they do not (`uncovered`): the domains whose records could be read or published through this connection.";
+    const ACCESS: Access = Access::Read;
+    type Input = ConnectionInput;
+    type Output = DnsConnectionCoverage;
+
+    async fn call(ctx: &Context, a: ConnectionInput) -> Result<DnsConnectionCoverage, ToolError> {
+        Ok(dns_connections::coverage(&ctx.app, ctx.caller()?, a.connection_id).await?)
+    }
+}
