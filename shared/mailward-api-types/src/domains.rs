@@ -264,11 +264,14 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
             logo: d.bimi_options.logo.clone(),
             certificate: d.bimi_options.certificate.clone(),
         },
-        bimi_error_reason: d.managed_bimi.error_reason.clone(),
-        dmarc_error_reason: d.managed_dmarc.error_reason.clone(),
-        spf_error_reason: d.managed_spf.error_reason.clone(),
-        dkim_error_reason: d.managed_dkim.error_reason.clone(),
-        mta_sts_error_reason: d.managed_mta_sts.error_reason.clone(),
+        bimi_error_reason: d.managed_bimi.error_reason.map(|r| r.as_str().to_owned()),
+        dmarc_error_reason: d.managed_dmarc.error_reason.map(|r| r.as_str().to_owned()),
+        spf_error_reason: d.managed_spf.error_reason.map(|r| r.as_str().to_owned()),
+        dkim_error_reason: d.managed_dkim.error_reason.map(|r| r.as_str().to_owned()),
+        mta_sts_error_reason: d
+            .managed_mta_sts
+            .error_reason
+            .map(|r| r.as_str().to_owned()),
         dns_conflicts: d.dns_conflicts.clone(),
         bimi_cname_target: format!(
             "{}.bimi.{}",

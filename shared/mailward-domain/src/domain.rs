@@ -390,9 +390,56 @@ pub struct ManagedRecord {
     pub status: ManagedStatus,
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub since: Option<OffsetDateTime>,
-    /// setup_timeout, drift, record_conflict, delegation_missing, publish_failed, check_failed…
-    #[serde(default)]
-    pub error_reason: Option<String>,
+    /// Why `status` is error (none otherwise, or for an error older than reason tracking).
+    #[serde(default, deserialize_with = "known_reason")]
+    pub error_reason: Option<HostingErrorReason>,
+}
+
+/// Why a hosted record is in error (SPEC §2.1 `*_error_reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostingErrorReason {
+    /// The customer's CNAME was never seen within the verification window.
+    SetupTimeout,
+    /// A verified CNAME stopped pointing at the service.
+    Drift,
+    /// The certificate of the hosted policy or mark could not be issued or is not valid.
+    CertificateInvalid,
+    /// Conflicting records at the host (a TXT where the CNAME belongs).
+    RecordConflict,
+    /// The delegation to the hosted record is missing.
+    DelegationMissing,
+    /// Mailward could not write the hosted record into its zone.
+    PublishFailed,
+    /// A hosted DKIM key is unusable.
+    DkimKeyError,
+    /// The check of the record failed.
+    CheckFailed,
+}
+
+impl HostingErrorReason {
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SetupTimeout => "setup_timeout",
+            Self::Drift => "drift",
+            Self::CertificateInvalid => "certificate_invalid",
+            Self::RecordConflict => "record_conflict",
+            Self::DelegationMissing => "delegation_missing",
+            Self::PublishFailed => "publish_failed",
+            Self::DkimKeyError => "dkim_key_error",
+            Self::CheckFailed => "check_failed",
+        }
+    }
+}
+
+/// A stored reason this version does not know reads as none (an error without a tracked
+/// reason), never as an unreadable domain.
+fn known_reason<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<HostingErrorReason>, D::Error> {
+    let raw: Option<serde_json::Value> = Option::deserialize(deserializer)?;
+    Ok(raw.and_then(|v| serde_json::from_value(v).ok()))
 }
 
 /// Message counts of a domain's aggregate reports over a 14-day window.
@@ -582,5 +629,38 @@ mod tests {
         assert_eq!(ScoreBand::of(70), ScoreBand::Good);
         assert_eq!(ScoreBand::of(90), ScoreBand::Great);
         assert_eq!(ScoreBand::of(100), ScoreBand::Great);
+    }
+
+    #[test]
+    fn hosting_reasons_read_back_and_an_unknown_one_reads_as_none() {
+        for reason in [
+            HostingErrorReason::SetupTimeout,
+            HostingErrorReason::Drift,
+            HostingErrorReason::CertificateInvalid,
+            HostingErrorReason::RecordConflict,
+            HostingErrorReason::DelegationMissing,
+            HostingErrorReason::PublishFailed,
+            HostingErrorReason::DkimKeyError,
+            HostingErrorReason::CheckFailed,
+        ] {
+            let record = ManagedRecord {
+                status: ManagedStatus::Error,
+                since: None,
+                error_reason: Some(reason),
+            };
+            let json = serde_json::to_value(&record).unwrap();
+            assert_eq!(json["error_reason"], reason.as_str());
+            let back: ManagedRecord = serde_json::from_value(json).unwrap();
+            assert_eq!(back, record);
+        }
+        let stored = serde_json::json!({"status": "error", "error_reason": "gremlins"});
+        let read: ManagedRecord = serde_json::from_value(stored).unwrap();
+        assert_eq!(
+            (read.status, read.error_reason),
+            (ManagedStatus::Error, None)
+        );
+        let bare: ManagedRecord =
+            serde_json::from_value(serde_json::json!({"status": "ready"})).unwrap();
+        assert_eq!(bare.error_reason, None);
     }
 }

@@ -1,8 +1,9 @@
 //! The activity log: one walk through every kind of mutation the service offers, by a person,
 //! by an API key and by the service itself, then the log read back and filtered.
 
-use crate::admin::{call, call_as, get, strings, token_for};
+use crate::admin::token_for;
 use crate::common::app_on;
+use crate::common::{call, call_as, get, strings};
 use mailward_dns_fixture::Zone;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -1,67 +1,10 @@
 //! Organization administration over HTTP: groups, members, invitations, usage, and who may do
 //! what (roles, read-only keys, group limits).
 
-use crate::common::{add_domain, outbox_events};
+use crate::common::{add_domain, call, call_as, get, outbox_events, quiet_app, strings};
 use mailward_api_tests::{SignedUp, TestApp};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-
-/// A stack whose outbox stays put (events are read from it).
-pub async fn quiet_app() -> TestApp {
-    TestApp::start_with(|s| s.publish_outbox = false).await
-}
-
-/// Sends `body` (or nothing) with the key; status and JSON body (null when empty).
-pub async fn call(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    key: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.with_key(method, path, key);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let text = res.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
-/// A GET with the key that must succeed; its JSON body.
-pub async fn get(app: &TestApp, path: &str, key: &str) -> Value {
-    let (status, body) = call(app, Method::GET, path, key, None).await;
-    assert_eq!(status, 200, "{path}: {body}");
-    body
-}
-
-/// The string field `field` of every element of the array `list`.
-pub fn strings(list: &Value, field: &str) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("not an array: {list}"))
-        .iter()
-        .map(|v| v[field].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// As [`call`], with a session token.
-pub async fn call_as(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.with_session(method, path, token);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let text = res.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
 
 /// Creates a group; its JSON.
 pub async fn group(app: &TestApp, key: &str, name: &str) -> Value {

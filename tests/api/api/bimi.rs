@@ -3,9 +3,9 @@
 //! gives the same URLs), the BIMI record served for the customer's CNAME, the state follows
 //! the CNAME and the certificate's expiry; every refusal is named.
 
-use crate::admin::call;
 use crate::common::{add_domain, outbox_events};
-use crate::hosted::{hosted_events, owner, served_txt, start, sweep};
+use crate::common::{call, next_pass_and_reconcile};
+use crate::hosted::{hosted_events, owner, served_txt, start};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::Zone;
 use mailward_domain::dns::{RecordData, RecordType};
@@ -158,7 +158,7 @@ async fn a_vmc_is_validated_hosted_served_and_followed() {
         "v=BIMI1; l=https://logo.example/cnn.svg",
     )
     .unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["bimi_error_reason"], "record_conflict", "{read}");
     dns.remove("default._bimi.cnn.com", None).unwrap();
@@ -170,7 +170,7 @@ async fn a_vmc_is_validated_hosted_served_and_followed() {
         vec![RecordData::Cname(format!("{target}."))],
     )
     .unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["bimi"], "ready", "{read}");
     assert_eq!(
@@ -183,7 +183,7 @@ async fn a_vmc_is_validated_hosted_served_and_followed() {
     // The certificate expires: error, certificate_invalid.
     app.clock
         .set(OffsetDateTime::parse("2022-08-14T00:00:00Z", &Rfc3339).unwrap());
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["bimi"], "error");
     assert_eq!(read["bimi_error_reason"], "certificate_invalid");

@@ -1,9 +1,10 @@
 //! Helpers shared by the route-group test modules: a DNS fixture with an app resolving through
-//! it, adding a domain, reading JSON, and picking a record out of the records guidance.
+//! it, adding a domain, calling a route and reading its JSON, picking a record out of the
+//! records guidance, and the sweep passes.
 
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
-use reqwest::Method;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 /// A fixture DNS server with these zones and an app resolving through it; the outbox is
@@ -97,4 +98,95 @@ pub async fn planned(app: &TestApp, key: &str, id: &str, purpose: &str) -> Vec<V
         .filter(|r| r["purpose"] == purpose)
         .cloned()
         .collect()
+}
+
+/// A stack whose outbox stays put (events are read from it).
+pub async fn quiet_app() -> TestApp {
+    TestApp::start_with(|s| s.publish_outbox = false).await
+}
+
+/// Sends `body` (or nothing) with the key; status and JSON body (null when empty).
+pub async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    key: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = app.with_key(method, path, key);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// A GET with the key that must succeed; its JSON body.
+pub async fn get(app: &TestApp, path: &str, key: &str) -> Value {
+    let (status, body) = call(app, Method::GET, path, key, None).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    body
+}
+
+/// The string field `field` of every element of the array `list`.
+pub fn strings(list: &Value, field: &str) -> Vec<String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|v| v[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// As [`call`], with a session token.
+pub async fn call_as(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = app.with_session(method, path, token);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// One sweep pass over every domain, at the current clock.
+pub async fn sweep(app: &TestApp) {
+    mailward_workers::sweep::sweep_now(&app.stack.state)
+        .await
+        .unwrap();
+}
+
+/// Moves the clock a sweep interval on (every domain is due again, events are ordered in time)
+/// and sweeps.
+pub async fn next_pass(app: &TestApp) {
+    app.clock.advance(time::Duration::seconds(301));
+    sweep(app).await;
+}
+
+/// [`next_pass`], then the hourly reconciliation of hosted records at once (the schedule is off
+/// in tests).
+pub async fn next_pass_and_reconcile(app: &TestApp) {
+    next_pass(app).await;
+    mailward_workers::reconcile::reconcile_now(&app.stack.state)
+        .await
+        .unwrap();
+}
+
+/// `GET /domains/{id}` with the key; its JSON.
+pub async fn read(app: &TestApp, key: &str, id: &str) -> Value {
+    app.with_key(Method::GET, &format!("/domains/{id}"), key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }

@@ -4,8 +4,8 @@
 //! sees nothing. Needs `MOTO_ENDPOINT` (tests/run starts moto); without it the tests say so and
 //! pass, like the other moto tests.
 
-use crate::admin::call;
 use crate::common::add_domain;
+use crate::common::call;
 use async_trait::async_trait;
 use mailward_api_tests::TestApp;
 use mailward_domain::dns_connections::{DnsHostCredentials, DnsHostError, DnsHostZone, DnsHosts};

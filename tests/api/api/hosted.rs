@@ -4,8 +4,9 @@
 //! `domain.hosted_record.*` events; the RFC 9989 authorization of every monitored domain; and
 //! the refusals.
 
-use crate::admin::{call, call_as, member};
+use crate::admin::member;
 use crate::common::{add_domain, outbox_events};
+use crate::common::{call, call_as, next_pass_and_reconcile};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use mailward_domain::dns::{DnsError, DnsResolver, RecordData, RecordType};
@@ -87,19 +88,6 @@ async fn dns_records(app: &TestApp, key: &str, id: &str) -> Value {
     )
     .await
     .1
-}
-
-/// One sweep pass, a sweep interval after the last (so every domain is due again and events
-/// are ordered in time), then the hosted-record reconciliation.
-pub(crate) async fn sweep(app: &TestApp) {
-    app.clock.advance(time::Duration::seconds(301));
-    mailward_workers::sweep::sweep_now(&app.stack.state)
-        .await
-        .unwrap();
-    // The hourly reconciliation of hosted records, run at once (the schedule is off in tests).
-    mailward_workers::reconcile::reconcile_now(&app.stack.state)
-        .await
-        .unwrap();
 }
 
 pub(crate) async fn hosted_events(app: &TestApp) -> Vec<(String, String)> {
@@ -188,7 +176,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
     );
 
     // The customer still has a TXT where the CNAME belongs: record_conflict.
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["dmarc"], "error", "{read}");
     assert_eq!(read["dmarc_error_reason"], "record_conflict");
@@ -204,7 +192,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
     )
     .unwrap();
     dns.set_txt(&target, &served[0]).unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["dmarc"], "ready", "{read}");
     assert_eq!(read["dmarc_error_reason"], Value::Null);
@@ -213,7 +201,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
 
     // The CNAME is removed: drift.
     dns.remove("_dmarc.client.test", None).unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["dmarc"], "error");
     assert_eq!(read["dmarc_error_reason"], "drift");
@@ -254,7 +242,7 @@ async fn hosted_dmarc_is_served_republished_and_follows_the_customer_cname() {
         served_txt(&app, &target).await,
         Err(DnsError::NxDomain)
     ));
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert!(served_txt(&app, &target).await.unwrap()[0].starts_with("v=DMARC1; p=quarantine"));
 }
 
@@ -265,7 +253,7 @@ async fn every_monitored_domain_authorizes_its_reports_until_deleted() {
     let id = domain["id"].as_str().unwrap().to_owned();
     let report_host = app.stack.state.config.report_domain.clone();
     let name = format!("client.test._report._dmarc.{report_host}");
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(served_txt(&app, &name).await.unwrap(), ["v=DMARC1"]);
 
     // Another organization watching the same name keeps it after the first deletes theirs.
@@ -455,7 +443,7 @@ async fn dkim_keys_are_served_followed_and_soft_deleted() {
         vec![RecordData::Cname(format!("{target}."))],
     )
     .unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &key_path, &s.key, None).await;
     assert_eq!(read["dns_status"], "ready", "{read}");
     let (_, domain_now) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
@@ -670,7 +658,7 @@ async fn a_failing_zone_stores_nothing_for_dmarc_and_marks_keys_in_error_until_i
     flaky
         .failing
         .store(false, std::sync::atomic::Ordering::SeqCst);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let key_path = format!("/domains/{id}/dkim-keys/{}", key["id"].as_str().unwrap());
     let (_, key) = call(&app, Method::GET, &key_path, &s.key, None).await;
     assert_eq!(key["dns_status"], "syncing", "{key}");
@@ -694,13 +682,13 @@ async fn a_failing_zone_stores_nothing_for_dmarc_and_marks_keys_in_error_until_i
     )
     .await;
     assert_eq!(status, 200);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["dmarc_error_reason"], "publish_failed", "{read}");
     flaky
         .failing
         .store(false, std::sync::atomic::Ordering::SeqCst);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["dmarc"], "syncing", "{read}");
     let target = format!("{}._dmarc.{HOSTED_ZONE}", owner(&id, "client.test"));

@@ -5,9 +5,9 @@
 //! `hosted_spf_live` mail; the hourly re-flattening records a service's changed ranges; turning
 //! it off withdraws the records; a sender's DNS failing at enable changes nothing.
 
-use crate::admin::call;
 use crate::common::{add_domain, outbox_events};
-use crate::hosted::{hosted_events, owner, served_txt, start, sweep};
+use crate::common::{call, next_pass_and_reconcile};
+use crate::hosted::{hosted_events, owner, served_txt, start};
 use mailward_dns_fixture::{Fault, Scope, Zone};
 use mailward_domain::dns::DnsError;
 use reqwest::Method;
@@ -207,7 +207,7 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
     assert_eq!(spf_check(&fixture, "203.0.113.1").await, fail);
 
     // The sweep sees the include: ready, once, and the administrators are told.
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["spf"], "ready");
     assert_eq!(
@@ -235,13 +235,13 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
         "v=spf1 ip4:10.0.0.0/16 ip4:172.31.0.0/24 -all",
     )
     .unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(
         hosted_state(&app, &s.key, &id).await["range_changes"],
         json!([])
     );
     app.clock.advance(time::Duration::hours(1));
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let hosted = hosted_state(&app, &s.key, &id).await;
     let changes = hosted["range_changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "{hosted}");
@@ -271,7 +271,7 @@ async fn eight_senders_flatten_within_ten_lookups_and_follow_the_customer_record
 
     // The customer drops the include: drift.
     dns.set_txt("spf.test", &customer_record()).unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
     assert_eq!(read["managed_dns_status"]["spf"], "error");
     assert_eq!(read["spf_error_reason"], "drift");

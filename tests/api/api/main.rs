@@ -22,6 +22,7 @@ mod oauth;
 mod openapi;
 mod organizations;
 mod prospecting;
+mod records;
 mod report_data;
 mod reports;
 mod senders;

@@ -313,7 +313,7 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         listed["structuredContent"]["data"][0]["id"],
         report_id.as_str()
     );
-    let (status, rest) = crate::admin::call(
+    let (status, rest) = crate::common::call(
         &app,
         Method::GET,
         &format!("/prospecting-reports/{report_id}"),

@@ -3,9 +3,10 @@
 //! the customer's two CNAMEs; the sweep follows MX changes; DELETE retires the policy as
 //! `mode: none` for the old max_age (RFC 8461 §8.3); the refusals.
 
-use crate::admin::{call, call_as, member};
+use crate::admin::member;
 use crate::common::{add_domain, outbox_events};
-use crate::hosted::{hosted_events, owner, served_txt, start, sweep};
+use crate::common::{call, call_as, next_pass_and_reconcile};
+use crate::hosted::{hosted_events, owner, served_txt, start};
 use mailward_api_tests::TestApp;
 use mailward_domain::dns::{DnsError, RecordData, RecordType};
 use reqwest::Method;
@@ -196,7 +197,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
     // would not follow the edits).
     dns.set_txt("_mta-sts.client.test", "v=STSv1; id=old1")
         .unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, conflict) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
     assert_eq!(
         (
@@ -220,7 +221,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
         )
         .unwrap();
     }
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, state) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
     assert_eq!(state["status"], "ready", "{state}");
     assert_eq!(
@@ -247,7 +248,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
         }],
     )
     .unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, moved) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
     assert_eq!(moved["mx"], json!(["mx2.client.test"]));
     assert_ne!(moved["policy_id"], back_id.as_str());
@@ -265,7 +266,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
 
     // A CNAME removed: drift.
     dns.remove("mta-sts.client.test", None).unwrap();
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, drift) = mta_sts(&app, &s.key, Method::GET, &id, None).await;
     assert_eq!(
         (drift["status"].as_str(), drift["error_reason"].as_str()),
@@ -290,10 +291,10 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
         event_types(&outbox_events(&app).await).last().unwrap(),
         "mta_sts.disabled"
     );
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, 200);
     app.clock.advance(time::Duration::days(1));
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, 404);
     assert!(matches!(
         served_txt(&app, &txt_target).await,

@@ -8,9 +8,10 @@
 //! closed when the retired policy goes. The AWS adapter itself runs against ACM and
 //! CloudFront in moto (`MOTO_ENDPOINT`; tests/run starts it with ACM issuing after a second).
 
-use crate::admin::{call, call_as, member};
+use crate::admin::member;
 use crate::common::add_domain;
-use crate::hosted::{embedded, hosted_events, owner, start_adjusted, sweep};
+use crate::common::{call, call_as, next_pass_and_reconcile};
+use crate::hosted::{embedded, hosted_events, owner, start_adjusted};
 use async_trait::async_trait;
 use mailward_api_tests::TestApp;
 use mailward_domain::dns::{DnsResolver as _, RecordData, RecordType};
@@ -177,7 +178,7 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
     // Both CNAMEs published, the certificate still waiting: syncing, not ready.
     cname(&dns, "_mta-sts.client.test", &txt_target);
     cname(&dns, "mta-sts.client.test", &host_target);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, waiting) = mta_sts(&app, &s.key, Method::GET, &path).await;
     assert_eq!(waiting["status"], "syncing", "{waiting}");
     assert_eq!(
@@ -195,7 +196,7 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
 
     // The validation never seen within the window (72 hours): setup_timeout, with the event.
     app.clock.advance(time::Duration::hours(73));
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, failed) = mta_sts(&app, &s.key, Method::GET, &path).await;
     assert_eq!(
         (failed["status"].as_str(), failed["error_reason"].as_str()),
@@ -253,7 +254,7 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
 
     // Issued and deployed: the policy host's name in our zone leads to the front; ready.
     fronts.set_next(FrontStage::Active);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(
         fronts.closed(),
         ["cert-1"],
@@ -287,10 +288,10 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
     // Off, then past the old max_age: the policy, its name and the front go.
     let (status, _) = mta_sts(&app, &s.key, Method::DELETE, &path).await;
     assert_eq!(status, 200);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(fronts.closed(), ["cert-1"], "served while retiring");
     app.clock.advance(time::Duration::days(1));
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     assert_eq!(fronts.closed(), ["cert-1", "cert-2"]);
     assert_eq!(served_cname(&app, &host_target).await, None);
     let (_, gone) = mta_sts(&app, &s.key, Method::GET, &path).await;
@@ -310,7 +311,7 @@ async fn a_refused_certificate_is_certificate_invalid() {
     let id = domain["id"].as_str().unwrap().to_owned();
     let path = format!("/domains/{id}/mta-sts");
     assert_eq!(mta_sts(&app, &s.key, Method::POST, &path).await.0, 200);
-    sweep(&app).await;
+    next_pass_and_reconcile(&app).await;
     let (_, failed) = mta_sts(&app, &s.key, Method::GET, &path).await;
     assert_eq!(
         (failed["status"].as_str(), failed["error_reason"].as_str()),

@@ -2,7 +2,7 @@
 //! mail to the administrators (none when the switch is off), a domain's first report sends
 //! `first_report` once, and the one-click unsubscribe link turns its switch off.
 
-use crate::common::{add_domain, undmarced as zone};
+use crate::common::{add_domain, sweep, undmarced as zone};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use mailward_reports::Limits;
@@ -45,23 +45,17 @@ pub(crate) async fn mails_about(app: &TestApp, needle: &str, count: usize) -> Ve
     found
 }
 
-async fn sweep(app: &TestApp) {
-    mailward_workers::sweep::sweep_now(&app.stack.state)
-        .await
-        .unwrap();
-}
-
 async fn set_switch(app: &TestApp, key: &str, org: &str, name: &str, on: bool) {
     let path = format!("/organizations/{org}");
     let body = json!({"settings": {"email_notifications": {name: on}}});
-    let (status, org) = crate::admin::call(app, Method::POST, &path, key, Some(body)).await;
+    let (status, org) = crate::common::call(app, Method::POST, &path, key, Some(body)).await;
     assert_eq!(status, 200, "{org}");
 }
 
 /// The organization's notification switches (an empty update answers the organization).
 async fn switches(app: &TestApp, key: &str, org: &str) -> Value {
     let path = format!("/organizations/{org}");
-    let (_, org) = crate::admin::call(app, Method::POST, &path, key, Some(json!({}))).await;
+    let (_, org) = crate::common::call(app, Method::POST, &path, key, Some(json!({}))).await;
     org["settings"]["email_notifications"].clone()
 }
 
@@ -312,7 +306,7 @@ async fn reminders_name_waiting_domains_and_expiring_invitations_once() {
     let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
     let s = app.sign_up("admin@remind.example", "Remind Org").await;
     let waiting = add_domain(&app, &s.key, "waiting.test").await;
-    let (status, invitation) = crate::admin::call(
+    let (status, invitation) = crate::common::call(
         &app,
         Method::POST,
         "/invitations",
@@ -384,7 +378,7 @@ async fn reminders_are_not_sent_with_their_switches_off() {
     set_switch(&app, &s.key, &s.org_id, "setup_reminders", false).await;
     set_switch(&app, &s.key, &s.org_id, "invitation_reminders", false).await;
     add_domain(&app, &s.key, "quiet.test").await;
-    let (status, _) = crate::admin::call(
+    let (status, _) = crate::common::call(
         &app,
         Method::POST,
         "/invitations",

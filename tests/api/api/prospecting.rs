@@ -2,8 +2,9 @@
 //! reports with their public PDF link (typeset once, text extractable, in both languages and
 //! themes), the 90-day expiry, deletion, group visibility and bad input.
 
-use crate::admin::{call, call_as, group, member};
+use crate::admin::{group, member};
 use crate::audit_matrix::KEY_2048;
+use crate::common::{call, call_as};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use reqwest::Method;

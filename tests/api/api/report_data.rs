@@ -1,7 +1,8 @@
 //! Report data (SPEC §4.5): the organization's figures over a period, per domain, per sender
 //! and per day, within the caller's group limits.
 
-use crate::admin::{call, call_as, group, member, quiet_app};
+use crate::admin::{group, member};
+use crate::common::{call, call_as, quiet_app};
 use mailward_api_tests::TestApp;
 use mailward_reports::Limits;
 use mailward_workers::ingest::ingest;
@@ -39,7 +40,7 @@ fn report(
 }
 
 async fn get(app: &TestApp, path: &str, key: &str) -> Value {
-    crate::admin::get(app, path, key).await
+    crate::common::get(app, path, key).await
 }
 
 #[tokio::test]

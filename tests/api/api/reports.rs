@@ -2,8 +2,8 @@
 //! domain, idempotency across deliveries and encodings, unattributed and refused inputs, rows
 //! per UTC day, and the raw delivery kept in object storage.
 
-use crate::admin::quiet_app;
 use crate::common::add_domain;
+use crate::common::quiet_app;
 use mailward_domain::Clock as _;
 use mailward_reports::Limits;
 use mailward_workers::ingest::{Status, ingest};
@@ -182,7 +182,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     let state = &app.stack.state;
     let s = app.sign_up("figures@fig.example", "Figures").await;
     let group = crate::admin::group(&app, &s.key, "Brand").await;
-    let (status, domain) = crate::admin::call(
+    let (status, domain) = crate::common::call(
         &app,
         reqwest::Method::POST,
         "/domains",
@@ -192,7 +192,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     .await;
     assert_eq!(status, 201);
     let path = format!("/domains/{}", domain["id"].as_str().unwrap());
-    let before = crate::admin::get(&app, &path, &s.key).await;
+    let before = crate::common::get(&app, &path, &s.key).await;
     assert_eq!(before["last_14_days_volume"], 0);
     assert_eq!(before["monitoring_since"], serde_json::Value::Null);
 
@@ -204,7 +204,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     .await
     .unwrap();
     assert_eq!(out[0].status, Status::Imported, "{out:?}");
-    let after = crate::admin::get(&app, &path, &s.key).await;
+    let after = crate::common::get(&app, &path, &s.key).await;
     assert_eq!(after["last_14_days_volume"], 50);
     assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0);
     assert_eq!(after["last_14_days_spf_pass_pct"], 80.0);
@@ -215,18 +215,18 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
         mailward_store::reports::day_string(yesterday)
     );
 
-    let groups = crate::admin::get(&app, "/groups?expand[]=domains", &s.key).await;
+    let groups = crate::common::get(&app, "/groups?expand[]=domains", &s.key).await;
     assert_eq!(groups["data"][0]["domains"]["last_14_days_volume"], 50);
     assert_eq!(
         groups["data"][0]["domains"]["last_14_days_dmarc_pass_pct"],
         80.0
     );
-    let usage = crate::admin::get(&app, "/usage?expand[]=aligned_messages", &s.key).await;
+    let usage = crate::common::get(&app, "/usage?expand[]=aligned_messages", &s.key).await;
     // Yesterday may fall in the previous month; then this month has none yet.
     let same_month = yesterday.month() == app.clock.now().date().month();
     assert_eq!(usage["aligned_messages"], if same_month { 40 } else { 0 });
     let sorted =
-        crate::admin::get(&app, "/domains?sort=last_14_days_volume&order=desc", &s.key).await;
+        crate::common::get(&app, "/domains?sort=last_14_days_volume&order=desc", &s.key).await;
     assert_eq!(sorted["data"][0]["url"], "fig.example");
 
     // The first report's figures were its own rows; a second report adds to them.
@@ -238,7 +238,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     .await
     .unwrap();
     assert_eq!(out[0].status, Status::Imported, "{out:?}");
-    let after = crate::admin::get(&app, &path, &s.key).await;
+    let after = crate::common::get(&app, &path, &s.key).await;
     assert_eq!(after["last_14_days_volume"], 100);
     assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0);
 }
@@ -260,13 +260,13 @@ async fn the_report_window_slides_with_the_sweep() {
     .await
     .unwrap();
     assert_eq!(
-        crate::admin::get(&app, &path, &s.key).await["last_14_days_volume"],
+        crate::common::get(&app, &path, &s.key).await["last_14_days_volume"],
         50
     );
     // Fifteen days later the report has left the window; the sweep notices.
     app.clock.advance(time::Duration::days(15));
     mailward_workers::sweep::sweep_now(state).await.unwrap();
-    let after = crate::admin::get(&app, &path, &s.key).await;
+    let after = crate::common::get(&app, &path, &s.key).await;
     assert_eq!(after["last_14_days_volume"], 0, "{after}");
     assert_eq!(after["last_14_days_dmarc_pass_pct"], 0.0);
     assert!(
@@ -339,7 +339,7 @@ Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text
     assert_eq!(codes, [220, 250, 250, 550, 250, 354, 250, 221]);
     let path = format!("/domains/{}", domain["id"].as_str().unwrap());
     assert_eq!(
-        crate::admin::get(&app, &path, &s.key).await["last_14_days_volume"],
+        crate::common::get(&app, &path, &s.key).await["last_14_days_volume"],
         50
     );
 
@@ -396,7 +396,7 @@ Content-Type: text/xml\r\n\r\n{}",
     );
     let path = format!("/domains/{}", domain["id"].as_str().unwrap());
     assert_eq!(
-        crate::admin::get(&app, &path, &s.key).await["last_14_days_volume"],
+        crate::common::get(&app, &path, &s.key).await["last_14_days_volume"],
         50
     );
     // The same event again (Lambda retries) finds nothing left to do.
@@ -447,7 +447,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
     let domain = add_domain(&app, &s.key, "views.example").await;
     let id = domain["id"].as_str().unwrap().to_owned();
     let summary_path = format!("/domains/{id}/reports/summary");
-    let empty = crate::admin::get(&app, &summary_path, &s.key).await;
+    let empty = crate::common::get(&app, &summary_path, &s.key).await;
     assert_eq!(empty["volume"], 0);
     assert_eq!(empty["next_action"]["code"], "wait_for_reports");
     assert_eq!(empty["recommendation"]["status"], "hold");
@@ -459,7 +459,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
     )
     .await
     .unwrap();
-    let summary = crate::admin::get(&app, &summary_path, &s.key).await;
+    let summary = crate::common::get(&app, &summary_path, &s.key).await;
     let yesterday =
         mailward_store::reports::day_string(app.clock.now().date().previous_day().unwrap());
     assert_eq!(summary["date_to"], yesterday.as_str());
@@ -503,7 +503,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
     );
     ingest(state, &report, &Limits::default()).await.unwrap();
     let summary =
-        crate::admin::get(&app, &format!("{summary_path}?period=last_14_days"), &s.key).await;
+        crate::common::get(&app, &format!("{summary_path}?period=last_14_days"), &s.key).await;
     assert_eq!(
         summary["recommendation"]["status"], "advance_recommended",
         "{summary}"
@@ -518,7 +518,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
         &[("192.0.2.10", 20, false, false)],
     );
     ingest(state, &report, &Limits::default()).await.unwrap();
-    let summary = crate::admin::get(&app, &summary_path, &s.key).await;
+    let summary = crate::common::get(&app, &summary_path, &s.key).await;
     assert_eq!(summary["totals"]["non_compliant"], 20);
     assert_eq!(summary["recommendation"]["status"], "hold");
     assert_eq!(summary["next_action"]["code"], "fix_failing_senders");
@@ -534,7 +534,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
     .sum();
     assert_eq!(total, summary["volume"].as_u64().unwrap());
 
-    let senders = crate::admin::get(
+    let senders = crate::common::get(
         &app,
         &format!("/domains/{id}/reports/senders?limit=2"),
         &s.key,
@@ -557,7 +557,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
         ("reports/senders?limit=21", "limit"),
         ("reports/senders?limit=0", "limit"),
     ] {
-        let (status, body) = crate::admin::call(
+        let (status, body) = crate::common::call(
             &app,
             reqwest::Method::GET,
             &format!("/domains/{id}/{query}"),
@@ -575,7 +575,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
         .sign_up("views@other-views.example", "Other Views")
         .await;
     let (status, _) =
-        crate::admin::call(&app, reqwest::Method::GET, &summary_path, &other.key, None).await;
+        crate::common::call(&app, reqwest::Method::GET, &summary_path, &other.key, None).await;
     assert_eq!(status, 404);
 }
 

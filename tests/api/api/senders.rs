@@ -2,7 +2,7 @@
 //! aggregate reports (catalogue, forward-confirmed reverse DNS, bare addresses), their moves,
 //! and the sender tasks they open and close.
 
-use crate::admin::call;
+use crate::common::call;
 use crate::common::{add_domain, get_json};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};

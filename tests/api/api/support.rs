@@ -1,7 +1,8 @@
 //! Support over HTTP: upload forms and the local stack's policy enforcement, tickets with
 //! attachments, support replies and the unread count, and who sees which tickets.
 
-use crate::admin::{call, call_as, get, group, member, quiet_app};
+use crate::admin::{group, member};
+use crate::common::{call, call_as, get, quiet_app};
 use mailward_api_tests::TestApp;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! plan following the domain; the preview predicting the score the sweep then computes; and
 //! task events only after the stabilisation window, once.
 
-use crate::common::{add_domain, get_json, outbox_events};
+use crate::common::{add_domain, get_json, next_pass, outbox_events, sweep};
 use mailward_api_tests::{SignedUp, TestApp};
 use mailward_dns_fixture::{FixtureServer, Zone};
 use reqwest::Method;
@@ -18,18 +18,6 @@ fn troubled(name: &str) -> Zone {
         .mx("@", 10, &format!("mx.{name}."))
         .a("mx", "192.0.2.40")
         .txt("@", "v=spf1 mx +all")
-}
-
-async fn sweep(app: &TestApp) {
-    mailward_workers::sweep::sweep_now(&app.stack.state)
-        .await
-        .unwrap();
-}
-
-/// Moves the clock past the sweep period and sweeps.
-async fn next_pass(app: &TestApp) {
-    app.clock.advance(time::Duration::seconds(301));
-    sweep(app).await;
 }
 
 async fn tasks(app: &TestApp, key: &str, query: &str) -> Vec<Value> {

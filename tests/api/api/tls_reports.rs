@@ -1,7 +1,7 @@
 //! SMTP TLS reports (RFC 8460; SPEC §4.4 TLS-RPT rows): imported reports listed with their
 //! sorts, one report with its failure details, the daily chart and the summary by result type.
 
-use crate::admin::{call, get, quiet_app};
+use crate::common::{call, get, quiet_app};
 use mailward_api_tests::TestApp;
 use mailward_reports::Limits;
 use mailward_workers::ingest::{Status, ingest};

@@ -2,7 +2,7 @@
 //! organization's, a domain's) are escaped in the HTML.
 
 use super::{Kind, Switch};
-use mailward_domain::domain::Domain;
+use mailward_domain::domain::{Domain, HostingErrorReason};
 use mailward_domain::mailer::OutboundEmail;
 use mailward_services::html::escape;
 use mailward_services::state::AppState;
@@ -113,8 +113,8 @@ fn words(state: &AppState, domain: &Domain, kind: Kind) -> (String, String, Stri
         ),
         Kind::DelegationMissing => {
             let target = mailward_services::domains::hosting::dmarc::dmarc_target(state, domain);
-            let why = match domain.managed_dmarc.error_reason.as_deref() {
-                Some("setup_timeout") => "was never published".to_owned(),
+            let why = match domain.managed_dmarc.error_reason {
+                Some(HostingErrorReason::SetupTimeout) => "was never published".to_owned(),
                 _ => "was removed".to_owned(),
             };
             (

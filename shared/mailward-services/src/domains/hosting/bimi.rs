@@ -15,7 +15,9 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_api_types::bimi::{BimiAssets, BimiCertificateFacts, BimiRecord};
-use mailward_domain::domain::{Domain, HostedBimiAssets, ManagedRecord, ManagedStatus};
+use mailward_domain::domain::{
+    Domain, HostedBimiAssets, HostingErrorReason, ManagedRecord, ManagedStatus,
+};
 use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind, normalize};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -292,7 +294,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
             .upsert(&[ZoneRecord::txt(&target, &wanted, HOSTED_TTL)])
             .await
         {
-            Ok(()) if managed.error_reason.as_deref() == Some("publish_failed") => {
+            Ok(()) if managed.error_reason == Some(HostingErrorReason::PublishFailed) => {
                 managed.status = ManagedStatus::Syncing;
                 managed.error_reason = None;
             }
@@ -302,7 +304,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                 managed = ManagedRecord {
                     status: ManagedStatus::Error,
                     since: managed.since,
-                    error_reason: Some("publish_failed".to_owned()),
+                    error_reason: Some(HostingErrorReason::PublishFailed),
                 };
             }
         }
@@ -311,9 +313,9 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
         managed = ManagedRecord {
             status: ManagedStatus::Error,
             since: managed.since,
-            error_reason: Some("certificate_invalid".to_owned()),
+            error_reason: Some(HostingErrorReason::CertificateInvalid),
         };
-    } else if managed.error_reason.as_deref() != Some("publish_failed") {
+    } else if managed.error_reason != Some(HostingErrorReason::PublishFailed) {
         let host = format!("default._bimi.{}", domain.url);
         let delegated = cname_points_at(app, &host, &target).await;
         // The customer's own BIMI TXT where our CNAME belongs.

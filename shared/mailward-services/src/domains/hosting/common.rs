@@ -7,7 +7,7 @@
 use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_domain::dns::DnsResolver as _;
-use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
+use mailward_domain::domain::{Domain, HostingErrorReason, ManagedRecord, ManagedStatus};
 use mailward_domain::hosted_zone::ZoneError;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -66,20 +66,22 @@ pub fn next_managed_state(
             error_reason: None,
         };
     }
-    let error = |reason: &str| ManagedRecord {
+    let error = |reason: HostingErrorReason| ManagedRecord {
         status: ManagedStatus::Error,
         since: current.since,
-        error_reason: Some(reason.to_owned()),
+        error_reason: Some(reason),
     };
     match current.status {
-        ManagedStatus::Ready => error("drift"),
+        ManagedStatus::Ready => error(HostingErrorReason::Drift),
         // A drift stays a drift until the CNAME is back.
-        ManagedStatus::Error if current.error_reason.as_deref() == Some("drift") => current.clone(),
-        _ if txt_instead => error("record_conflict"),
+        ManagedStatus::Error if current.error_reason == Some(HostingErrorReason::Drift) => {
+            current.clone()
+        }
+        _ if txt_instead => error(HostingErrorReason::RecordConflict),
         _ => {
             let since = current.since.unwrap_or(now);
             if now - since >= window {
-                error("setup_timeout")
+                error(HostingErrorReason::SetupTimeout)
             } else {
                 ManagedRecord {
                     status: ManagedStatus::Syncing,
@@ -161,11 +163,11 @@ mod tests {
         OffsetDateTime::UNIX_EPOCH + Duration::seconds(secs)
     }
 
-    fn state(status: ManagedStatus, reason: Option<&str>) -> ManagedRecord {
+    fn state(status: ManagedStatus, reason: Option<HostingErrorReason>) -> ManagedRecord {
         ManagedRecord {
             status,
             since: Some(at(0)),
-            error_reason: reason.map(str::to_owned),
+            error_reason: reason,
         }
     }
 
@@ -183,9 +185,9 @@ mod tests {
         );
         // A working delegation removed: drift, which stays until the CNAME is back.
         let drift = next_managed_state(&ready, Some(false), false, at(120), window);
-        assert_eq!(drift.error_reason.as_deref(), Some("drift"));
+        assert_eq!(drift.error_reason, Some(HostingErrorReason::Drift));
         let still = next_managed_state(&drift, Some(false), false, at(99_999_999), window);
-        assert_eq!(still.error_reason.as_deref(), Some("drift"));
+        assert_eq!(still.error_reason, Some(HostingErrorReason::Drift));
         assert_eq!(
             next_managed_state(&drift, Some(true), false, at(200), window).status,
             ManagedStatus::Ready
@@ -194,9 +196,12 @@ mod tests {
         let waiting = next_managed_state(&syncing, Some(false), false, at(3600), window);
         assert_eq!(waiting.status, ManagedStatus::Syncing);
         let late = next_managed_state(&syncing, Some(false), false, at(72 * 3600), window);
-        assert_eq!(late.error_reason.as_deref(), Some("setup_timeout"));
+        assert_eq!(late.error_reason, Some(HostingErrorReason::SetupTimeout));
         // A TXT where the CNAME belongs.
         let conflict = next_managed_state(&syncing, Some(false), true, at(60), window);
-        assert_eq!(conflict.error_reason.as_deref(), Some("record_conflict"));
+        assert_eq!(
+            conflict.error_reason,
+            Some(HostingErrorReason::RecordConflict)
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_api_types::dkim_keys::{DkimKey as DkimKeyView, DkimKeyRequest, ListDkimKeysParams};
 use mailward_domain::dkim_keys::{DkimDnsStatus, DkimKey, DkimRecordType, hosted_name};
-use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
+use mailward_domain::domain::{Domain, HostingErrorReason, ManagedRecord, ManagedStatus};
 use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind, normalize};
 use mailward_store::dkim_keys as stored;
 use time::OffsetDateTime;
@@ -177,7 +177,7 @@ pub fn aggregate(keys: &[DkimKey], current: &ManagedRecord, now: OffsetDateTime)
     ManagedRecord {
         status,
         since,
-        error_reason: (status == ManagedStatus::Error).then(|| "dkim_key_error".to_owned()),
+        error_reason: (status == ManagedStatus::Error).then_some(HostingErrorReason::DkimKeyError),
     }
 }
 
@@ -500,6 +500,6 @@ mod tests {
         );
         let error = aggregate(&[key(Ready, false), key(Error, false)], &ready, later);
         assert_eq!(error.status, ManagedStatus::Error);
-        assert_eq!(error.error_reason.as_deref(), Some("dkim_key_error"));
+        assert_eq!(error.error_reason, Some(HostingErrorReason::DkimKeyError));
     }
 }

@@ -22,7 +22,7 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_api_types::records::HostedDmarcResponse;
-use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
+use mailward_domain::domain::{Domain, HostingErrorReason, ManagedRecord, ManagedStatus};
 use mailward_domain::hosted_zone::{ZoneError, ZoneRecord, ZoneRecordKind};
 use mailward_monitoring::observe::Delegation;
 use time::{Duration, OffsetDateTime};
@@ -145,7 +145,7 @@ pub async fn reconcile_dmarc(
         return Some(ManagedRecord {
             status: ManagedStatus::Error,
             since: domain.managed_dmarc.since,
-            error_reason: Some("publish_failed".to_owned()),
+            error_reason: Some(HostingErrorReason::PublishFailed),
         });
     }
     let (delegated, txt_instead) = match delegation {
@@ -157,7 +157,7 @@ pub async fn reconcile_dmarc(
     let delegated = if conclusive { delegated } else { None };
     let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
     let mut current = domain.managed_dmarc.clone();
-    if current.error_reason.as_deref() == Some("publish_failed") {
+    if current.error_reason == Some(HostingErrorReason::PublishFailed) {
         // Republished above: judge the delegation afresh.
         current.status = ManagedStatus::Syncing;
         current.error_reason = None;

@@ -20,7 +20,7 @@ use crate::error::{ErrorKind, ServiceError};
 use crate::state::AppState;
 use mailward_api_types::mta_sts::{MtaStsCertificate, MtaStsRecord, MtaStsRequest, MtaStsState};
 use mailward_domain::dns::{DnsError, DnsResolver as _, RecordData, RecordType, Uncached};
-use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
+use mailward_domain::domain::{Domain, HostingErrorReason, ManagedRecord, ManagedStatus};
 use mailward_domain::events::types;
 use mailward_domain::hosted_zone::{ZoneRecord, ZoneRecordKind, normalize};
 use mailward_domain::mta_sts::{
@@ -125,7 +125,10 @@ pub fn state(app: &AppState, domain: &Domain) -> MtaStsState {
             not_after: f.not_after.map(at),
         }),
         status: domain.managed_mta_sts.status.as_str().to_owned(),
-        error_reason: domain.managed_mta_sts.error_reason.clone(),
+        error_reason: domain
+            .managed_mta_sts
+            .error_reason
+            .map(|r| r.as_str().to_owned()),
         retiring_until: m.and_then(|m| m.retiring_until).map(at),
         updated_at: m.map(|m| at(m.updated_at)),
     }
@@ -734,7 +737,7 @@ async fn follow(
     if !intact {
         match publish_txt(app, domain, &policy).await {
             Ok(()) => {
-                if managed.error_reason.as_deref() == Some("publish_failed") {
+                if managed.error_reason == Some(HostingErrorReason::PublishFailed) {
                     managed.status = ManagedStatus::Syncing;
                     managed.error_reason = None;
                 }
@@ -743,7 +746,7 @@ async fn follow(
                 managed = ManagedRecord {
                     status: ManagedStatus::Error,
                     since: managed.since,
-                    error_reason: Some("publish_failed".to_owned()),
+                    error_reason: Some(HostingErrorReason::PublishFailed),
                 };
                 policy = m.clone();
             }
@@ -755,7 +758,7 @@ async fn follow(
     if let Some(f) = policy.front.as_ref() {
         lead_policy_host(app, domain, f).await;
     }
-    if managed.error_reason.as_deref() != Some("publish_failed") {
+    if managed.error_reason != Some(HostingErrorReason::PublishFailed) {
         let (delegated, conflict) = delegation(app, domain, &target).await;
         managed = next_state(&managed, delegated, conflict, now, window);
         managed = with_front(managed, policy.front.as_ref(), now);
@@ -809,9 +812,9 @@ fn with_front(
     match stage {
         Some(FrontStage::Failed) => {
             let reason = if front.is_some_and(|f| f.timed_out) {
-                "setup_timeout"
+                HostingErrorReason::SetupTimeout
             } else {
-                "certificate_invalid"
+                HostingErrorReason::CertificateInvalid
             };
             ManagedRecord {
                 status: ManagedStatus::Error,
@@ -820,7 +823,7 @@ fn with_front(
                 } else {
                     Some(now)
                 },
-                error_reason: Some(reason.to_owned()),
+                error_reason: Some(reason),
             }
         }
         Some(s) if s.serving() => managed,

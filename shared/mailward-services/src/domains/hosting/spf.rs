@@ -18,7 +18,7 @@ use crate::state::AppState;
 use mailward_api_types::records as wire;
 use mailward_dns::{Budgeted, Deadline};
 use mailward_domain::dns::Uncached;
-use mailward_domain::domain::{Domain, ManagedRecord, ManagedStatus};
+use mailward_domain::domain::{Domain, HostingErrorReason, ManagedRecord, ManagedStatus};
 use mailward_domain::hosted_spf::{
     HostedSpf, MAX_REMEMBERED_CHANGES, ServedSpfRecord, SpfRangeChange, SpfSourceTerm,
 };
@@ -437,7 +437,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                     Ok(state) => {
                         customer_record = Some(state.customer_record.clone());
                         save_state(app, &state).await;
-                        if managed.error_reason.as_deref() == Some("publish_failed") {
+                        if managed.error_reason == Some(HostingErrorReason::PublishFailed) {
                             managed = ManagedRecord {
                                 status: ManagedStatus::Syncing,
                                 since: managed.since,
@@ -450,7 +450,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                         managed = ManagedRecord {
                             status: ManagedStatus::Error,
                             since: managed.since,
-                            error_reason: Some("publish_failed".to_owned()),
+                            error_reason: Some(HostingErrorReason::PublishFailed),
                         };
                     }
                     // The served chain stays as it was; the next pass tries again.
@@ -465,7 +465,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
         }
         Err(SyncError::Zone(_)) => {}
     }
-    if managed.error_reason.as_deref() != Some("publish_failed") {
+    if managed.error_reason != Some(HostingErrorReason::PublishFailed) {
         let (included, several) = delegation(app, domain).await;
         let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
         managed = next_state(&managed, included, several, now, window);
@@ -505,7 +505,10 @@ pub async fn view(app: &AppState, domain: &Domain) -> Result<wire::HostedSpf, Se
         force_flattening: domain.spf_options.force_flattening,
         active: domain.is_spf_managed && domain.managed_spf.status == ManagedStatus::Ready,
         status: domain.managed_spf.status.as_str().to_owned(),
-        error_reason: domain.managed_spf.error_reason.clone(),
+        error_reason: domain
+            .managed_spf
+            .error_reason
+            .map(|r| r.as_str().to_owned()),
         include: domain.is_spf_managed.then(|| chain_name(app, domain, 0)),
         record: domain
             .is_spf_managed
