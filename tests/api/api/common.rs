@@ -113,14 +113,7 @@ pub async fn call(
     key: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let mut req = app.with_key(method, path, key);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let text = res.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    answer(app.with_key(method, path, key), body).await
 }
 
 /// A GET with the key that must succeed; its JSON body.
@@ -147,7 +140,11 @@ pub async fn call_as(
     token: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let mut req = app.with_session(method, path, token);
+    answer(app.with_session(method, path, token), body).await
+}
+
+/// Sends `req` with `body` (or nothing); status and JSON body (null when empty).
+async fn answer(mut req: reqwest::RequestBuilder, body: Option<Value>) -> (StatusCode, Value) {
     if let Some(body) = body {
         req = req.json(&body);
     }
