@@ -176,6 +176,24 @@ impl Caller {
         }
     }
 
+    /// Organization-wide administration (the organization itself and its child organizations,
+    /// API keys, webhook endpoints, DNS connections, members, invitations, groups): an
+    /// administrator or a read-write key, never a member limited to groups, whose role is
+    /// bounded by those groups. Every organization-wide write calls this (or
+    /// [`Caller::require_session_org_admin`]); domain-scoped writes check the domain's group.
+    pub fn require_org_admin(&self) -> Result<(), ServiceError> {
+        self.require_admin()?;
+        self.require_unlimited()
+    }
+
+    /// [`Caller::require_org_admin`] for what only a signed-in person may do; returns the
+    /// account.
+    pub fn require_session_org_admin(&self) -> Result<Uuid, ServiceError> {
+        let account = self.require_session_admin()?;
+        self.require_unlimited()?;
+        Ok(account)
+    }
+
     /// Requires a signed-in administrator (not an API key); returns the account.
     pub fn require_session_admin(&self) -> Result<Uuid, ServiceError> {
         match &self.credential {

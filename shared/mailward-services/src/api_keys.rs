@@ -48,7 +48,7 @@ pub async fn create(
     caller: &Caller,
     input: CreateApiKeyRequest,
 ) -> Result<ApiKeyWithSecret, ServiceError> {
-    let account = caller.require_session_admin()?;
+    let account = caller.require_session_org_admin()?;
     let name = validate_name(&input.name)?;
     let key = api_keys::generate(
         caller.org_id,
@@ -81,7 +81,7 @@ pub async fn rotate(
     caller: &Caller,
     id: Uuid,
 ) -> Result<ApiKeyWithSecret, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = api_keys::get(app.store.as_ref(), caller.org_id, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("API key"))?;
@@ -104,7 +104,7 @@ pub async fn rotate(
 
 /// Deletes a key (a key may delete itself); it is refused from the next request on.
 pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = api_keys::get(app.store.as_ref(), caller.org_id, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("API key"))?;

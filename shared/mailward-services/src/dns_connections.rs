@@ -160,7 +160,7 @@ pub async fn create(
     caller: &Caller,
     input: wire::CreateDnsConnection,
 ) -> Result<wire::DnsConnection, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     if input.provider != "route53" {
         return Err(invalid("provider", "provider must be route53"));
     }
@@ -260,7 +260,7 @@ pub async fn get(
 
 /// `DELETE /dns-connections/{id}`: the credentials are deleted with it. Administrators only.
 pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = load(app, caller, id).await?;
     let mut ops = vec![mailward_domain::store::WriteOp::Delete {
         pk: mailward_store::keys::org_pk(caller.org_id),

@@ -56,8 +56,7 @@ pub fn view(invitation: &Invitation) -> InvitationView {
 }
 
 fn require_manager(caller: &Caller) -> Result<(), ServiceError> {
-    caller.require_admin()?;
-    caller.require_unlimited()
+    caller.require_org_admin()
 }
 
 /// The pending (unexpired) invitations of the organization, oldest first.

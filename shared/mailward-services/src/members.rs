@@ -92,8 +92,7 @@ pub(crate) async fn parse_groups(
 /// Refuses callers that may not manage people: anyone but administrators and read-write keys,
 /// and members limited to groups.
 fn require_manager(caller: &Caller) -> Result<(), ServiceError> {
-    caller.require_admin()?;
-    caller.require_unlimited()
+    caller.require_org_admin()
 }
 
 /// The members of the organization, oldest first.

@@ -69,7 +69,7 @@ pub async fn create(
     caller: &Caller,
     input: CreateOrganizationRequest,
 ) -> Result<OrganizationCreated, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let name = validate_name(&input.name)?;
     let invitee = invitee_of(&input, caller)?;
     let now = app.clock.now();
@@ -361,7 +361,7 @@ pub async fn update(
     id: Uuid,
     input: UpdateOrganizationRequest,
 ) -> Result<OrganizationView, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = load_own(app, caller, id).await?;
     let before = current.value.clone();
     let mut org = current.value;
@@ -445,7 +445,7 @@ fn apply_notifications(n: &mut EmailNotifications, u: EmailNotificationsUpdate) 
 /// Marks the caller's organization `deleting` (every credential of it is refused from this
 /// commit on) and queues the purge of its data.
 pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = load_own(app, caller, id).await?;
     let mut org = current.value;
     org.state = OrgState::Deleting;

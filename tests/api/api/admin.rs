@@ -1181,29 +1181,9 @@ async fn a_member_limited_to_groups_sees_and_changes_only_their_domains() {
     assert_eq!(widened["page_info"]["total_count"], 4);
 }
 
-/// Every write route of the API (read from the OpenAPI document, so a new route must join this
-/// table) refuses viewers and read-only keys with 403 `forbidden`, before looking anything up.
-#[tokio::test]
-async fn viewers_and_read_only_keys_never_write() {
-    let app = quiet_app().await;
-    let s = app.sign_up("admin@readonly.example", "Read Only Co").await;
-    let viewer = member(&app, &s, "viewer@readonly.example", &["viewer"], &[]).await;
-    // Keys are created from an administrator's session.
-    let admin = app
-        .session_token("admin@readonly.example", &s.org_id, false)
-        .await;
-    let (status, key) = call_as(
-        &app,
-        Method::POST,
-        "/api-keys",
-        &admin,
-        Some(json!({"name": "ro", "access": "read_only"})),
-    )
-    .await;
-    assert_eq!(status, 201, "{key}");
-    let read_only = key["key"].as_str().unwrap().to_owned();
-    let id = uuid::Uuid::new_v4();
-    let bodies: Vec<(&str, &str, Option<Value>)> = vec![
+/// Every write route of the API that needs a writing credential, with a body to send.
+fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
+    vec![
         ("POST", "/api-keys", Some(json!({"name": "x"}))),
         ("DELETE", "/api-keys/{id}", None),
         ("POST", "/api-keys/{id}/rotate", None),
@@ -1319,9 +1299,12 @@ async fn viewers_and_read_only_keys_never_write() {
             Some(json!({"selector": "s1", "record_type": "CNAME", "value": "s1.example.net"})),
         ),
         ("DELETE", "/domains/{id}/dkim-keys/{key_id}", None),
-    ];
-    // Writes any member may make (documented on each route), and public routes.
-    let exempt = [
+    ]
+}
+
+/// Writes any member may make (documented on each route), and public routes.
+fn open_writes() -> Vec<(&'static str, &'static str)> {
+    vec![
         ("POST", "/domains/{id}/preview"),
         ("POST", "/organizations/{id}/onboarding/dismiss"),
         ("POST", "/tools/dns-lookup"),
@@ -1347,15 +1330,36 @@ async fn viewers_and_read_only_keys_never_write() {
         ("POST", "/mcp"),
         ("POST", "/mcp/directory"),
         ("POST", "/mcp/public"),
-    ];
-    let doc: Value = app
-        .request(Method::GET, "/swagger.json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    ]
+}
+
+/// The organization-wide writes among [`write_routes`]: the organization and its children, API
+/// keys, webhook endpoints, DNS connections, members, invitations, creating and deleting groups.
+/// The rest act on a domain, a task, a group, a report or a ticket the caller can see.
+fn organization_wide(method: &str, path: &str) -> bool {
+    [
+        "/api-keys",
+        "/organizations",
+        "/webhook-endpoints",
+        "/members",
+        "/invitations",
+    ]
+    .iter()
+    .any(|p| path.starts_with(p))
+        || matches!(
+            (method, path),
+            ("POST", "/groups")
+                | ("DELETE", "/groups/{id}")
+                | ("POST", "/dns-connections")
+                | ("DELETE", "/dns-connections/{id}")
+        )
+}
+
+/// Every write route of the OpenAPI document is in [`write_routes`] or [`open_writes`], and
+/// every route of those tables is documented.
+fn all_writes_listed(doc: &Value) {
+    let bodies = write_routes();
+    let exempt = open_writes();
     for (path, ops) in doc["paths"].as_object().unwrap() {
         for method in ops.as_object().unwrap().keys() {
             let method = method.to_ascii_uppercase();
@@ -1370,20 +1374,59 @@ async fn viewers_and_read_only_keys_never_write() {
             );
         }
     }
-    for (method, path, body) in &bodies {
+    for (method, path, _) in &bodies {
         let documented = doc["paths"][*path][method.to_ascii_lowercase()].is_object();
         assert!(documented, "{method} {path} is not in the OpenAPI document");
-        let path = path
-            .replace(
-                "{id}",
-                &if path.starts_with("/organizations/") {
-                    s.org_id.clone()
-                } else {
-                    id.to_string()
-                },
-            )
-            .replace("{source_id}", &uuid::Uuid::new_v4().to_string())
-            .replace("{key_id}", &uuid::Uuid::new_v4().to_string());
+    }
+}
+
+/// A route path with its ids filled in (`/organizations/{id}`: the caller's own).
+fn filled(path: &str, org_id: &str, id: uuid::Uuid) -> String {
+    path.replace(
+        "{id}",
+        &if path.starts_with("/organizations/") {
+            org_id.to_owned()
+        } else {
+            id.to_string()
+        },
+    )
+    .replace("{source_id}", &uuid::Uuid::new_v4().to_string())
+    .replace("{key_id}", &uuid::Uuid::new_v4().to_string())
+}
+
+/// Every write route of the API (read from the OpenAPI document, so a new route must join this
+/// table) refuses viewers and read-only keys with 403 `forbidden`, before looking anything up.
+#[tokio::test]
+async fn viewers_and_read_only_keys_never_write() {
+    let app = quiet_app().await;
+    let s = app.sign_up("admin@readonly.example", "Read Only Co").await;
+    let viewer = member(&app, &s, "viewer@readonly.example", &["viewer"], &[]).await;
+    // Keys are created from an administrator's session.
+    let admin = app
+        .session_token("admin@readonly.example", &s.org_id, false)
+        .await;
+    let (status, key) = call_as(
+        &app,
+        Method::POST,
+        "/api-keys",
+        &admin,
+        Some(json!({"name": "ro", "access": "read_only"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{key}");
+    let read_only = key["key"].as_str().unwrap().to_owned();
+    let id = uuid::Uuid::new_v4();
+    let doc: Value = app
+        .request(Method::GET, "/swagger.json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    all_writes_listed(&doc);
+    for (method, path, body) in &write_routes() {
+        let path = filled(path, &s.org_id, id);
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let (status, err) = call(&app, method.clone(), &path, &read_only, body.clone()).await;
         assert_eq!(
@@ -1398,4 +1441,75 @@ async fn viewers_and_read_only_keys_never_write() {
             "viewer: {method} {path}: {err}"
         );
     }
+}
+
+/// A member limited to one customer's group is an administrator of that group only: every
+/// organization-wide write (read from the OpenAPI document, so a new route must be classed) is
+/// 403 `forbidden` for them, with a session or through the same operations MCP and the CLI call,
+/// and the organization is unchanged.
+#[tokio::test]
+async fn a_group_limited_admin_gets_403_on_every_organization_wide_write() {
+    let app = quiet_app().await;
+    let s = app.sign_up("owner@msp.example", "MSP Co").await;
+    let customer = group(&app, &s.key, "Customer A").await;
+    let limited = member(
+        &app,
+        &s,
+        "tech@msp.example",
+        &["admin"],
+        &[customer["id"].as_str().unwrap()],
+    )
+    .await;
+    let doc: Value = app
+        .request(Method::GET, "/swagger.json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    all_writes_listed(&doc);
+    let id = uuid::Uuid::new_v4();
+    let mut checked = 0;
+    for (method, path, body) in write_routes() {
+        if !organization_wide(method, path) {
+            continue;
+        }
+        let path = filled(path, &s.org_id, id);
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let (status, err) = call_as(&app, method.clone(), &path, &limited, body.clone()).await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("forbidden")),
+            "group-limited admin: {method} {path}: {err}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} organization-wide writes");
+    // Nothing changed: the organization keeps its name, and holds only the signup key.
+    // (An update changing nothing answers the organization as it is.)
+    let (_, org) = call(
+        &app,
+        Method::POST,
+        &format!("/organizations/{}", s.org_id),
+        &s.key,
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(org["name"], "MSP Co", "{org}");
+    let owner = app
+        .session_token("owner@msp.example", &s.org_id, false)
+        .await;
+    let (_, keys) = call_as(&app, Method::GET, "/api-keys", &owner, None).await;
+    assert_eq!(keys["data"].as_array().unwrap().len(), 1, "{keys}");
+    // Within the group the same person still administers: a domain of the group is theirs.
+    let (status, created) = call_as(
+        &app,
+        Method::POST,
+        "/domains",
+        &limited,
+        Some(json!({"url": "customer-a.example", "group_id": customer["id"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
 }

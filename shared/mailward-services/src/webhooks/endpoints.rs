@@ -114,7 +114,7 @@ pub async fn create(
     caller: &Caller,
     input: CreateWebhookEndpointRequest,
 ) -> Result<WebhookEndpointWithSecret, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let url = validate_url(app, &input.url)?;
     let description = validate_description(input.description)?;
     let enabled_events = validate_events(input.enabled_events)?;
@@ -164,7 +164,7 @@ pub async fn update(
     id: Uuid,
     input: UpdateWebhookEndpointRequest,
 ) -> Result<EndpointView, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = load(app, caller, id).await?;
     let mut endpoint = current.value.clone();
     if let Some(url) = &input.url {
@@ -204,7 +204,7 @@ pub async fn update(
 
 /// Deletes an endpoint; its delivery attempts stay readable for 30 days.
 pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let entry = activity::ops(
         app,
         caller,
@@ -235,7 +235,7 @@ pub async fn rotate_secret(
     caller: &Caller,
     id: Uuid,
 ) -> Result<WebhookEndpointWithSecret, ServiceError> {
-    caller.require_admin()?;
+    caller.require_org_admin()?;
     let current = load(app, caller, id).await?;
     let mut endpoint = current.value;
     let secret = new_webhook_secret();
