@@ -90,7 +90,9 @@ NS) with independent lookups run concurrently. The response is camelCase: `statu
 `pass`, `warn`, `fail`, `in progress` (DMARC below full reject, MTA-STS in testing), `info` \
 (MTA-STS or TLS-RPT absent) or `error` (DKIM when the probe catalogue was unavailable). When the \
 audit cannot run at all, `status` is `error` and only `summary` is present.\n\n\
-Results are cached ten minutes per domain (`refresh=true` bypasses the cache). `email` captures a \
+Results are cached ten minutes per domain; `refresh=true` bypasses the cache for a caller with \
+credentials (an API key or a session) and is ignored for an anonymous one, which is served from \
+the cache. `email` captures a \
 lead (with the `X-Visitor-Journey-Id` header when it is a UUID) and is echoed in the summary. \
 `store_scan=true` saves the result, without the email, for `GET /tools/activation-scan` (24 h). \
 Counts in the `dns` bucket (and `api_key_dns` with an API key).\n\n\

@@ -108,19 +108,10 @@ impl McpServer {
                 .0,
             ));
         }
-        if self.endpoint == Endpoint::Public
-            && let Some(bucket) =
-                hit(&self.app, Scope::McpDns, &format!("ip:{}", self.client_ip)).await
-            && bucket.exceeded
+        if def.dns
+            && let Some(error) = self.dns_quota().await
         {
-            return Ok(tool_error(json!({
-                "code": "rate_limit_exceeded",
-                "scope": "mcp_dns",
-                "message": format!("too many DNS tool calls from this address; retry in {} seconds", bucket.reset_secs.max(1)),
-                "limit": bucket.limit,
-                "window_seconds": bucket.window_secs,
-                "retry_after_seconds": bucket.reset_secs.max(1),
-            })));
+            return Ok(tool_error(error));
         }
         let ctx = Context {
             app: self.app.clone(),
@@ -136,6 +127,34 @@ impl McpServer {
             }
             Err(ToolError(error)) => tool_error(error),
         })
+    }
+}
+
+impl McpServer {
+    /// Counts a DNS tool call in the `dns` bucket its REST route counts in and in `mcp_dns`, per
+    /// person (per client address on the public endpoint); the error of the first bucket
+    /// exceeded, naming it.
+    async fn dns_quota(&self) -> Option<Value> {
+        let subject = match &self.caller {
+            Some(caller) => caller.subject(),
+            None => format!("ip:{}", self.client_ip),
+        };
+        for scope in [Scope::Dns, Scope::McpDns] {
+            if let Some(bucket) = hit(&self.app, scope, &subject).await
+                && bucket.exceeded
+            {
+                let retry = bucket.reset_secs.max(1);
+                return Some(json!({
+                    "code": "rate_limit_exceeded",
+                    "scope": scope.as_str(),
+                    "message": format!("too many DNS lookups by this caller ({}); retry in {retry} seconds", scope.as_str()),
+                    "limit": bucket.limit,
+                    "window_seconds": bucket.window_secs,
+                    "retry_after_seconds": retry,
+                }));
+            }
+        }
+        None
     }
 }
 

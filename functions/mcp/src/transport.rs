@@ -168,7 +168,7 @@ pub async fn mcp_directory(
 #[utoipa::path(post, path = "/mcp/public", tag = "mcp",
     request_body(content = Object, description = "A JSON-RPC 2.0 request or notification"),
     security(()),
-    description = "No account or credential (a credential sent is ignored): `audit_domain` and `validate_spf_include`. Throttled per client address in its own `mcp_dns` bucket (sized like `dns`, not shared with it); over the limit a call answers a tool error whose `error.scope` is `mcp_dns`, with `retry_after_seconds`.",
+    description = "No account or credential (a credential sent is ignored): `audit_domain` and `validate_spf_include`. Each call counts per client address in the `dns` bucket of the REST DNS endpoints and in `mcp_dns`; over either limit a call answers a tool error whose `error.scope` names the bucket (`dns` or `mcp_dns`), with `retry_after_seconds`. `audit_domain` answers from the ten-minute cache here: `refresh` needs a signed-in caller.",
     responses((status = 200, description = "The JSON-RPC response", body = Object)))]
 pub async fn mcp_public(
     State(app): State<AppState>,

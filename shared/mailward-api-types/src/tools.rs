@@ -127,7 +127,8 @@ pub struct AuditParams {
     /// Save the result for `GET /tools/activation-scan` (24 hours).
     #[serde(default)]
     pub store_scan: bool,
-    /// Bypass the ten-minute cache and the resolver's cache.
+    /// Bypass the ten-minute cache and the resolver's cache (callers with credentials only;
+    /// an anonymous call is served from the cache).
     #[serde(default)]
     pub refresh: bool,
 }

@@ -21,7 +21,8 @@ pub enum Scope {
     Signup,
     /// MCP calls with an OAuth access token, per subject.
     McpOauth,
-    /// DNS tools of the public MCP endpoint, per client address (not shared with `dns`).
+    /// DNS tools of the MCP endpoints, per person (per client address on the public endpoint),
+    /// counted besides `dns`.
     McpDns,
 }
 

@@ -65,8 +65,9 @@ Fixed windows shared by every instance. Every response carries `RateLimit-Limit`
 `RateLimit-Remaining` and `RateLimit-Reset` for the bucket closest to exhaustion. Buckets: `global` \
 (every request; per API key, session subject or client IP; default 1200/60 s), `api_key` (per key; \
 600/60 s), `dns` and `api_key_dns` (DNS-resolving endpoints; 120/60 s and 60/60 s), `signup` (per IP; \
-10/3600 s), `mcp_oauth` (MCP calls, per person; 600/60 s) and `mcp_dns` (the public MCP endpoint's tools, \
-per client address; 120/60 s, reported as a tool error). Limits are configuration (`MAILWARD_RATE_<SCOPE>=<limit>/<seconds>`): do not hard-code \
+10/3600 s), `mcp_oauth` (MCP calls, per person; 600/60 s) and `mcp_dns` (the MCP tools that resolve \
+DNS, per person, per client address on the public endpoint; 120/60 s; such a call counts in `dns` too, \
+and either bucket exceeded is reported as a tool error naming it). Limits are configuration (`MAILWARD_RATE_<SCOPE>=<limit>/<seconds>`): do not hard-code \
 them. 429 bodies: `{error: rate_limit_exceeded, scope, message, limit, window_seconds, \
 retry_after_seconds}` with `Retry-After`.\n\n\
 # Pagination\n\n\

@@ -75,14 +75,17 @@ pub async fn audit(
                 .map_err(|_| ServiceError::invalid("email", "email is not a valid address"))
         })
         .transpose()?;
-    let cached = if params.refresh {
+    // Only a caller with credentials may bypass the caches: an anonymous refresh would let
+    // anyone make Mailward query any name's servers as often as the rate limit allows.
+    let refresh = params.refresh && caller.is_some();
+    let cached = if refresh {
         None
     } else {
         audits::cached::<AuditResult>(app.store.as_ref(), &domain).await?
     };
     let mut result = match cached {
         Some(result) => result,
-        None => fresh_audit(app, &domain, params.refresh).await?,
+        None => fresh_audit(app, &domain, refresh).await?,
     };
     if params.store_scan {
         audits::store_activation_scan(app.store.as_ref(), &domain, &result, app.clock.unix())

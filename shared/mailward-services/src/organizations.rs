@@ -29,6 +29,11 @@ use uuid::Uuid;
 /// Most administrators copied from the calling organization into one it creates.
 const MAX_COPIED_ADMINS: usize = 90;
 
+/// Most organizations an organization creates through API keys (a script; a person signed in
+/// creates as many as they need, one at a time). Counted through the children index, which is
+/// eventually consistent: a burst of concurrent creations may pass it by a few.
+pub const MAX_CHILDREN_BY_KEY: usize = 100;
+
 fn validate_url(param: &'static str, raw: &str) -> Result<String, ServiceError> {
     let invalid =
         || ServiceError::invalid(param, format!("{param} must be an absolute http(s) URL"));
@@ -72,6 +77,22 @@ pub async fn create(
     caller.require_org_admin()?;
     let name = validate_name(&input.name)?;
     let invitee = invitee_of(&input, caller)?;
+    if matches!(caller.credential, Credential::ApiKey { .. }) {
+        let made = orgs::children_of(app.store.as_ref(), caller.org_id)
+            .await?
+            .iter()
+            .filter(|child| child.created_by.is_none() && child.state == OrgState::Active)
+            .count();
+        if made >= MAX_CHILDREN_BY_KEY {
+            return Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "organization_limit_reached",
+                format!(
+                    "this organization has created {made} organizations through API keys, the most it may; delete unused ones, or create more signed in"
+                ),
+            ));
+        }
+    }
     let now = app.clock.now();
     let mut org = new_organization(caller, name, input, now);
     let mut ops = first_admin_ops(app, caller, org.id, now).await?;

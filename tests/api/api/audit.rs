@@ -75,12 +75,23 @@ async fn audits_are_camel_case_scored_and_cached() {
     assert_eq!(bare["summary"]["spf"], "fail");
     assert!(bare["summary"]["score"].as_u64().unwrap() < summary["score"].as_u64().unwrap());
 
-    // Cached ten minutes: no DNS query for the second audit; `refresh` asks again.
+    // Cached ten minutes: no DNS query for the second audit; `refresh` asks again (with
+    // credentials: see the next test).
     let before = dns.query_count();
     let (_, again) = audit(&app, "domain=protected.test").await;
     assert_eq!(again["summary"]["score"], summary["score"]);
     assert_eq!(dns.query_count(), before, "served from the cache");
-    audit(&app, "domain=protected.test&refresh=true").await;
+    let s = app.sign_up("auditor@audit.example", "Auditor Co").await;
+    let res = app
+        .with_key(
+            Method::GET,
+            "/tools/audit?domain=protected.test&refresh=true",
+            &s.key,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
     assert!(dns.query_count() > before);
     let store = app.stack.state.store.clone();
     assert!(
@@ -108,6 +119,33 @@ async fn audits_are_camel_case_scored_and_cached() {
             .unwrap()
             .is_some()
     );
+}
+
+/// Tenant trust, finding 8: `refresh=true` without credentials is served from the cache, so an
+/// anonymous caller cannot make Mailward query a name's servers on every request.
+#[tokio::test]
+async fn an_anonymous_refresh_is_served_from_the_cache() {
+    let dns = fixture().await;
+    let app = app(&dns).await;
+    let (status, first) = audit(&app, "domain=protected.test").await;
+    assert_eq!(status, 200, "{first}");
+    let before = dns.query_count();
+    for _ in 0..3 {
+        let (status, again) = audit(&app, "domain=protected.test&refresh=true").await;
+        assert_eq!(status, 200, "{again}");
+        assert_eq!(again["summary"]["score"], first["summary"]["score"]);
+    }
+    assert_eq!(
+        dns.query_count(),
+        before,
+        "no DNS query for an anonymous refresh"
+    );
+    // Nothing cached yet: the anonymous call audits once, then is served from the cache.
+    let (_, bare) = audit(&app, "domain=bare.test&refresh=true").await;
+    assert_eq!(bare["status"], "success");
+    let after_first = dns.query_count();
+    audit(&app, "domain=bare.test&refresh=true").await;
+    assert_eq!(dns.query_count(), after_first);
 }
 
 #[tokio::test]

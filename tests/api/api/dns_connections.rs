@@ -430,3 +430,25 @@ async fn refusals_and_bad_input_store_nothing() {
     .await;
     assert_eq!(status, 404);
 }
+
+/// Tenant trust, finding 8: publishing reads the records guidance from live DNS, so it counts in
+/// the DNS buckets like the guidance itself (a refused call counts too).
+#[tokio::test]
+async fn publishing_counts_in_the_dns_buckets() {
+    let app = TestApp::start_with(|s| {
+        s.publish_outbox = false;
+        s.rate_limits.push((
+            mailward_services::config::Scope::Dns,
+            "1/60".parse().unwrap(),
+        ));
+    })
+    .await;
+    let s = app.sign_up("publisher@dns.example", "Publisher Co").await;
+    let path = format!("/dns-connections/{}/publish", uuid::Uuid::new_v4());
+    let body = json!({"domain_id": uuid::Uuid::new_v4()});
+    let (status, first) = call(&app, Method::POST, &path, &s.key, Some(body.clone())).await;
+    assert_eq!(status, 404, "{first}");
+    let (status, second) = call(&app, Method::POST, &path, &s.key, Some(body)).await;
+    assert_eq!(status, 429, "{second}");
+    assert_eq!(second["scope"], "dns", "{second}");
+}

@@ -547,7 +547,7 @@ async fn the_public_endpoint_needs_nothing_and_throttles_per_address() {
     let error = &third["structuredContent"]["error"];
     assert_eq!(error["scope"], "mcp_dns", "{third}");
     assert!(error["retry_after_seconds"].as_u64().unwrap() > 0);
-    // The REST DNS bucket is not shared with it.
+    // The calls counted in the REST `dns` bucket too, which is far from its limit here.
     let res = app
         .request(Method::GET, "/tools/audit?domain=public.test")
         .send()
@@ -601,4 +601,100 @@ async fn each_person_has_an_mcp_oauth_bucket() {
     assert_eq!(status, 429);
     assert_eq!(body["scope"], "mcp_oauth", "{body}");
     assert!(body["retry_after_seconds"].as_u64().unwrap() > 0);
+}
+
+/// Tenant trust, finding 8: MCP tools that resolve DNS count in the `dns` bucket of the REST
+/// DNS endpoints and in a per-subject `mcp_dns` bucket; the tool error's `scope` names the one
+/// exceeded, and MCP calls use up the same `dns` bucket a REST call from that client needs.
+#[tokio::test]
+async fn mcp_dns_tools_count_in_the_dns_bucket_and_their_own() {
+    let dns = FixtureServer::start(vec![Zone::new("test"), undmarced("bucket.test")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.rate_limits.push((
+            mailward_services::config::Scope::Dns,
+            "2/60".parse().unwrap(),
+        ));
+        s.rate_limits.push((
+            mailward_services::config::Scope::McpDns,
+            "1/60".parse().unwrap(),
+        ));
+    })
+    .await;
+    // Public endpoint, per address: the first call passes, the second exceeds `mcp_dns`.
+    let first = call(
+        &app,
+        "/mcp/public",
+        None,
+        "audit_domain",
+        json!({"domain": "bucket.test"}),
+    )
+    .await;
+    assert_eq!(first["isError"], false, "{first}");
+    let second = call(
+        &app,
+        "/mcp/public",
+        None,
+        "validate_spf_include",
+        json!({"domain": "bucket.test"}),
+    )
+    .await;
+    assert_eq!(
+        second["structuredContent"]["error"]["scope"], "mcp_dns",
+        "{second}"
+    );
+    // Both calls counted in `dns` for this address: the REST audit is now over it.
+    let res = app
+        .request(Method::GET, "/tools/audit?domain=bucket.test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 429);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["scope"], "dns", "{body}");
+    let third = call(
+        &app,
+        "/mcp/public",
+        None,
+        "audit_domain",
+        json!({"domain": "bucket.test"}),
+    )
+    .await;
+    assert_eq!(
+        third["structuredContent"]["error"]["scope"], "dns",
+        "{third}"
+    );
+    // A signed-in person on the main endpoint has buckets of their own; a tool that reads no
+    // DNS counts in neither.
+    let s = app.sign_up("bucket@mcp.example", "Bucket Co").await;
+    let tokens = connect(&app, "bucket@mcp.example", &s.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+    for _ in 0..3 {
+        let listed = call(&app, "/mcp", Some(&token), "list_domains", json!({})).await;
+        assert_eq!(listed["isError"], false, "{listed}");
+    }
+    let audited = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "audit_domain",
+        json!({"domain": "bucket.test"}),
+    )
+    .await;
+    assert_eq!(audited["isError"], false, "{audited}");
+    let again = call(
+        &app,
+        "/mcp",
+        Some(&token),
+        "get_spf",
+        json!({"domain": "bucket.test"}),
+    )
+    .await;
+    assert_eq!(
+        again["structuredContent"]["error"]["scope"], "mcp_dns",
+        "{again}"
+    );
 }

@@ -283,3 +283,39 @@ async fn deleting_an_organization_revokes_its_credentials_at_once_and_then_purge
         .unwrap();
     assert_eq!(res.status(), 200);
 }
+
+/// Tenant trust, finding 8: an organization creates at most 100 organizations through API keys;
+/// the next is 409 `organization_limit_reached`, while a signed-in administrator still creates.
+#[tokio::test]
+async fn api_keys_create_a_bounded_number_of_organizations() {
+    let app = TestApp::start_with(|s| s.publish_outbox = false).await;
+    let s = app.sign_up("parent@example.com", "Parent Org").await;
+    for n in 0..mailward_services::organizations::MAX_CHILDREN_BY_KEY {
+        let res = app
+            .with_key(Method::POST, "/organizations", &s.key)
+            .json(&json!({"name": format!("Child {n}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201, "child {n}");
+    }
+    let res = app
+        .with_key(Method::POST, "/organizations", &s.key)
+        .json(&json!({"name": "One too many"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 409);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["code"], "organization_limit_reached", "{body}");
+    let session = app
+        .session_token("parent@example.com", &s.org_id, false)
+        .await;
+    let res = app
+        .with_session(Method::POST, "/organizations", &session)
+        .json(&json!({"name": "Made by a person"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+}

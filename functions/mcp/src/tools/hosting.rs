@@ -15,6 +15,7 @@ impl Tool for EnableHostedDmarc {
     const NAME: &'static str = "enable_hosted_dmarc";
     const DESCRIPTION: &'static str = "Turns on hosted DMARC for a domain (by id or name): Mailward serves the DMARC record built from the domain's dmarc_options behind a CNAME. The answer's `record` is the CNAME the person must publish at _dmarc.<domain>, and any DMARC TXT there must be deleted (`instructions`). `hosted_dmarc_active` is true once live DNS shows the CNAME; until then managed_dns_status.dmarc is syncing. Safe to call again.";
     const ACCESS: Access = Access::Write;
+    const DNS: bool = true;
     type Input = DomainInput;
     type Output = HostedDmarcResponse;
 
@@ -61,6 +62,7 @@ impl Tool for EnableMtaSts {
     const NAME: &'static str = "enable_mta_sts";
     const DESCRIPTION: &'static str = "Turns on hosted MTA-STS for a domain (by id or name), or changes its policy when already on: Mailward builds the policy from the domain's live MX hosts and serves it with its id; the person publishes the two CNAMEs in `records` (`_mta-sts` and `mta-sts`). Start with mode testing (the default) and a TLS-RPT record, move to enforce once reports show no failures. Fails with mta_sts_no_mx when the domain has no MX.";
     const ACCESS: Access = Access::Write;
+    const DNS: bool = true;
     type Input = EnableMtaStsInput;
     type Output = MtaStsState;
 

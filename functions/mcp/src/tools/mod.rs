@@ -62,6 +62,9 @@ pub trait Tool {
     const DESCRIPTION: &'static str;
     /// Who may call it, where.
     const ACCESS: Access;
+    /// Whether it resolves DNS during the call: counted in the `dns` and `mcp_dns` buckets, as
+    /// its REST route is in `dns`.
+    const DNS: bool = false;
     /// Its arguments; the input schema is generated from this type.
     type Input: DeserializeOwned + ToSchema;
     /// What it answers; the output schema is generated from this type.
@@ -87,6 +90,8 @@ pub struct ToolDef {
     pub description: &'static str,
     /// Who may call it, where.
     pub access: Access,
+    /// Whether it resolves DNS during the call.
+    pub dns: bool,
     /// Its input schema.
     pub input: fn() -> Value,
     /// Its output schema.
@@ -120,6 +125,7 @@ where
         name: T::NAME,
         description: T::DESCRIPTION,
         access: T::ACCESS,
+        dns: T::DNS,
         input: schema::input::<T::Input>,
         output: schema::of::<T::Output>,
         call: erased::<T>,

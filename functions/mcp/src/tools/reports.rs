@@ -106,6 +106,7 @@ impl Tool for CreateProspectingReport {
     const NAME: &'static str = "create_prospecting_report";
     const DESCRIPTION: &'static str = "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.";
     const ACCESS: Access = Access::Write;
+    const DNS: bool = true;
     type Input = CreateProspectingRequest;
     type Output = ProspectingReport;
 
