@@ -22,6 +22,7 @@ pub async fn list_webhook_events() -> axum::Json<WebhookEventList> {
 
 /// Lists the organization's endpoints.
 #[utoipa::path(get, path = "/webhook-endpoints", tag = "webhooks", params(PageParams),
+    description = "Every endpoint of the organization, oldest first. A caller who may not manage endpoints (anyone but administrators not limited to groups and read-write keys) sees each `url` masked to its scheme, host and port, as `https://hooks.example/...`: receivers' URLs often carry credentials in their userinfo, path or query.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = WebhookEndpointList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list_webhook_endpoints(
@@ -59,6 +60,7 @@ pub async fn create_webhook_endpoint(
 /// One endpoint.
 #[utoipa::path(get, path = "/webhook-endpoints/{id}", tag = "webhooks",
     params(("id" = uuid::Uuid, Path, description = "Endpoint id")),
+    description = "One endpoint. A caller who may not manage endpoints (anyone but administrators not limited to groups and read-write keys) sees each `url` masked to its scheme, host and port, as `https://hooks.example/...`: receivers' URLs often carry credentials in their userinfo, path or query.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = WebhookEndpoint), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_webhook_endpoint(
@@ -123,7 +125,8 @@ pub async fn rotate_webhook_secret(
     description = "Every attempt of the last 30 days: event, attempt number, `succeeded`|`failed`, \
 the receiver's status, the error, the duration and the next retry time. Works for 30 days after \
 the endpoint was deleted; an id of no endpoint of this organization (never created, or deleted \
-more than 30 days ago) answers 404.",
+more than 30 days ago) answers 404. A caller who may not manage endpoints sees each attempt's \
+`url` masked as on `GET /webhook-endpoints`.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = WebhookDeliveryList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_webhook_deliveries(

@@ -202,18 +202,47 @@ impl Settings {
 /// and far smaller).
 pub const DEFAULT_SMTP_MAX_BYTES: usize = 25 * 1024 * 1024;
 
-/// Reads the secret key from `<data-dir>/secret.key`, creating it (64 random hex chars) once.
+/// Reads the secret key from `<data-dir>/secret.key`, creating it (64 random hex chars) once,
+/// readable by its owner alone (0600; an existing file is narrowed to that).
 pub fn load_or_create_secret(data_dir: &Path) -> anyhow::Result<Vec<u8>> {
     let path = data_dir.join("secret.key");
     if let Ok(existing) = std::fs::read_to_string(&path) {
         let trimmed = existing.trim();
         if trimmed.len() >= 32 {
+            owner_only(&path, 0o600)?;
             return Ok(trimmed.as_bytes().to_vec());
         }
     }
     let secret = hex::encode(mailward_domain::secrets::random_bytes(32));
-    std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+    write_private(&path, secret.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(secret.into_bytes())
+}
+
+/// Writes `bytes` to a file only its owner may read or write (0600 from its creation, so it is
+/// never readable by others, even for a moment).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    owner_only(path, 0o600)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Narrows `path` to `mode` (the owner's bits only) on Unix.
+fn owner_only(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
 }
 
 /// The assembled application on embedded adapters.
@@ -234,8 +263,17 @@ pub fn assemble(
 ) -> anyhow::Result<Assembled> {
     std::fs::create_dir_all(&settings.data_dir)
         .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
+
     let db =
         Database::open(&settings.data_dir.join("mailward.db")).context("opening the database")?;
+    // The database holds sealed credentials and key digests: its owner's alone (SQLite gives
+    // its -wal and -shm files the database file's permissions).
+    for file in ["mailward.db", "mailward.db-wal", "mailward.db-shm"] {
+        let path = settings.data_dir.join(file);
+        if path.exists() {
+            owner_only(&path, 0o600).with_context(|| format!("restricting {}", path.display()))?;
+        }
+    }
     let secret = match &settings.secret_key {
         Some(s) if s.len() >= 32 => s.as_bytes().to_vec(),
         Some(_) => anyhow::bail!("the secret key must be at least 32 characters"),

@@ -53,3 +53,52 @@ fn import_prints_a_line_per_report_and_a_summary() {
         .unwrap();
     assert!(!missing.status.success());
 }
+
+/// Tenant trust, finding 9: the local stack's secret files are its owner's alone: the secret
+/// key and the database (with its WAL) are created 0600, and a key file left readable by an
+/// older version is narrowed to 0600 at the next start.
+#[cfg(unix)]
+#[test]
+fn local_secret_files_are_created_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let empty = dir.path().join("nothing");
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_mailward"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("import")
+            .arg(&empty)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    run();
+    assert_eq!(mode("secret.key"), 0o600);
+    assert_eq!(mode("mailward.db"), 0o600);
+    for name in ["mailward.db-wal", "mailward.db-shm"] {
+        if data.join(name).exists() {
+            assert_eq!(mode(name), 0o600, "{name}");
+        }
+    }
+    std::fs::set_permissions(
+        data.join("secret.key"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    run();
+    assert_eq!(mode("secret.key"), 0o600, "narrowed at the next start");
+}

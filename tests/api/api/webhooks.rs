@@ -563,3 +563,79 @@ async fn the_event_catalogue_is_public() {
         assert!(names.contains(&name), "{name}");
     }
 }
+
+/// Tenant trust, finding 9: a receiver's URL may carry its credentials (a token in the path or
+/// query); those who may not manage endpoints see it masked to scheme, host and port (still a
+/// valid URI), in the list, the endpoint and its deliveries; administrators see it whole.
+#[tokio::test]
+async fn read_only_callers_see_webhook_urls_masked() {
+    let s = setup().await;
+    let url = s.receiver.url("/hook/s3cr3t-path?token=s3cr3t-query");
+    let res = s
+        .app
+        .with_key(Method::POST, "/webhook-endpoints", &s.org.key)
+        .json(&json!({"url": url, "enabled_events": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let created: Value = res.json().await.unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["url"], url.as_str());
+    let viewer =
+        crate::admin::member(&s.app, &s.org, "viewer@hooks.example", &["viewer"], &[]).await;
+    let admin = s
+        .app
+        .session_token("hooks@example.com", &s.org.org_id, false)
+        .await;
+    let (status, key) = crate::common::call_as(
+        &s.app,
+        Method::POST,
+        "/api-keys",
+        &admin,
+        Some(json!({"name": "ro", "access": "read_only"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{key}");
+    let read_only = key["key"].as_str().unwrap().to_owned();
+    let masked = s.receiver.url("/...");
+    for path in [
+        "/webhook-endpoints".to_owned(),
+        format!("/webhook-endpoints/{id}"),
+    ] {
+        let (_, as_viewer) =
+            crate::common::call_as(&s.app, Method::GET, &path, &viewer, None).await;
+        let (_, as_key) = crate::common::call(&s.app, Method::GET, &path, &read_only, None).await;
+        let (_, as_admin) = crate::common::call(&s.app, Method::GET, &path, &s.org.key, None).await;
+        for (who, body, expected) in [
+            ("viewer", &as_viewer, masked.as_str()),
+            ("read-only key", &as_key, masked.as_str()),
+            ("administrator", &as_admin, url.as_str()),
+        ] {
+            let seen = if body["data"].is_array() {
+                &body["data"][0]["url"]
+            } else {
+                &body["url"]
+            };
+            assert_eq!(seen, expected, "{who} {path}: {body}");
+            assert!(
+                !body.to_string().contains("s3cr3t") || who == "administrator",
+                "{who} {path}: {body}"
+            );
+        }
+    }
+    // A delivery attempt records the URL too.
+    s.trigger("Hooks Masked").await;
+    s.receiver.wait_for(1, WAIT).await;
+    let delivery = s.wait_attempt(&id, 1).await;
+    assert_eq!(delivery["url"], url.as_str());
+    let (_, attempts) = crate::common::call_as(
+        &s.app,
+        Method::GET,
+        &format!("/webhook-endpoints/{id}/deliveries"),
+        &viewer,
+        None,
+    )
+    .await;
+    assert_eq!(attempts["data"][0]["url"], masked.as_str(), "{attempts}");
+}

@@ -93,6 +93,32 @@ pub fn event_catalogue() -> WebhookEventList {
     }
 }
 
+/// An endpoint URL as a caller who may not manage endpoints sees it: the scheme, host and port
+/// alone (`https://hooks.example/...`): a receiver's URL often carries its credentials in the
+/// userinfo, path or query. It stays a valid URI.
+pub fn masked_url(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(url) => {
+            let host = url.host_str().unwrap_or("hidden.invalid");
+            match url.port() {
+                Some(port) => format!("{}://{host}:{port}/...", url.scheme()),
+                None => format!("{}://{host}/...", url.scheme()),
+            }
+        }
+        Err(_) => "https://hidden.invalid/...".to_owned(),
+    }
+}
+
+/// The endpoint as `caller` sees it: whole for whoever may manage endpoints, the URL masked
+/// for everyone else (viewers, editors, read-only keys, members limited to groups).
+fn view_for(caller: &Caller, endpoint: &WebhookEndpoint) -> EndpointView {
+    let mut view = EndpointView::from(endpoint);
+    if caller.require_org_admin().is_err() {
+        view.url = masked_url(&view.url);
+    }
+    view
+}
+
 /// The organization's endpoints, oldest first.
 pub async fn list(
     app: &AppState,
@@ -102,7 +128,7 @@ pub async fn list(
     let endpoints = webhooks::list(app.store.as_ref(), caller.org_id).await?;
     let (endpoints, page_info) = paginate(page, endpoints)?;
     Ok(WebhookEndpointList {
-        data: endpoints.iter().map(EndpointView::from).collect(),
+        data: endpoints.iter().map(|e| view_for(caller, e)).collect(),
         page_info,
     })
 }
@@ -154,7 +180,7 @@ pub async fn create(
 
 /// One endpoint.
 pub async fn get(app: &AppState, caller: &Caller, id: Uuid) -> Result<EndpointView, ServiceError> {
-    Ok(EndpointView::from(&load(app, caller, id).await?.value))
+    Ok(view_for(caller, &load(app, caller, id).await?.value))
 }
 
 /// Changes an endpoint; `ENABLED` re-enables it and clears its failure counter.
@@ -275,7 +301,16 @@ pub async fn deliveries(
     let attempts = webhooks::list_attempts(store, caller.org_id, id).await?;
     let (attempts, page_info) = paginate(page, attempts)?;
     Ok(WebhookDeliveryList {
-        data: attempts.iter().map(WebhookDelivery::from).collect(),
+        data: attempts
+            .iter()
+            .map(|a| {
+                let mut delivery = WebhookDelivery::from(a);
+                if caller.require_org_admin().is_err() {
+                    delivery.url = masked_url(&delivery.url);
+                }
+                delivery
+            })
+            .collect(),
         page_info,
     })
 }
