@@ -107,7 +107,13 @@ pub async fn accept_invitation(
     log: Option<Extension<RateLimitLog>>,
     Json(body): Json<AcceptInvitationRequest>,
 ) -> Result<(StatusCode, axum::Json<InvitationAccepted>), ApiError> {
-    enforce_logged(&app, log.as_deref(), Scope::Signup, &format!("ip:{ip}")).await?;
+    enforce_logged(
+        &app,
+        log.as_deref(),
+        Scope::Signup,
+        &mailward_http::rate_limit::client_subject(&ip),
+    )
+    .await?;
     let accepted = invitations::accept(&app, body).await?;
     Ok((StatusCode::CREATED, axum::Json(accepted)))
 }

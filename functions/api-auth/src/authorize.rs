@@ -10,11 +10,14 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mailward_http::extract::Query;
+use mailward_http::middleware::ClientIp;
 use mailward_http::oauth::form;
+use mailward_http::rate_limit::{client_subject, hit};
 use mailward_http::{AppState, Routes, links};
 use mailward_oauth::Urls;
 use mailward_oauth::flow::{self, AuthorizeError, AuthorizeParams, PageState};
 use mailward_oauth::signin::{self, SignInError};
+use mailward_services::config::Scope;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -160,13 +163,36 @@ struct StepForm {
 #[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", security(()),
     request_body(content = String, content_type = "application/x-www-form-urlencoded",
         description = "The page's form: `step` (`email`, `code` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`)."),
-    description = "Submitted by the sign-in pages of `GET /oauth/authorize`. Wrong codes are counted (five end the sign-in); the signed state expires after 15 minutes.",
+    description = "Submitted by the sign-in pages of `GET /oauth/authorize`. Wrong codes are counted (five end the sign-in; an address takes at most 20 a day from one client address, across sign-ins, as on `POST /oauth/session`); the signed state expires after 15 minutes. Every step counts in the `signin` bucket per client address (IPv6 per /64): over it, a 429 page with `Retry-After`.",
     responses(
         (status = 200, description = "The next page", content_type = "text/html"),
+        (status = 429, description = "Too many sign-in steps from this address (a page, with `Retry-After`)", content_type = "text/html"),
         (status = 303, description = "Back to the client with `code` (allowed) or `error=access_denied` (declined)"),
         (status = 400, description = "The form or its state is not valid (a page)", content_type = "text/html"),
     ))]
-pub async fn step(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn step(
+    State(app): State<AppState>,
+    axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let client = client_subject(&ip);
+    if let Some(bucket) = hit(&app, Scope::Signin, &client).await
+        && bucket.exceeded
+    {
+        let mut response = page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-in attempts",
+            &format!(
+                "<p>Too many sign-in steps came from your network. Try again in {} minutes.</p>",
+                bucket.reset_secs.div_ceil(60)
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, bucket.reset_secs.into());
+        return response;
+    }
     let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
     let expired = || {
         page(
@@ -198,7 +224,8 @@ pub async fn step(State(app): State<AppState>, headers: HeaderMap, body: Bytes) 
             let Some(challenge) = state.challenge else {
                 return expired();
             };
-            match signin::verify(&app, challenge, input.code.as_deref().unwrap_or_default()).await {
+            let code = input.code.as_deref().unwrap_or_default();
+            match signin::verify(&app, challenge, code, &client).await {
                 Ok(account) => {
                     state.account = Some(account.id);
                     state.challenge = None;

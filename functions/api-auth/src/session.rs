@@ -20,7 +20,7 @@ pub const SESSION_TTL_SECS: i64 = 8 * 3600;
 /// Emails a sign-in code.
 #[utoipa::path(post, path = "/oauth/session/start", tag = "oauth", security(()),
     request_body = SessionStartRequest,
-    description = "Sends a six-digit sign-in code to the address when a Mailward account uses it; the answer is the same either way. Throttled per client address (`signup` bucket) and per address.",
+    description = "Sends a six-digit sign-in code to the address when a Mailward account uses it; the answer is the same either way. Throttled per client address (the `signup` bucket, and `signin`, shared by every sign-in step; IPv6 clients per /64) and per address.",
     responses(
         (status = 202, description = "Started", body = SessionStarted),
         (status = 400, description = "`param` email", body = ErrorBody),
@@ -32,7 +32,9 @@ pub async fn start_session(
     log: Option<axum::Extension<RateLimitLog>>,
     Json(input): Json<SessionStartRequest>,
 ) -> Result<(StatusCode, axum::Json<SessionStarted>), ApiError> {
-    enforce_logged(&app, log.as_deref(), Scope::Signup, &format!("ip:{ip}")).await?;
+    let client = mailward_http::rate_limit::client_subject(&ip);
+    enforce_logged(&app, log.as_deref(), Scope::Signup, &client).await?;
+    enforce_logged(&app, log.as_deref(), Scope::Signin, &client).await?;
     let started = session::start(&app, input).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(started)))
 }
@@ -40,17 +42,38 @@ pub async fn start_session(
 /// Trades the code for a session token.
 #[utoipa::path(post, path = "/oauth/session", tag = "oauth", security(()),
     request_body = SessionRequest,
-    description = "Checks the emailed code (five wrong codes end the sign-in) and answers a Bearer token for the REST API, scoped to the organization (`organization_id`, needed when the account has several) and the person's role there; it lives eight hours.",
+    description = "Checks the emailed code (five wrong codes end the sign-in) and answers a Bearer token for the REST API, scoped to the organization (`organization_id`, needed when the account has several) and the person's role there; it lives eight hours. Counts in the `signin` bucket per client address (IPv6 per /64). An address takes at most 20 wrong codes a day from one client address, across sign-ins: past that, codes for it from there are refused until the end of the UTC day, even a right one (429, `scope` `signin`), and the address's owner is mailed once. Other clients are not affected, so a stranger cannot lock the owner out.",
     responses(
         (status = 200, description = "The session", body = Session),
         (status = 400, description = "`param` code, signin_id or organization_id", body = ErrorBody),
         (status = 403, description = "Not a member of an active organization", body = ErrorBody),
+        (status = 429, description = "The `signin` bucket, or the address's daily budget of wrong codes from this client", body = ErrorBody),
     ))]
 pub async fn create_session(
     State(app): State<AppState>,
+    axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
+    log: Option<axum::Extension<RateLimitLog>>,
     Json(input): Json<SessionRequest>,
 ) -> Result<axum::Json<Session>, ApiError> {
-    let (account, membership) = session::finish(&app, input).await?;
+    let client = mailward_http::rate_limit::client_subject(&ip);
+    enforce_logged(&app, log.as_deref(), Scope::Signin, &client).await?;
+    let (account, membership) = match session::finish(&app, input, &client).await {
+        Ok(found) => found,
+        Err(e) if e.code() == "rate_limit_exceeded" => {
+            let retry = e.retry_after_secs().unwrap_or(3600);
+            return Err(mailward_http::rate_limit::too_many_requests(
+                mailward_http::rate_limit::BucketState {
+                    scope: Scope::Signin,
+                    limit: mailward_oauth::signin::SIGNIN_FAILURE_BUDGET as u32,
+                    window_secs: 86_400,
+                    remaining: 0,
+                    reset_secs: u32::try_from(retry).unwrap_or(u32::MAX),
+                    exceeded: true,
+                },
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let now = app.clock.unix();
     let role = membership.role();
     let claims = SessionClaims {

@@ -33,7 +33,13 @@ pub async fn start_signup(
     log: Option<Extension<RateLimitLog>>,
     Json(body): Json<SignupRequest>,
 ) -> Result<(StatusCode, axum::Json<SignupStarted>), ApiError> {
-    enforce_logged(&app, log.as_deref(), Scope::Signup, &format!("ip:{ip}")).await?;
+    enforce_logged(
+        &app,
+        log.as_deref(),
+        Scope::Signup,
+        &mailward_http::rate_limit::client_subject(&ip),
+    )
+    .await?;
     let started = signup::start(&app, body).await?;
     Ok((StatusCode::CREATED, axum::Json(started)))
 }

@@ -137,7 +137,7 @@ impl McpServer {
     async fn dns_quota(&self) -> Option<Value> {
         let subject = match &self.caller {
             Some(caller) => caller.subject(),
-            None => format!("ip:{}", self.client_ip),
+            None => mailward_domain::rate_limits::client_subject(&self.client_ip),
         };
         for scope in [Scope::Dns, Scope::McpDns] {
             if let Some(bucket) = hit(&self.app, scope, &subject).await

@@ -19,6 +19,9 @@ pub enum Scope {
     ApiKeyDns,
     /// Headless signup, per client IP.
     Signup,
+    /// Every sign-in step (codes sent and tried, the authorization pages), per client address
+    /// (IPv6 per /64).
+    Signin,
     /// MCP calls with an OAuth access token, per subject.
     McpOauth,
     /// DNS tools of the MCP endpoints, per person (per client address on the public endpoint),
@@ -28,12 +31,13 @@ pub enum Scope {
 
 impl Scope {
     /// Every scope, for configuration listings.
-    pub const ALL: [Scope; 7] = [
+    pub const ALL: [Scope; 8] = [
         Scope::Global,
         Scope::Dns,
         Scope::ApiKey,
         Scope::ApiKeyDns,
         Scope::Signup,
+        Scope::Signin,
         Scope::McpOauth,
         Scope::McpDns,
     ];
@@ -46,6 +50,7 @@ impl Scope {
             Scope::ApiKey => "api_key",
             Scope::ApiKeyDns => "api_key_dns",
             Scope::Signup => "signup",
+            Scope::Signin => "signin",
             Scope::McpOauth => "mcp_oauth",
             Scope::McpDns => "mcp_dns",
         }
@@ -77,6 +82,10 @@ impl Scope {
             Scope::Signup => RateLimit {
                 limit: 10,
                 window_secs: 3600,
+            },
+            Scope::Signin => RateLimit {
+                limit: 30,
+                window_secs: 600,
             },
             Scope::McpOauth => RateLimit {
                 limit: 600,

@@ -35,7 +35,7 @@ impl FromRequestParts<AppState> for DnsQuota {
                     .extensions
                     .get::<ClientIp>()
                     .map_or_else(|| "unknown".to_owned(), |c| c.0.clone());
-                (format!("ip:{ip}"), false)
+                (mailward_domain::rate_limits::client_subject(&ip), false)
             }
         };
         enforce(state, parts, Scope::Dns, &subject).await?;

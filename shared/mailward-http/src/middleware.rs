@@ -110,7 +110,7 @@ pub async fn request_context(
                         format!("sub:{account_id}")
                     }
                 },
-                _ => format!("ip:{ip}"),
+                _ => mailward_domain::rate_limits::client_subject(&ip),
             };
             let log = RateLimitLog::default();
             let global = hit(&state, Scope::Global, &subject).await;

@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use mailward_api_types::RateLimitBody;
+pub use mailward_domain::rate_limits::client_subject;
 use mailward_services::AppState;
 use mailward_services::config::Scope;
 use std::sync::{Arc, Mutex};

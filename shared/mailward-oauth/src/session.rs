@@ -31,6 +31,13 @@ fn refusal(e: SignInError) -> ServiceError {
             "this sign-in is unknown, expired (15 minutes) or used up (5 incorrect codes); start again with POST /oauth/session/start",
         )
         .param("signin_id"),
+        SignInError::Locked(retry) => ServiceError::new(
+            ErrorKind::TooManyRequests,
+            "rate_limit_exceeded",
+            "too many wrong codes were tried for this address from this network today",
+        )
+        .details(json!({ "scope": "signin" }))
+        .retry_after(u64::from(retry)),
         SignInError::Failed(message) => ServiceError::unavailable(message),
     }
 }
@@ -51,12 +58,13 @@ pub async fn start(
 pub async fn finish(
     app: &AppState,
     input: SessionRequest,
+    client: &str,
 ) -> Result<(Account, Membership), ServiceError> {
     let code = input.code.trim();
     if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ServiceError::invalid("code", "the code is six digits"));
     }
-    let account = signin::verify(app, input.signin_id, code)
+    let account = signin::verify(app, input.signin_id, code, client)
         .await
         .map_err(refusal)?;
     let choices = super::flow::choices(app, account.id)

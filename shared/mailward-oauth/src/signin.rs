@@ -18,6 +18,10 @@ pub const SIGNIN_CODE_TTL_SECS: i64 = 900;
 pub const SIGNIN_CODES_PER_HOUR: i64 = 10;
 /// Wrong codes that end a challenge.
 pub const SIGNIN_MAX_FAILED_ATTEMPTS: u32 = 5;
+/// Wrong codes an address takes from one client (an IPv6 /64, or an IPv4 address) in a UTC day,
+/// across challenges: past it that client cannot sign in to the address until the day ends
+/// (the owner is mailed once). Kept per client, so a stranger cannot lock the owner out.
+pub const SIGNIN_FAILURE_BUDGET: i64 = 20;
 
 fn code_hash(app: &AppState, id: Uuid, code: &str) -> String {
     secrets::hmac_sha256_hex(
@@ -41,6 +45,9 @@ pub enum SignInError {
     /// Unknown, expired or used up: start again.
     #[error("this sign-in expired or was used up; start again")]
     Expired,
+    /// Too many wrong codes for this address from this client today: retry in this many seconds.
+    #[error("too many wrong codes were tried for this address; try again in {} hours", .0.div_ceil(3600))]
+    Locked(u32),
     /// The service failed.
     #[error("{0}")]
     Failed(String),
@@ -97,8 +104,14 @@ pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError>
     Ok(id)
 }
 
-/// Checks the code: the signed-in account, once per challenge.
-pub async fn verify(app: &AppState, id: Uuid, code: &str) -> Result<Account, SignInError> {
+/// Checks the code tried by `client` (its rate-limit subject): the signed-in account, once per
+/// challenge. A client past the address's failure budget is refused, right code or not.
+pub async fn verify(
+    app: &AppState,
+    id: Uuid,
+    code: &str,
+    client: &str,
+) -> Result<Account, SignInError> {
     let code = code.trim();
     let store = app.store.as_ref();
     let Some(current) = oauth::get_challenge(store, id).await? else {
@@ -110,11 +123,28 @@ pub async fn verify(app: &AppState, id: Uuid, code: &str) -> Result<Account, Sig
     {
         return Err(SignInError::Expired);
     }
+    let now = app.clock.unix();
+    let (failures, day_end) =
+        oauth::signin_failures(store, &challenge.email, client, now, 0).await?;
+    if failures >= SIGNIN_FAILURE_BUDGET {
+        return Err(locked(now, day_end));
+    }
     let account = accounts::get_by_email(store, &challenge.email).await?;
+    let owner = account.as_ref().map(|a| a.value.email.clone());
     let expected = code_hash(app, id, code);
     let right = code.len() == 6
         && secrets::constant_time_eq(expected.as_bytes(), challenge.code_hash.as_bytes());
     let Some(account) = account.filter(|_| right) else {
+        let (failures, _) = oauth::signin_failures(store, &challenge.email, client, now, 1).await?;
+        if failures >= SIGNIN_FAILURE_BUDGET {
+            if failures == SIGNIN_FAILURE_BUDGET
+                && let Some(owner) = &owner
+            {
+                warn_owner(app, owner).await;
+            }
+            let _ = oauth::consume_challenge(store, id, current.version).await;
+            return Err(locked(now, day_end));
+        }
         challenge.failed_attempts += 1;
         let left = SIGNIN_MAX_FAILED_ATTEMPTS - challenge.failed_attempts;
         match oauth::save_challenge(store, &challenge, current.version).await {
@@ -128,4 +158,24 @@ pub async fn verify(app: &AppState, id: Uuid, code: &str) -> Result<Account, Sig
         return Err(SignInError::Expired);
     }
     Ok(account.value)
+}
+
+fn locked(now: i64, day_end: i64) -> SignInError {
+    SignInError::Locked(u32::try_from((day_end - now).max(1)).unwrap_or(u32::MAX))
+}
+
+/// Tells the owner of an address that sign-ins to it were blocked for a client (once, when
+/// the budget runs out). A mail failure is logged: the block holds regardless.
+async fn warn_owner(app: &AppState, email: &str) {
+    let message = OutboundEmail {
+        to: email.to_owned(),
+        subject: "Sign-in attempts to your Mailward account were blocked".into(),
+        text: format!(
+            "Someone entered {SIGNIN_FAILURE_BUDGET} wrong sign-in codes for {email} today from one network, so Mailward stopped accepting codes for it from there until the end of the day (UTC). Your own sign-ins from elsewhere still work.\n\nIf this was you, wait until tomorrow. If it was not, nothing was accessed: a sign-in needs the code mailed to you. You need not do anything.\n"
+        ),
+        ..OutboundEmail::default()
+    };
+    if let Err(e) = app.mailer.send(message).await {
+        tracing::warn!(error = %e, "the sign-in block notice could not be sent");
+    }
 }

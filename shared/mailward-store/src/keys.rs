@@ -185,6 +185,11 @@ pub fn signup_rate_pk(email: &str) -> String {
     format!("SIGNUPRATE#{email}")
 }
 
+/// Wrong sign-in codes for an address, one counter per UTC day and client (`<day>#<client>`).
+pub fn signin_failures_pk(email: &str) -> String {
+    format!("SIGNINFAIL#{email}")
+}
+
 /// Partition of a rate-limit bucket.
 pub fn rate_pk(scope: &str, subject: &str) -> String {
     format!("RATE#{scope}#{subject}")

@@ -273,3 +273,25 @@ pub async fn save_signing_key(store: &dyn ItemStore, key: &SigningKey) -> Result
     );
     store.put(item, Condition::None).await
 }
+
+/// Adds `add` wrong sign-in codes of `email` from `client` (a rate-limit subject) to today's
+/// count (0 only reads it); the count and the end of the day, when it is forgotten.
+pub async fn signin_failures(
+    store: &dyn ItemStore,
+    email: &str,
+    client: &str,
+    now_unix: i64,
+    add: i64,
+) -> Result<(i64, i64), StoreError> {
+    let day_start = now_unix - now_unix.rem_euclid(86_400);
+    let day_end = day_start + 86_400;
+    let count = store
+        .increment(
+            &keys::signin_failures_pk(email),
+            &format!("{day_start}#{client}"),
+            add,
+            Some(day_end),
+        )
+        .await?;
+    Ok((count, day_end))
+}

@@ -918,3 +918,122 @@ fn jwt_header(token: &str) -> Value {
     )
     .unwrap()
 }
+
+/// `POST /oauth/session/start` for `email`: the sign-in id and the code mailed.
+async fn start_signin(app: &TestApp, email: &str) -> (Value, String) {
+    let res = app
+        .request(Method::POST, "/oauth/session/start")
+        .json(&json!({ "email": email }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let started: Value = res.json().await.unwrap();
+    (started["signin_id"].clone(), app.code_for(email))
+}
+
+/// `POST /oauth/session` with a code: the status and the body.
+async fn try_code(app: &TestApp, id: &Value, code: &str) -> (StatusCode, Value) {
+    let res = app
+        .request(Method::POST, "/oauth/session")
+        .json(&json!({"signin_id": id, "code": code}))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    (status, res.json::<Value>().await.unwrap_or(Value::Null))
+}
+
+/// A code that is surely not `code`.
+fn wrong(code: &str) -> String {
+    let n: u32 = code.parse().unwrap();
+    format!("{:06}", (n + 1) % 1_000_000)
+}
+
+/// Tenant trust, finding 5: wrong sign-in codes are budgeted per address and client across
+/// sign-ins (20 a day): past it that client gets 429 `scope` `signin`, even with the right code,
+/// and the owner is mailed; another client signs in to the same address as before.
+#[tokio::test]
+async fn sign_in_codes_cannot_be_guessed_across_challenges() {
+    let app = TestApp::start().await;
+    app.sign_up("guarded@oauth.example", "Guarded Co").await;
+    let budget = mailward_oauth::signin::SIGNIN_FAILURE_BUDGET;
+    let mut failures = 0;
+    while failures < budget - 1 {
+        let (id, code) = start_signin(&app, "guarded@oauth.example").await;
+        for _ in 0..5 {
+            if failures == budget - 1 {
+                break;
+            }
+            let (status, body) = try_code(&app, &id, &wrong(&code)).await;
+            assert_eq!(status, 400, "{body}");
+            failures += 1;
+        }
+    }
+    // The last wrong code of the budget locks this client out of the address.
+    let (id, code) = start_signin(&app, "guarded@oauth.example").await;
+    let (status, body) = try_code(&app, &id, &wrong(&code)).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["scope"], "signin", "{body}");
+    assert!(body["retry_after_seconds"].as_u64().unwrap() > 0);
+    // Even the right code of a new sign-in is refused from here now.
+    let (id, code) = start_signin(&app, "guarded@oauth.example").await;
+    let (status, body) = try_code(&app, &id, &code).await;
+    assert_eq!(status, 429, "{body}");
+    // The owner was told, once.
+    let outbox = app.dir.path().join("outbox");
+    let notices = std::fs::read_dir(&outbox)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .contains("Sign-in attempts to your Mailward account were blocked")
+        })
+        .count();
+    assert_eq!(notices, 1);
+    // Another client (another network) still signs in to the address.
+    let state = &app.stack.state;
+    let id = mailward_oauth::signin::start(state, "guarded@oauth.example")
+        .await
+        .unwrap();
+    let code = app.code_for("guarded@oauth.example");
+    let account = mailward_oauth::signin::verify(state, id, &code, "ip:203.0.113.9")
+        .await
+        .unwrap();
+    assert_eq!(account.email, "guarded@oauth.example");
+}
+
+/// Tenant trust, finding 5: every sign-in step counts in the `signin` bucket per client
+/// address: the code requests, the code checks and the authorization pages' steps.
+#[tokio::test]
+async fn every_sign_in_step_counts_in_the_signin_bucket() {
+    let app = TestApp::start_with(|s| {
+        s.rate_limits.push((
+            mailward_services::config::Scope::Signin,
+            "3/600".parse().unwrap(),
+        ));
+    })
+    .await;
+    for n in 0..3 {
+        let res = app
+            .request(Method::POST, "/oauth/session/start")
+            .json(&json!({"email": format!("someone{n}@oauth.example")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202);
+    }
+    let res = app
+        .request(Method::POST, "/oauth/session")
+        .json(&json!({"signin_id": uuid::Uuid::new_v4(), "code": "123456"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 429);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["scope"], "signin", "{body}");
+    let res = post_form(&app, "/oauth/authorize", &[("step", "email")]).await;
+    assert_eq!(res.status(), 429);
+    assert!(res.headers().get("retry-after").is_some());
+}
