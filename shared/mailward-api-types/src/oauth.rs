@@ -53,8 +53,9 @@ pub struct TokenResponse {
     pub token_type: String,
     /// Seconds the access token lives.
     pub expires_in: i64,
-    /// The next refresh token (rotated on every use).
-    pub refresh_token: String,
+    /// The next refresh token (rotated on every use); only when `offline_access` was granted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
     /// The granted scopes, space separated.
     pub scope: String,
 }

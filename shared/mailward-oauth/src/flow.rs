@@ -380,7 +380,10 @@ async fn exchange(
         return Err(invalid());
     }
     matches_request(&form, &record, verifier)?;
-    let refresh = secrets::new_opaque_token("mwrt_");
+    // A refresh token only when the client asked for `offline_access` (OAuth 2.1 and MCP's
+    // authorization: a client that did not ask keeps no long-lived credential).
+    let offline = record.request.scopes.iter().any(|s| s == "offline_access");
+    let refresh = offline.then(|| secrets::new_opaque_token("mwrt_"));
     let now = app.clock.now();
     let connection = Connection {
         id: Uuid::new_v4(),
@@ -390,7 +393,10 @@ async fn exchange(
         client_id: record.request.client_id.clone(),
         scopes: record.request.scopes.clone(),
         resource: record.request.resource.clone(),
-        refresh_hash: secrets::sha256_hex(refresh.as_bytes()),
+        refresh_hash: refresh
+            .as_deref()
+            .map(|r| secrets::sha256_hex(r.as_bytes()))
+            .unwrap_or_default(),
         created_at: now,
         last_used_at: now,
     };
@@ -485,7 +491,7 @@ async fn refresh(
         }
         Err(e) => return Err(e.into()),
     }
-    issue(app, urls, &connection, role, next).await
+    issue(app, urls, &connection, role, Some(next)).await
 }
 
 /// The weaker of two roles: a membership demoted since consent lowers the token.
@@ -503,7 +509,7 @@ async fn issue(
     urls: &Urls,
     connection: &Connection,
     role: Role,
-    refresh_token: String,
+    refresh_token: Option<String>,
 ) -> Result<TokenResponse, OAuthError> {
     let now = app.clock.unix();
     let claims = AccessClaims {

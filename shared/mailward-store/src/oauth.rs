@@ -139,22 +139,24 @@ pub async fn exchange_code(
         account_id: connection.account_id,
         connection_id: connection.id,
     };
-    store
-        .transact(vec![
-            WriteOp::Put {
-                item: code_item(code_hash, used, code_version + 1)?,
-                condition: Condition::Version(code_version),
-            },
-            WriteOp::Put {
-                item: connection_item(connection, 1)?,
-                condition: Condition::NotExists,
-            },
-            WriteOp::Put {
-                item: lookup_item(&connection.refresh_hash, &lookup, now)?,
-                condition: Condition::NotExists,
-            },
-        ])
-        .await
+    let mut ops = vec![
+        WriteOp::Put {
+            item: code_item(code_hash, used, code_version + 1)?,
+            condition: Condition::Version(code_version),
+        },
+        WriteOp::Put {
+            item: connection_item(connection, 1)?,
+            condition: Condition::NotExists,
+        },
+    ];
+    // No refresh token (no `offline_access`): no lookup to find the connection by.
+    if !connection.refresh_hash.is_empty() {
+        ops.push(WriteOp::Put {
+            item: lookup_item(&connection.refresh_hash, &lookup, now)?,
+            condition: Condition::NotExists,
+        });
+    }
+    store.transact(ops).await
 }
 
 /// Reads a connection.

@@ -24,6 +24,11 @@ fn authorize_url(extra: &[(&str, &str)]) -> String {
         ("code_challenge", CHALLENGE),
         ("code_challenge_method", "S256"),
         ("state", "s-123"),
+        // What a connector asks: every read scope and a refresh token.
+        (
+            "scope",
+            "domains:read groups:read tasks:read dmarc_reports:read offline_access",
+        ),
     ];
     for (k, v) in extra {
         params.retain(|(key, _)| key != k);
@@ -1036,4 +1041,28 @@ async fn every_sign_in_step_counts_in_the_signin_bucket() {
     let res = post_form(&app, "/oauth/authorize", &[("step", "email")]).await;
     assert_eq!(res.status(), 429);
     assert!(res.headers().get("retry-after").is_some());
+}
+
+/// Tenant trust, finding 9: a refresh token is issued only when `offline_access` was asked for;
+/// without it the connection lives as long as its access token, and nothing can refresh it.
+#[tokio::test]
+async fn refresh_tokens_need_offline_access() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("brief@oauth.example", "Brief Co").await;
+    let code = authorize(
+        &app,
+        "brief@oauth.example",
+        &s.org_id,
+        &[("scope", "domains:read tasks:read")],
+    )
+    .await;
+    let (status, tokens) = exchange(&app, &code).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert!(tokens.get("refresh_token").is_none(), "{tokens}");
+    assert_eq!(tokens["scope"], "domains:read tasks:read");
+    assert!(tokens["access_token"].as_str().is_some());
+    // With it, the same flow answers one, and it refreshes.
+    let tokens = connect(&app, "brief@oauth.example", &s.org_id).await;
+    let (status, fresh) = refresh(&app, tokens["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 200, "{fresh}");
 }
