@@ -23,7 +23,13 @@ const PAGE: &str = r##"<!DOCTYPE html>
 <body>
 <div id="redoc-container"></div>
 <script src="docs/redoc.standalone.js"></script>
-<script>
+<script>{INIT}</script>
+</body>
+</html>
+"##;
+
+/// The page's inline script (its SHA-256 is in the page's Content-Security-Policy).
+const INIT: &str = r##"
 Redoc.init("swagger.json", {
   hideDownloadButton: false,
   expandResponses: "200,201",
@@ -32,10 +38,22 @@ Redoc.init("swagger.json", {
   pathInMiddlePanel: true,
   theme: { typography: { fontFamily: "system-ui, -apple-system, Segoe UI, sans-serif" } }
 }, document.getElementById("redoc-container"));
-</script>
-</body>
-</html>
 "##;
+
+/// The page and its Content-Security-Policy: scripts from the service and the one inline script
+/// by its hash; Redoc's inline styles, its search worker (a blob) and data-URI fonts and images.
+fn page_and_policy() -> &'static (String, String) {
+    static PAGE_AND_POLICY: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    PAGE_AND_POLICY.get_or_init(|| {
+        use base64::Engine as _;
+        let hash = base64::engine::general_purpose::STANDARD
+            .encode(mailward_domain::secrets::sha256_bytes(INIT.as_bytes()));
+        let policy = format!(
+            "default-src 'none'; script-src 'self' 'sha256-{hash}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+        );
+        (PAGE.replace("{INIT}", INIT), policy)
+    })
+}
 
 /// The API reference page.
 #[utoipa::path(get, path = "/docs", tag = "meta",
@@ -44,12 +62,14 @@ service itself, no CDN), with the sections on authentication, versioning, errors
 pagination, webhook signatures and a quick start. No credentials needed.",
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
 pub async fn docs_page() -> impl IntoResponse {
+    let (page, policy) = page_and_policy();
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CACHE_CONTROL, "public, max-age=300"),
+            (header::CONTENT_SECURITY_POLICY, policy.as_str()),
         ],
-        PAGE,
+        page.as_str(),
     )
 }
 

@@ -49,5 +49,6 @@ pub fn finish(routes: Routes, state: AppState) -> Router {
             state.clone(),
             middleware::request_context,
         ))
+        .layer(axum::middleware::from_fn(middleware::security_headers))
         .with_state(state)
 }

@@ -279,3 +279,44 @@ async fn the_api_key_bucket_is_per_key() {
         "another key has its own bucket"
     );
 }
+
+/// Tenant trust, finding 9: every response says `nosniff`; every HTML page carries a
+/// Content-Security-Policy that forbids framing (the reference page's allows its own scripts
+/// and its one inline script by hash), `X-Frame-Options: DENY` and `Referrer-Policy`.
+#[tokio::test]
+async fn html_responses_carry_security_headers() {
+    let app = TestApp::start().await;
+    let get = |path: &'static str| {
+        let app = &app;
+        async move {
+            app.request(Method::GET, path)
+                .header("accept", "text/html")
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    for path in ["/docs", "/oauth/authorize"] {
+        let res = get(path).await;
+        let headers = res.headers();
+        let kind = headers["content-type"].to_str().unwrap();
+        assert!(kind.starts_with("text/html"), "{path}: {kind}");
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("default-src 'none'"), "{path}: {csp}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(headers["x-frame-options"], "DENY", "{path}");
+        assert!(headers.get("referrer-policy").is_some(), "{path}");
+        if path == "/docs" {
+            assert!(csp.contains("script-src 'self' 'sha256-"), "{csp}");
+            assert!(!csp.contains("'unsafe-eval'") && !csp.contains("script-src 'unsafe-inline'"));
+        }
+    }
+    // JSON too is never sniffed.
+    let res = app
+        .request(Method::GET, "/no-such-route")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+}
