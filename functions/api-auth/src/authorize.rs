@@ -121,10 +121,9 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
     ))]
 pub async fn authorize(
     State(app): State<AppState>,
-    headers: HeaderMap,
     Query(params): Query<AuthorizeParams>,
 ) -> Response {
-    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+    let urls = Urls::new(&app, &links::base_url(&app.config));
     match flow::check_request(&app, &urls, &params) {
         Ok(request) => email_page(
             &app,
@@ -193,7 +192,7 @@ pub async fn step(
             .insert(header::RETRY_AFTER, bucket.reset_secs.into());
         return response;
     }
-    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+    let urls = Urls::new(&app, &links::base_url(&app.config));
     let expired = || {
         page(
             StatusCode::BAD_REQUEST,

@@ -4,7 +4,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mailward_http::oauth::oauth_error;
 use mailward_http::{ApiError, AppState, Routes, links};
@@ -39,8 +39,8 @@ pub fn document(app: &AppState, urls: &Urls) -> Value {
 #[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "oauth", security(()),
     description = "The authorization server's metadata (RFC 8414): the authorization, token and revocation endpoints, `code_challenge_methods_supported: [\"S256\"]`, the grant types (`authorization_code`, `refresh_token`) and every scope. Every MCP client uses the one public connector client (`mailward_connector_client_id`, no secret); `registration_endpoint` answers 403 naming it. No `agent_auth` block is published and the ID-JAG grant is not accepted.",
     responses((status = 200, description = "The metadata", body = Object)))]
-pub async fn authorization_server(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+pub async fn authorization_server(State(app): State<AppState>) -> Response {
+    let urls = Urls::new(&app, &links::base_url(&app.config));
     (
         [(header::CACHE_CONTROL, "public, max-age=3600")],
         Json(document(&app, &urls)),

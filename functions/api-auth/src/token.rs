@@ -27,7 +27,7 @@ pub async fn token(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+    let urls = Urls::new(&app, &links::base_url(&app.config));
     let input: flow::TokenForm = form(&headers, &body).map_err(oauth_error)?;
     let tokens = flow::token(&app, &urls, input).await.map_err(oauth_error)?;
     Ok((
@@ -59,7 +59,7 @@ pub async fn revoke(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let urls = Urls::new(&app, &links::base_url(&app.config, &headers));
+    let urls = Urls::new(&app, &links::base_url(&app.config));
     let input: RevokeForm = form(&headers, &body).map_err(oauth_error)?;
     let token = input.token.filter(|t| !t.is_empty()).ok_or_else(|| {
         oauth_error(mailward_oauth::OAuthError::new(

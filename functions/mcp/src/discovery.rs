@@ -7,14 +7,14 @@ use crate::tools::Endpoint;
 use crate::transport::transport_note;
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use mailward_http::{AppState, Routes, links};
 use mailward_oauth::{DIRECTORY_SCOPES, SCOPES, Urls};
 use serde_json::{Value, json};
 
-fn urls(app: &AppState, headers: &HeaderMap) -> Urls {
-    Urls::new(app, &links::base_url(&app.config, headers))
+fn urls(app: &AppState) -> Urls {
+    Urls::new(app, &links::base_url(&app.config))
 }
 
 fn cached(body: Value) -> Response {
@@ -36,8 +36,8 @@ fn protected(urls: &Urls, resource: &str, scopes: &[&str], name: &str) -> Value 
 #[utoipa::path(get, path = "/.well-known/oauth-protected-resource", tag = "mcp", security(()),
     description = "RFC 9728 metadata of the main MCP endpoint: `resource` is `{mcp_url}`, the authorization server `{auth_url}`, and every supported scope.",
     responses((status = 200, description = "The metadata", body = Object)))]
-pub async fn protected_resource(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let urls = urls(&app, &headers);
+pub async fn protected_resource(State(app): State<AppState>) -> Response {
+    let urls = urls(&app);
     cached(protected(&urls, &urls.mcp, &SCOPES, "Mailward MCP"))
 }
 
@@ -45,8 +45,8 @@ pub async fn protected_resource(State(app): State<AppState>, headers: HeaderMap)
 #[utoipa::path(get, path = "/.well-known/oauth-protected-resource/mcp", tag = "mcp", security(()),
     description = "RFC 9728 metadata of `{mcp_url}` at its path-inserted location (the `resource_metadata` of the endpoint's 401).",
     responses((status = 200, description = "The metadata", body = Object)))]
-pub async fn protected_resource_mcp(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let urls = urls(&app, &headers);
+pub async fn protected_resource_mcp(State(app): State<AppState>) -> Response {
+    let urls = urls(&app);
     cached(protected(&urls, &urls.mcp, &SCOPES, "Mailward MCP"))
 }
 
@@ -54,11 +54,8 @@ pub async fn protected_resource_mcp(State(app): State<AppState>, headers: Header
 #[utoipa::path(get, path = "/.well-known/oauth-protected-resource/mcp/directory", tag = "mcp", security(()),
     description = "RFC 9728 metadata of `{mcp_url}/directory`: its own URL as `resource`, and the four read scopes it needs.",
     responses((status = 200, description = "The metadata", body = Object)))]
-pub async fn protected_resource_directory(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-) -> Response {
-    let urls = urls(&app, &headers);
+pub async fn protected_resource_directory(State(app): State<AppState>) -> Response {
+    let urls = urls(&app);
     let mut scopes: Vec<&str> = DIRECTORY_SCOPES.to_vec();
     scopes.push("offline_access");
     cached(protected(
@@ -73,11 +70,8 @@ pub async fn protected_resource_directory(
 #[utoipa::path(get, path = "/.well-known/oauth-protected-resource/mcp/public", tag = "mcp", security(()),
     description = "Metadata of `{mcp_url}/public`: its own URL as `resource` and no authorization server, because it takes no credentials.",
     responses((status = 200, description = "The metadata", body = Object)))]
-pub async fn protected_resource_public(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-) -> Response {
-    let urls = urls(&app, &headers);
+pub async fn protected_resource_public(State(app): State<AppState>) -> Response {
+    let urls = urls(&app);
     cached(json!({
         "resource": urls.public(),
         "resource_name": "Mailward MCP public tools (no credentials)",
@@ -104,8 +98,8 @@ fn tools_of(endpoint: Endpoint) -> Vec<Value> {
 #[utoipa::path(get, path = "/.well-known/mcp", tag = "mcp", security(()),
     description = "The MCP server: its endpoints, each with its transport, authentication and tools (with their input schemas).",
     responses((status = 200, description = "The document", body = Object)))]
-pub async fn well_known_mcp(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let urls = urls(&app, &headers);
+pub async fn well_known_mcp(State(app): State<AppState>) -> Response {
+    let urls = urls(&app);
     let versions: Vec<&str> = PROTOCOL_VERSIONS.iter().map(|v| v.as_str()).collect();
     let endpoint = |url: String, endpoint: Endpoint, auth: Value| {
         json!({
@@ -142,8 +136,8 @@ pub async fn well_known_mcp(State(app): State<AppState>, headers: HeaderMap) -> 
 #[utoipa::path(get, path = "/.well-known/mcp/server-card.json", tag = "mcp", security(()),
     description = "A short card for MCP registries: the server's identity, the main endpoint, its authentication and its tool names.",
     responses((status = 200, description = "The card", body = Object)))]
-pub async fn server_card(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let urls = urls(&app, &headers);
+pub async fn server_card(State(app): State<AppState>) -> Response {
+    let urls = urls(&app);
     let names: Vec<String> = listed(Endpoint::Main)
         .into_iter()
         .map(|t| t.name.into_owned())

@@ -101,7 +101,7 @@ async fn endpoint(
     log: Option<&RateLimitLog>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    let urls = Urls::new(&app, &links::base_url(&app.config, request.headers()));
+    let urls = Urls::new(&app, &links::base_url(&app.config));
     let caller = match endpoint {
         Endpoint::Public => None,
         _ => {

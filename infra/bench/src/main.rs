@@ -523,6 +523,7 @@ async fn lambda_init(binary: PathBuf, runs: usize) -> anyhow::Result<()> {
             )
             .env("MAILWARD_MAIL_FROM", "bench@example.com")
             .env("MAILWARD_SECRET_KEY", "0123456789abcdef0123456789abcdef")
+            .env("MAILWARD_BASE_URL", "https://api.example.com")
             .env("RUST_LOG", "warn")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

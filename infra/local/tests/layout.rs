@@ -67,3 +67,25 @@ fn each_function_serves_exactly_its_events_in_the_template() {
     }
     assert!(seen.len() >= 40, "only {} routes found", seen.len());
 }
+
+/// Tenant trust, finding 9: every function gets the public base URL (the Lambdas refuse to
+/// start without it, so links are never built from the request's `Host`): `BaseUrl` when set,
+/// else the HTTP API's own endpoint.
+#[test]
+fn every_function_is_given_the_public_base_url() {
+    let text = workspace_file("template.yaml");
+    let template: serde_norway::Value =
+        serde_norway::from_str(&text).expect("template.yaml parses");
+    let variables = &template["Globals"]["Function"]["Environment"]["Variables"];
+    let base = &variables["MAILWARD_BASE_URL"];
+    assert!(!base.is_null(), "MAILWARD_BASE_URL is not set for the functions");
+    let line = text
+        .lines()
+        .find(|l| l.contains("MAILWARD_BASE_URL:"))
+        .unwrap();
+    assert!(
+        line.contains("HasBaseUrl") && line.contains("HttpApi.ApiEndpoint"),
+        "MAILWARD_BASE_URL must fall back to the API's own URL: {line}"
+    );
+    assert!(text.contains("HasBaseUrl: !Not [!Equals [!Ref BaseUrl, \"\"]]"));
+}

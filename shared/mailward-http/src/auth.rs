@@ -226,7 +226,7 @@ pub fn unauthorized(state: &AppState, headers: &HeaderMap, message: &'static str
     };
     ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
         .details(json!({
-            "documentation": format!("{}/docs/authentication", crate::links::base_url(&state.config, headers)),
+            "documentation": format!("{}/docs/authentication", crate::links::base_url(&state.config)),
         }))
         .header(header::WWW_AUTHENTICATE, challenge)
 }

@@ -33,9 +33,8 @@ pub type Routes = OpenApiRouter<AppState>;
 
 async fn route_not_found(
     axum::extract::State(state): axum::extract::State<AppState>,
-    headers: axum::http::HeaderMap,
 ) -> impl IntoResponse {
-    error::ApiError::route_not_found(&links::base_url(&state.config, &headers))
+    error::ApiError::route_not_found(&links::base_url(&state.config))
 }
 
 /// Turns routes into the served router: the JSON 404 fallback, the body limit and the shared

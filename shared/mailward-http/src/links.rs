@@ -1,21 +1,11 @@
 //! The public base URL of links in error bodies.
 
-use axum::http::{HeaderMap, header};
 use mailward_services::Config;
 
-/// The public base URL for links: the configured one, or (when none is configured, as behind
-/// API Gateway without a custom domain) `https://<Host>` of the request itself.
-pub fn base_url(config: &Config, headers: &HeaderMap) -> String {
-    if !config.base_url.is_empty() {
-        return config.base_url.trim_end_matches('/').to_owned();
-    }
-    headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| {
-            !h.is_empty()
-                && h.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-        })
-        .map_or_else(String::new, |host| format!("https://{host}"))
+/// The public base URL for links (errors, the OAuth and MCP discovery documents, mail): the
+/// configured one, never the request's `Host`, which a client chooses. The setting is required:
+/// the Lambdas refuse to start without it (the template derives it from the HTTP API's own URL
+/// when `BaseUrl` is empty), the local stack defaults it to its listen address.
+pub fn base_url(config: &Config) -> String {
+    config.base_url.trim_end_matches('/').to_owned()
 }

@@ -64,10 +64,14 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
         secret.len() >= 32,
         "MAILWARD_SECRET_KEY must be at least 32 characters"
     );
-    let mut config = Config::new(
-        std::env::var("MAILWARD_BASE_URL").unwrap_or_default(),
-        secret.into_bytes(),
+    // Links (errors, discovery documents, mail) are built from this, never from the request's
+    // `Host`, which the client chooses; the template sets it (BaseUrl, else the API's URL).
+    let base_url = env("MAILWARD_BASE_URL")?;
+    anyhow::ensure!(
+        base_url.starts_with("https://") || base_url.starts_with("http://"),
+        "MAILWARD_BASE_URL must be the service's public URL, such as https://api.example.com"
     );
+    let mut config = Config::new(base_url, secret.into_bytes());
     // Behind API Gateway the client address is the last X-Forwarded-For hop.
     config.trust_proxy = true;
     let mut config = config.with_env_overrides().map_err(anyhow::Error::msg)?;

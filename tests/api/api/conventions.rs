@@ -320,3 +320,26 @@ async fn html_responses_carry_security_headers() {
         .unwrap();
     assert_eq!(res.headers()["x-content-type-options"], "nosniff");
 }
+
+/// Tenant trust, finding 9: links in errors and the discovery documents come from the
+/// configured public base URL, never from the request's `Host`, which a client chooses (a link
+/// mailed or shown to a person must not lead to an attacker's host).
+#[tokio::test]
+async fn links_never_follow_the_requests_host() {
+    let app = TestApp::start().await;
+    for path in [
+        "/no-such-route",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let res = app
+            .request(Method::GET, path)
+            .header("host", "evil.example")
+            .send()
+            .await
+            .unwrap();
+        let body = res.text().await.unwrap();
+        assert!(!body.contains("evil.example"), "{path}: {body}");
+        assert!(body.contains(&app.url("")), "{path}: {body}");
+    }
+}
