@@ -18,7 +18,8 @@ use mailward_services::dns_connections;
     description = "Every DNS connection of the organization, oldest first (at most 20): the \
 provider, a label, what kind of credentials (`keys` or `role`) with a hint (the access key's \
 last four characters, or the role ARN), the status of the last read and the zones seen then. \
-Credentials are stored encrypted and never answered. Any member or key reads.",
+Credentials are stored encrypted and never answered. Any member or key reads. `external_id` is \
+the organization's own external id, which Mailward sends whenever it assumes a connection's role.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = DnsConnectionList)))]
 pub async fn list_dns_connections(
@@ -34,12 +35,16 @@ pub async fn list_dns_connections(
     description = "Administrators (or read-write keys of an administrator). Connects the \
 organization's DNS host so Mailward can read its zones: `provider` route53 with either an IAM \
 user's `access_key_id` and `secret_access_key` (the user needs `route53:ListHostedZones`), or a \
-`role_arn` in the account that hosts the zones, which Mailward's role assumes (STS AssumeRole, \
-with `external_id` when the role's trust policy requires one). The credentials are checked by \
+`role_arn` in the account that hosts the zones, which Mailward's role assumes (STS AssumeRole) \
+always with the organization's own external id, the `external_id` of `GET /dns-connections`: \
+make the role's trust policy require it, so no other organization can name the role. An \
+external id is never taken from input (400 naming `credentials.external_id`), and a role in \
+Mailward's own AWS account is refused (400 naming `credentials.role_arn`); Mailward's own ARNs \
+are kept out of error text. Administrators not limited to groups. The credentials are checked by \
 reading the zones before anything is stored: refused credentials or a role that cannot be \
 assumed answer 422 `dns_connection_failed` with the provider's reason; a provider that does not \
 answer, 503 `dns_provider_unavailable`. Malformed fields answer 400 naming them (`provider`, \
-`name`, `credentials.access_key_id`, `credentials.role_arn`, `credentials.external_id`, or \
+`name`, `credentials.access_key_id`, `credentials.role_arn`, or \
 `credentials` when neither or both kinds are given). 201 with the connection and its zones.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 201, body = DnsConnection), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody),

@@ -47,6 +47,8 @@ pub struct Settings {
     pub signup_codes_per_hour: u32,
     /// Allow webhook deliveries to loopback addresses (local tests only).
     pub webhook_allow_loopback: bool,
+    /// The AWS account taken as Mailward's own (DNS connections refuse roles in it; tests).
+    pub aws_account_id: Option<String>,
     /// Extra trusted root certificate (PEM file) for webhook receivers (local tests only).
     pub extra_ca: Option<PathBuf>,
     /// Time a webhook receiver has to answer.
@@ -166,6 +168,7 @@ impl Settings {
             rate_limits: Vec::new(),
             signup_codes_per_hour: 5,
             webhook_allow_loopback: false,
+            aws_account_id: None,
             extra_ca: None,
             webhook_timeout: Duration::from_secs(10),
             dns: None,
@@ -298,6 +301,7 @@ pub fn assemble(
         .extend(settings.rate_limits.iter().copied());
     config.signup_codes_per_address_per_hour = settings.signup_codes_per_hour;
     config.outbound.allow_loopback = settings.webhook_allow_loopback;
+    config.aws_account_id.clone_from(&settings.aws_account_id);
     if let Some(interval) = settings.sweep_interval {
         config.sweep_interval_secs = interval.as_secs().max(1);
     }

@@ -78,7 +78,10 @@ fn every_function_is_given_the_public_base_url() {
         serde_norway::from_str(&text).expect("template.yaml parses");
     let variables = &template["Globals"]["Function"]["Environment"]["Variables"];
     let base = &variables["MAILWARD_BASE_URL"];
-    assert!(!base.is_null(), "MAILWARD_BASE_URL is not set for the functions");
+    assert!(
+        !base.is_null(),
+        "MAILWARD_BASE_URL is not set for the functions"
+    );
     let line = text
         .lines()
         .find(|l| l.contains("MAILWARD_BASE_URL:"))

@@ -13,10 +13,11 @@ pub struct DnsCredentialsInput {
     pub access_key_id: Option<String>,
     /// Keys: the secret access key.
     pub secret_access_key: Option<String>,
-    /// Role: `arn:aws:iam::<account>:role/<name>` in the account that hosts the zones.
+    /// Role: `arn:aws:iam::<account>:role/<name>` in the account that hosts the zones. Mailward
+    /// assumes it with the organization's own external id (`external_id` of
+    /// `GET /dns-connections`), which the role's trust policy should require; an external id is
+    /// never taken from input.
     pub role_arn: Option<String>,
-    /// Role: the external id its trust policy requires, if any.
-    pub external_id: Option<String>,
 }
 
 /// `POST /dns-connections` body.
@@ -71,6 +72,10 @@ pub struct DnsConnection {
 /// `GET /dns-connections`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DnsConnectionList {
+    /// The external id Mailward sends whenever it assumes a role for this organization: require
+    /// it in the trust policy of the role a connection names (`sts:ExternalId`), so no other
+    /// organization can use that role through Mailward. Extension.
+    pub external_id: String,
     pub data: Vec<DnsConnection>,
 }
 

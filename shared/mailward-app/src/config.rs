@@ -160,6 +160,9 @@ pub struct Config {
     pub report_domain: String,
     /// The zone where Mailward hosts delegated records (BIMI, MTA-STS, DMARC CNAME targets).
     pub hosted_zone: String,
+    /// The AWS account Mailward runs in (`MAILWARD_AWS_ACCOUNT_ID`): DNS connections refuse a
+    /// role in it, and its ARNs are kept out of error text. None locally.
+    pub aws_account_id: Option<String>,
     /// How often each domain is re-evaluated by the sweep.
     pub sweep_interval_secs: u64,
     /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
@@ -235,6 +238,7 @@ impl Config {
             hosted_dmarc_suffix: None,
             report_domain: "reports.mailward.local".into(),
             hosted_zone: "hosted.mailward.local".into(),
+            aws_account_id: None,
             sweep_interval_secs: 300,
             dkim_full_probe_interval_secs: 86_400,
             sweep_dns_in_flight: mailward_dns::ResolverSettings::default().max_concurrency / 2,
@@ -261,6 +265,11 @@ impl Config {
             self.signup_codes_per_address_per_hour = value
                 .parse()
                 .map_err(|_| format!("MAILWARD_SIGNUP_CODES_PER_HOUR: bad number {value:?}"))?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_AWS_ACCOUNT_ID")
+            && !value.trim().is_empty()
+        {
+            self.aws_account_id = Some(value.trim().to_owned());
         }
         if let Ok(value) = std::env::var("MAILWARD_REPORT_DOMAIN") {
             self.report_domain = value;

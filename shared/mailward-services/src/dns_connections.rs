@@ -6,6 +6,7 @@
 
 use crate::activity::{self, Change};
 use crate::caller::Caller;
+use crate::config::Config;
 use crate::error::{ErrorKind, ServiceError};
 use crate::secret_box;
 use crate::state::AppState;
@@ -62,19 +63,65 @@ fn hosts(app: &AppState) -> Result<Arc<dyn DnsHosts>, ServiceError> {
     })
 }
 
-fn provider_error(e: DnsHostError) -> ServiceError {
+/// The provider's refusal, with any ARN of Mailward's own account replaced: what a caller
+/// learns from an error must not map Mailward's resources.
+fn provider_error(app: &AppState, e: DnsHostError) -> ServiceError {
+    let clean = |why: String| match &app.config.aws_account_id {
+        Some(own) => why
+            .split(' ')
+            .map(|word| {
+                if word.contains("arn:aws") && word.contains(&format!(":{own}:")) {
+                    "[a Mailward resource]"
+                } else {
+                    word
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => why,
+    };
     match e {
         DnsHostError::Denied(why) => ServiceError::new(
             ErrorKind::Unprocessable,
             "dns_connection_failed",
-            format!("the DNS host refused these credentials: {why}"),
+            format!("the DNS host refused these credentials: {}", clean(why)),
         ),
         DnsHostError::Unavailable(why) => ServiceError::new(
             ErrorKind::Unavailable,
             "dns_provider_unavailable",
-            format!("the DNS host did not answer: {why}; try again later"),
+            format!(
+                "the DNS host did not answer: {}; try again later",
+                clean(why)
+            ),
         ),
     }
+}
+
+/// The external id Mailward sends whenever it assumes a role for `org`: derived from the
+/// deployment's secret, one per organization, never taken from input. A customer's trust
+/// policy that requires it admits this organization's connections alone, so another
+/// organization cannot borrow the role by naming its ARN (the confused deputy).
+pub fn external_id(config: &Config, org: Uuid) -> String {
+    let mac = mailward_domain::secrets::hmac_sha256_hex(
+        &config.secret_key,
+        format!("dns-connection-external-id:{org}").as_bytes(),
+    );
+    format!("mailward-{}", &mac[..32])
+}
+
+/// Stored credentials as they are used: a role is always assumed with the organization's
+/// external id (whatever a connection stored before ids were Mailward's).
+fn in_use(app: &AppState, org: Uuid, sealed: &str) -> Result<DnsHostCredentials, ServiceError> {
+    let credentials: DnsHostCredentials = serde_json::from_str(
+        &secret_box::open(&app.config.secret_key, sealed).map_err(ServiceError::internal)?,
+    )?;
+    Ok(match credentials {
+        DnsHostCredentials::Route53Role { role_arn, .. } => DnsHostCredentials::Route53Role {
+            role_arn,
+            external_id: Some(external_id(&app.config, org)),
+        },
+        keys => keys,
+    })
 }
 
 fn invalid(param: &'static str, message: &str) -> ServiceError {
@@ -85,13 +132,16 @@ fn is_token(value: &str, min: usize, max: usize, allowed: impl Fn(char) -> bool)
     (min..=max).contains(&value.chars().count()) && value.chars().all(allowed)
 }
 
-/// The credentials of a request, validated.
-fn credentials(input: wire::DnsCredentialsInput) -> Result<DnsHostCredentials, ServiceError> {
+/// The credentials of a request, validated; a role gets the organization's external id.
+fn credentials(
+    config: &Config,
+    org: Uuid,
+    input: wire::DnsCredentialsInput,
+) -> Result<DnsHostCredentials, ServiceError> {
     let wire::DnsCredentialsInput {
         access_key_id,
         secret_access_key,
         role_arn,
-        external_id,
     } = input;
     match (access_key_id, secret_access_key, role_arn) {
         (Some(key), Some(secret), None) => {
@@ -106,12 +156,6 @@ fn credentials(input: wire::DnsCredentialsInput) -> Result<DnsHostCredentials, S
                 return Err(invalid(
                     "credentials.secret_access_key",
                     "secret_access_key must be 1 to 256 printable characters without spaces",
-                ));
-            }
-            if external_id.is_some() {
-                return Err(invalid(
-                    "credentials.external_id",
-                    "external_id goes with role_arn, not with keys",
                 ));
             }
             Ok(DnsHostCredentials::Route53Keys {
@@ -131,19 +175,16 @@ fn credentials(input: wire::DnsCredentialsInput) -> Result<DnsHostCredentials, S
                     "role_arn must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
                 ));
             }
-            if let Some(id) = &external_id
-                && !is_token(id, 2, 1224, |c| {
-                    c.is_ascii_alphanumeric() || "+=,.@:/-_".contains(c)
-                })
-            {
+            let account = role.split(':').nth(4).unwrap_or_default();
+            if config.aws_account_id.as_deref() == Some(account) {
                 return Err(invalid(
-                    "credentials.external_id",
-                    "external_id must be 2 to 1224 characters of letters, digits and +=,.@:/-_",
+                    "credentials.role_arn",
+                    "role_arn is in Mailward's own AWS account; give a role in the account that hosts your zones",
                 ));
             }
             Ok(DnsHostCredentials::Route53Role {
                 role_arn: role,
-                external_id,
+                external_id: Some(external_id(config, org)),
             })
         }
         _ => Err(invalid(
@@ -171,7 +212,7 @@ pub async fn create(
             "name must be 1 to 100 characters without control characters",
         ));
     }
-    let credentials = credentials(input.credentials)?;
+    let credentials = credentials(&app.config, caller.org_id, input.credentials)?;
     if stored::list(app.store.as_ref(), caller.org_id).await?.len() >= MAX_CONNECTIONS {
         return Err(ServiceError::new(
             ErrorKind::Unprocessable,
@@ -182,7 +223,7 @@ pub async fn create(
     let zones = hosts(app)?
         .zones(&credentials)
         .await
-        .map_err(provider_error)?;
+        .map_err(|e| provider_error(app, e))?;
     let sealed = secret_box::seal(
         &app.config.secret_key,
         &serde_json::to_string(&credentials)?,
@@ -231,6 +272,7 @@ pub async fn list(
     caller: &Caller,
 ) -> Result<wire::DnsConnectionList, ServiceError> {
     Ok(wire::DnsConnectionList {
+        external_id: external_id(&app.config, caller.org_id),
         data: stored::list(app.store.as_ref(), caller.org_id)
             .await?
             .iter()
@@ -299,10 +341,7 @@ pub async fn coverage(
     id: Uuid,
 ) -> Result<wire::DnsConnectionCoverage, ServiceError> {
     let current = load(app, caller, id).await?;
-    let credentials: DnsHostCredentials = serde_json::from_str(
-        &secret_box::open(&app.config.secret_key, &current.value.sealed_credentials)
-            .map_err(ServiceError::internal)?,
-    )?;
+    let credentials = in_use(app, caller.org_id, &current.value.sealed_credentials)?;
     let now = app.clock.now();
     let read = hosts(app)?.zones(&credentials).await;
     let mut next = current.value.clone();
@@ -321,7 +360,7 @@ pub async fn coverage(
     if let Err(e) = stored::save(app.store.as_ref(), &next, Some(current.version)).await {
         tracing::debug!(connection.id = %id, error = %e, "DNS connection check not saved");
     }
-    let zones = read.map_err(provider_error)?;
+    let zones = read.map_err(|e| provider_error(app, e))?;
     let mut domains: Vec<_> = mailward_store::domains::list(app.store.as_ref(), caller.org_id)
         .await?
         .into_iter()
@@ -410,12 +449,12 @@ pub async fn publish(
     let domain = crate::access::load(app, caller, input.domain_id)
         .await?
         .value;
-    let credentials: DnsHostCredentials = serde_json::from_str(
-        &secret_box::open(&app.config.secret_key, &connection.sealed_credentials)
-            .map_err(ServiceError::internal)?,
-    )?;
+    let credentials = in_use(app, caller.org_id, &connection.sealed_credentials)?;
     let hosts = hosts(app)?;
-    let zones = hosts.zones(&credentials).await.map_err(provider_error)?;
+    let zones = hosts
+        .zones(&credentials)
+        .await
+        .map_err(|e| provider_error(app, e))?;
     let zone = serving_zone(&zones, &domain.url).cloned().ok_or_else(|| {
         ServiceError::new(
             ErrorKind::Unprocessable,
@@ -427,7 +466,7 @@ pub async fn publish(
     let target = hosts
         .zone(&credentials, &zone)
         .await
-        .map_err(provider_error)?;
+        .map_err(|e| provider_error(app, e))?;
     let guidance = crate::domains::records::dns_records(app, caller, domain.id).await?;
     let mut results = Vec::new();
     for set in planned_sets(&guidance.records) {
@@ -580,6 +619,10 @@ mod tests {
 
     #[test]
     fn credentials_are_one_kind_and_well_formed() {
+        let mut config = Config::new("https://api.example.com", vec![7; 32]);
+        config.aws_account_id = Some("999999999999".into());
+        let org = Uuid::new_v4();
+        let credentials = |input| credentials(&config, org, input);
         let keys = |id: &str, secret: &str| wire::DnsCredentialsInput {
             access_key_id: Some(id.into()),
             secret_access_key: Some(secret.into()),
@@ -594,7 +637,28 @@ mod tests {
             role_arn: Some(arn.into()),
             ..Default::default()
         };
-        assert!(credentials(role("arn:aws:iam::123456789012:role/mailward-dns")).is_ok());
+        let DnsHostCredentials::Route53Role {
+            external_id: sent, ..
+        } = credentials(role("arn:aws:iam::123456789012:role/mailward-dns")).unwrap()
+        else {
+            panic!("a role")
+        };
+        assert_eq!(
+            sent,
+            Some(external_id(&config, org)),
+            "the organization's own id"
+        );
+        assert_ne!(
+            external_id(&config, org),
+            external_id(&config, Uuid::new_v4())
+        );
+        assert_eq!(
+            credentials(role("arn:aws:iam::999999999999:role/inside"))
+                .unwrap_err()
+                .param_name(),
+            Some("credentials.role_arn"),
+            "a role in Mailward's own account"
+        );
         assert_eq!(
             credentials(role("arn:aws:s3:::bucket"))
                 .unwrap_err()

@@ -264,7 +264,7 @@ async fn a_route53_connection_reads_its_zones_and_reports_coverage() {
     let (status, role) = connect(
         &app,
         &s.key,
-        json!({"provider": "route53", "name": "Via role", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/mailward-dns", "external_id": "mw-ext-1"}}),
+        json!({"provider": "route53", "name": "Via role", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/mailward-dns"}}),
     )
     .await;
     assert_eq!(status, 201, "{role}");
@@ -405,7 +405,7 @@ async fn refusals_and_bad_input_store_nothing() {
             "credentials.role_arn",
         ),
         (
-            json!({"provider": "route53", "name": "X", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/x", "external_id": "bad id!"}}),
+            json!({"provider": "route53", "name": "X", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/x", "external_id": "mine"}}),
             "credentials.external_id",
         ),
         (
@@ -451,4 +451,105 @@ async fn publishing_counts_in_the_dns_buckets() {
     let (status, second) = call(&app, Method::POST, &path, &s.key, Some(body)).await;
     assert_eq!(status, 429, "{second}");
     assert_eq!(second["scope"], "dns", "{second}");
+}
+
+/// A provider that records the credentials it is given and refuses with an error naming a
+/// role of Mailward's own account.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<DnsHostCredentials>>);
+
+#[async_trait]
+impl DnsHosts for Recording {
+    async fn zones(
+        &self,
+        credentials: &DnsHostCredentials,
+    ) -> Result<Vec<DnsHostZone>, DnsHostError> {
+        self.0.lock().unwrap().push(credentials.clone());
+        Err(DnsHostError::Denied(
+            "AccessDenied: User: arn:aws:sts::999999999999:assumed-role/mailward-api/x is not authorized to perform: sts:AssumeRole".into(),
+        ))
+    }
+
+    async fn zone(
+        &self,
+        _: &DnsHostCredentials,
+        _: &DnsHostZone,
+    ) -> Result<Box<dyn mailward_domain::hosted_zone::HostedZone>, DnsHostError> {
+        Err(DnsHostError::Denied("AccessDenied".into()))
+    }
+}
+
+/// Tenant trust, finding 3: a DNS connection cannot borrow another customer's role. Mailward
+/// assumes every role with the caller's own external id (shown by `GET /dns-connections`,
+/// different per organization, never taken from input), refuses roles in its own account, and
+/// keeps its own ARNs out of error text.
+#[tokio::test]
+async fn dns_connections_cannot_borrow_another_customers_role() {
+    let recording = Arc::new(Recording::default());
+    let hosts: Arc<dyn DnsHosts> = recording.clone();
+    let dns =
+        mailward_dns_fixture::FixtureServer::start(vec![mailward_dns_fixture::Zone::new("test")])
+            .await
+            .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns_hosts = Some(mailward_local_stack::DnsHostsOverride(hosts));
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+        s.aws_account_id = Some("999999999999".into());
+    })
+    .await;
+    let victim = app.sign_up("owner@victim.example", "Victim Co").await;
+    let attacker = app.sign_up("mallory@attacker.example", "Attacker Co").await;
+    let (_, theirs) = call(&app, Method::GET, "/dns-connections", &victim.key, None).await;
+    let (_, mine) = call(&app, Method::GET, "/dns-connections", &attacker.key, None).await;
+    let victim_id = theirs["external_id"].as_str().unwrap().to_owned();
+    let attacker_id = mine["external_id"].as_str().unwrap().to_owned();
+    assert!(victim_id.starts_with("mailward-") && attacker_id.starts_with("mailward-"));
+    assert_ne!(victim_id, attacker_id);
+    // The attacker names the victim's role, even with the victim's external id: refused as
+    // input; without it, Mailward sends the attacker's own id, which the victim's trust policy
+    // does not admit.
+    let role = "arn:aws:iam::123456789012:role/victim-dns";
+    let (status, error) = connect(
+        &app,
+        &attacker.key,
+        json!({"provider": "route53", "name": "Borrowed", "credentials": {"role_arn": role, "external_id": victim_id}}),
+    )
+    .await;
+    assert_eq!(
+        (status, error["param"].as_str()),
+        (400, Some("credentials.external_id")),
+        "{error}"
+    );
+    let (status, error) = connect(
+        &app,
+        &attacker.key,
+        json!({"provider": "route53", "name": "Borrowed", "credentials": {"role_arn": role}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{error}");
+    let sent = recording.0.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    let DnsHostCredentials::Route53Role { external_id, .. } = &sent[0] else {
+        panic!("a role: {sent:?}");
+    };
+    assert_eq!(external_id.as_deref(), Some(attacker_id.as_str()));
+    // Mailward's own ARNs never reach the caller.
+    let message = error["message"].as_str().unwrap();
+    assert!(!message.contains("999999999999"), "{message}");
+    assert!(message.contains("[a Mailward resource]"), "{message}");
+    // A role in Mailward's own account is refused before anything is asked.
+    let (status, error) = connect(
+        &app,
+        &attacker.key,
+        json!({"provider": "route53", "name": "Inside", "credentials": {"role_arn": "arn:aws:iam::999999999999:role/mailward-api"}}),
+    )
+    .await;
+    assert_eq!(
+        (status, error["param"].as_str()),
+        (400, Some("credentials.role_arn")),
+        "{error}"
+    );
+    assert_eq!(recording.0.lock().unwrap().len(), 1);
 }
