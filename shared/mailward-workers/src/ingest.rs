@@ -364,18 +364,18 @@ fn raw_name(extracted: &[mailward_reports::Extracted<FoldedReport>], bytes: &[u8
 /// over rather than copying them. The first delivery under a name is kept: a later one with
 /// the same report identity (anyone can mail the report address, and report ids are often
 /// guessable) never replaces it.
-async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<String> {
+async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<(String, bool)> {
     let objects = app.objects.as_ref()?;
     let day = stored::day_string(app.clock.now().date());
     let key = format!("reports/raw/{day}/{name}");
     match objects.head(&key).await {
-        Ok(Some(_)) => return Some(key),
+        Ok(Some(_)) => return Some((key, false)),
         Ok(None) => {}
         // Unknown: writing is the safe side (the object is then kept at least once).
         Err(e) => tracing::warn!(error = %e, "could not check for a kept raw report"),
     }
     match objects.put(&key, bytes, "application/octet-stream").await {
-        Ok(()) => Some(key),
+        Ok(()) => Some((key, true)),
         Err(e) => {
             tracing::warn!(error = %e, "could not keep a raw report");
             None
@@ -428,7 +428,8 @@ pub async fn ingest_shared(
 ) -> Result<Vec<Outcome>, ServiceError> {
     let extracted = mailward_reports::extract_with(&bytes, limits, fold_aggregate);
     let name = raw_name(&extracted, &bytes);
-    let raw_key = keep_raw(app, bytes, &name).await;
+    let kept = keep_raw(app, bytes, &name).await;
+    let raw_key = kept.as_ref().map(|(key, _)| key.clone());
     let mut outcomes = Vec::new();
     for extracted in extracted {
         let outcome = match extracted.content {
@@ -469,6 +470,16 @@ pub async fn ingest_shared(
             },
         };
         outcomes.push(outcome);
+    }
+    // Nothing in it belongs to anyone (junk, refusals, reports for names nobody watches): keep
+    // no copy of what this delivery wrote. A copy an earlier delivery wrote stays.
+    let owned = outcomes
+        .iter()
+        .any(|o| matches!(o.status, Status::Imported | Status::Duplicate));
+    if let (Some((key, true)), false, Some(objects)) = (&kept, owned, app.objects.as_ref())
+        && let Err(e) = objects.delete(key).await
+    {
+        tracing::warn!(error = %e, "could not drop the raw copy of an unowned delivery");
     }
     Ok(outcomes)
 }

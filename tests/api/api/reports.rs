@@ -649,3 +649,50 @@ async fn reports_of_100000_records_import_whole() {
         assert_eq!((volume, pass), (messages, passing), "gzip {gzip}");
     }
 }
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(files_under(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Tenant trust, finding 2: a delivery nobody owns (junk, a refused report, a report for a name
+/// no organization watches) leaves no raw copy behind; an imported one keeps its copy.
+#[tokio::test]
+async fn unowned_deliveries_leave_no_raw_copy() {
+    let app = quiet_app().await;
+    let state = &app.stack.state;
+    let limits = Limits::default();
+    let raw = || {
+        files_under(app.dir.path())
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("raw"))
+            .count()
+    };
+    let junk = ingest(state, b"not a report at all, just bytes".to_vec(), &limits)
+        .await
+        .unwrap();
+    assert_eq!(junk[0].status, Status::Refused, "{junk:?}");
+    let unwatched = ingest(state, fixture("dmarc-report-viewer/acme.xml"), &limits)
+        .await
+        .unwrap();
+    assert_eq!(unwatched[0].status, Status::Unattributed, "{unwatched:?}");
+    assert_eq!(raw(), 0, "no copy of what nobody owns");
+    let s = app.sign_up("raw@test.example", "Raw Co").await;
+    add_domain(&app, &s.key, "test.net").await;
+    let owned = ingest(state, fixture("dmarc-report-converter/test.xml"), &limits)
+        .await
+        .unwrap();
+    assert_eq!(owned[0].status, Status::Imported, "{owned:?}");
+    assert!(raw() > 0, "the imported report's copy is kept");
+}
