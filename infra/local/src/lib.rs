@@ -92,6 +92,8 @@ pub struct Settings {
     pub smtp_listen: Option<SocketAddr>,
     /// Largest message the SMTP listener accepts, in bytes.
     pub smtp_max_bytes: usize,
+    /// SMTP sessions served at once (tests lower it).
+    pub smtp_max_sessions: usize,
     /// Where the authoritative DNS server of the hosted zone listens (none: no server).
     pub dns_listen: Option<SocketAddr>,
     /// Other adapters for the store and queue ports (the black-box tests run the whole service
@@ -192,6 +194,7 @@ impl Settings {
             evaluate_new_domains: true,
             smtp_listen: None,
             smtp_max_bytes: DEFAULT_SMTP_MAX_BYTES,
+            smtp_max_sessions: smtp::DEFAULT_MAX_SESSIONS,
             dns_listen: None,
             ports: None,
             zone: None,
@@ -536,6 +539,9 @@ impl LocalStack {
                 let mailbox = smtp::MailboxSettings {
                     report_domain: state.config.report_domain.clone(),
                     max_message_bytes: settings.smtp_max_bytes,
+                    max_sessions: settings.smtp_max_sessions,
+                    max_messages: smtp::DEFAULT_MAX_MESSAGES,
+                    max_session: smtp::DEFAULT_MAX_SESSION,
                 };
                 tasks.push(tokio::spawn(smtp::serve(
                     smtp,

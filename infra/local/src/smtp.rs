@@ -17,6 +17,13 @@ const MAX_LINE: usize = 8 * 1024;
 /// Longest a client may stay idle between lines.
 const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Sessions served at once; more are answered `421` and closed (anyone may connect).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+/// Messages one session may send; the next `MAIL` is answered `421` and the session closed.
+pub const DEFAULT_MAX_MESSAGES: usize = 50;
+/// Longest a session may last, however busy (a slow sender cannot hold a slot for ever).
+pub const DEFAULT_MAX_SESSION: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// What the listener needs to know.
 #[derive(Clone)]
 pub struct MailboxSettings {
@@ -24,6 +31,12 @@ pub struct MailboxSettings {
     pub report_domain: String,
     /// Largest message accepted, in bytes.
     pub max_message_bytes: usize,
+    /// Sessions served at once.
+    pub max_sessions: usize,
+    /// Messages per session.
+    pub max_messages: usize,
+    /// Longest session.
+    pub max_session: std::time::Duration,
 }
 
 #[derive(Default)]
@@ -120,8 +133,15 @@ async fn session(
     let mut reader = BufReader::new(read);
     write(&mut write_half, &session.greeting()).await?;
     let mut line = Vec::with_capacity(1024);
+    let started = std::time::Instant::now();
+    let mut messages = 0usize;
     loop {
         line.clear();
+        if started.elapsed() > settings.max_session {
+            let bye = Response::custom(421, "Session too long, closing".into());
+            write(&mut write_half, &bye).await?;
+            return Ok(());
+        }
         let n = match tokio::time::timeout(
             IDLE,
             (&mut reader)
@@ -151,6 +171,12 @@ async fn session(
             .await?;
             return Ok(());
         }
+        let command = line.get(..4).map(|c| c.to_ascii_uppercase());
+        if messages >= settings.max_messages && command.as_deref() == Some(b"MAIL".as_slice()) {
+            let bye = Response::custom(421, "Too many messages in one session, closing".into());
+            write(&mut write_half, &bye).await?;
+            return Ok(());
+        }
         let mut response = session.process(&line);
         let (finished, refused) = inbox
             .lock()
@@ -160,6 +186,7 @@ async fn session(
             response = mailin::response::NO_STORAGE;
         }
         if let Some(message) = finished {
+            messages += 1;
             let limits = mailward_reports::Limits::default();
             match mailward_workers::ingest::ingest(&state, message, &limits).await {
                 Ok(outcomes) => {
@@ -191,12 +218,21 @@ pub async fn serve(
     settings: MailboxSettings,
     mut stop: watch::Receiver<bool>,
 ) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(settings.max_sessions));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
+                Ok((mut stream, peer)) => {
+                    let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                        tokio::spawn(async move {
+                            let busy = Response::custom(421, "Too many connections, try again later".into());
+                            let _ = write(&mut stream, &busy).await;
+                        });
+                        continue;
+                    };
                     let (state, settings) = (state.clone(), settings.clone());
                     tokio::spawn(async move {
+                        let _slot = slot;
                         if let Err(e) = session(stream, peer.ip(), state, settings).await {
                             tracing::debug!(error = %e, "SMTP session ended with an error");
                         }

@@ -696,3 +696,100 @@ async fn unowned_deliveries_leave_no_raw_copy() {
     assert_eq!(owned[0].status, Status::Imported, "{owned:?}");
     assert!(raw() > 0, "the imported report's copy is kept");
 }
+
+/// Tenant trust, finding 2: anyone may connect to the mailbox, so it bounds what one client
+/// holds: sessions at once (the next is answered 421), and messages per session (the next
+/// `MAIL` is answered 421 and the session closed).
+#[tokio::test]
+async fn the_smtp_mailbox_bounds_sessions_and_messages() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let app = mailward_api_tests::TestApp::start_with(|s| {
+        s.publish_outbox = false;
+        s.smtp_listen = Some("127.0.0.1:0".parse().unwrap());
+        s.smtp_max_sessions = 2;
+    })
+    .await;
+    let addr = app.stack.smtp_addr.expect("listening");
+    let greeting = |stream: tokio::net::TcpStream| async move {
+        let mut lines = tokio::io::BufReader::new(stream).lines();
+        lines.next_line().await.unwrap().unwrap_or_default()
+    };
+    let first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut first_lines, mut second_lines) = (
+        tokio::io::BufReader::new(first).lines(),
+        tokio::io::BufReader::new(second).lines(),
+    );
+    assert!(
+        first_lines
+            .next_line()
+            .await
+            .unwrap()
+            .unwrap()
+            .starts_with("220")
+    );
+    assert!(
+        second_lines
+            .next_line()
+            .await
+            .unwrap()
+            .unwrap()
+            .starts_with("220")
+    );
+    let third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert!(
+        greeting(third).await.starts_with("421"),
+        "a third session at once"
+    );
+    drop((first_lines, second_lines));
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+
+    // One session, message after message: the one past the cap is refused.
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    let code = async |lines: &mut tokio::io::Lines<_>| -> String {
+        loop {
+            let line: String = lines.next_line().await.unwrap().unwrap_or_default();
+            if line.len() < 4 || line.as_bytes()[3] == b' ' {
+                return line;
+            }
+        }
+    };
+    assert!(code(&mut lines).await.starts_with("220"));
+    write.write_all(b"EHLO r.example\r\n").await.unwrap();
+    assert!(code(&mut lines).await.starts_with("250"));
+    let rcpt = format!(
+        "RCPT TO:<dmarc@{}>\r\n",
+        app.stack.state.config.report_domain
+    );
+    for n in 0..mailward_local_stack::smtp::DEFAULT_MAX_MESSAGES {
+        write
+            .write_all(b"MAIL FROM:<r@r.example>\r\n")
+            .await
+            .unwrap();
+        assert!(code(&mut lines).await.starts_with("250"), "message {n}");
+        write.write_all(rcpt.as_bytes()).await.unwrap();
+        assert!(code(&mut lines).await.starts_with("250"));
+        write.write_all(b"DATA\r\n").await.unwrap();
+        assert!(code(&mut lines).await.starts_with("354"));
+        write
+            .write_all(b"Subject: x\r\n\r\nnot a report\r\n.\r\n")
+            .await
+            .unwrap();
+        assert!(code(&mut lines).await.starts_with("250"));
+    }
+    write
+        .write_all(b"MAIL FROM:<r@r.example>\r\n")
+        .await
+        .unwrap();
+    assert!(
+        code(&mut lines).await.starts_with("421"),
+        "one message too many"
+    );
+    assert_eq!(
+        lines.next_line().await.unwrap(),
+        None,
+        "and the session is closed"
+    );
+}
