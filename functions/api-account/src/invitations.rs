@@ -39,18 +39,21 @@ organization's groups; `ttl_sec` 86400-2592000 (default 1209600, 14 days). Refus
 `invitation_domain_not_allowed` (API keys only: the address's domain is no existing member's \
 email domain; sessions are exempt); 409 `invitation_exists` (a pending invitation to the same \
 address: resend it); 503 `upstream_failure` (the email could not be sent; the invitation may \
-exist without it, so list invitations before retrying, since a retry creates a second one).",
+exist without it, so list invitations before retrying, since a retry creates a second one). Counts \
+in the `invite` bucket per caller (with POST /members; 30 an hour): 429 past it.",
     security(("api_key" = []), ("session" = [])),
     responses(
         (status = 201, body = Invitation),
         (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 503, body = ErrorBody),
+        (status = 429, body = ErrorBody), (status = 503, body = ErrorBody),
     ))]
 pub async fn create_invitation(
     State(app): State<AppState>,
     principal: Principal,
+    log: Option<Extension<RateLimitLog>>,
     Json(body): Json<CreateInvitationRequest>,
 ) -> Result<(StatusCode, axum::Json<Invitation>), ApiError> {
+    enforce_logged(&app, log.as_deref(), Scope::Invite, &principal.subject()).await?;
     let created = invitations::create(&app, &principal, body).await?;
     Ok((StatusCode::CREATED, axum::Json(created)))
 }

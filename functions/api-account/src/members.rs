@@ -6,7 +6,9 @@ use axum::http::StatusCode;
 use mailward_api_types::ErrorBody;
 use mailward_api_types::admin::{AddMemberRequest, Member, MemberMfaStatus, UpdateMemberRequest};
 use mailward_http::extract::{Json, PathId};
+use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
 use mailward_http::{ApiError, AppState, Principal, Routes};
+use mailward_services::config::Scope;
 use mailward_services::members::{self, Added};
 
 /// Lists the members.
@@ -32,18 +34,22 @@ the person with POST /invitations instead). 201 when the account was added (`mem
 when it was a member already, with `roles` and `groups` applied (`member.updated` if they \
 changed). `roles` holds at least one of admin, editor, viewer; `groups` are ids of this \
 organization's groups (400 naming `groups` otherwise). Demoting the last administrator answers \
-409 `last_admin`.",
+409 `last_admin`. Counts in the `invite` bucket per caller (with POST /invitations; 30 an hour), \
+so addresses cannot be tried in bulk.",
     security(("api_key" = []), ("session" = [])),
     responses(
         (status = 201, description = "Added", body = Member),
+        (status = 429, body = ErrorBody),
         (status = 200, description = "Already a member; roles and groups applied", body = Member),
         (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
     ))]
 pub async fn add_member(
     State(app): State<AppState>,
     principal: Principal,
+    log: Option<axum::Extension<RateLimitLog>>,
     Json(body): Json<AddMemberRequest>,
 ) -> Result<(StatusCode, axum::Json<Member>), ApiError> {
+    enforce_logged(&app, log.as_deref(), Scope::Invite, &principal.subject()).await?;
     Ok(match members::add(&app, &principal, body).await? {
         Added::Created(m) => (StatusCode::CREATED, axum::Json(m)),
         Added::Existing(m) => (StatusCode::OK, axum::Json(m)),

@@ -22,6 +22,8 @@ pub enum Scope {
     /// Every sign-in step (codes sent and tried, the authorization pages), per client address
     /// (IPv6 per /64).
     Signin,
+    /// Adding members and inviting people, per caller: addresses cannot be tried in bulk.
+    Invite,
     /// MCP calls with an OAuth access token, per subject.
     McpOauth,
     /// DNS tools of the MCP endpoints, per person (per client address on the public endpoint),
@@ -31,13 +33,14 @@ pub enum Scope {
 
 impl Scope {
     /// Every scope, for configuration listings.
-    pub const ALL: [Scope; 8] = [
+    pub const ALL: [Scope; 9] = [
         Scope::Global,
         Scope::Dns,
         Scope::ApiKey,
         Scope::ApiKeyDns,
         Scope::Signup,
         Scope::Signin,
+        Scope::Invite,
         Scope::McpOauth,
         Scope::McpDns,
     ];
@@ -51,6 +54,7 @@ impl Scope {
             Scope::ApiKeyDns => "api_key_dns",
             Scope::Signup => "signup",
             Scope::Signin => "signin",
+            Scope::Invite => "invite",
             Scope::McpOauth => "mcp_oauth",
             Scope::McpDns => "mcp_dns",
         }
@@ -86,6 +90,10 @@ impl Scope {
             Scope::Signin => RateLimit {
                 limit: 30,
                 window_secs: 600,
+            },
+            Scope::Invite => RateLimit {
+                limit: 30,
+                window_secs: 3600,
             },
             Scope::McpOauth => RateLimit {
                 limit: 600,

@@ -66,7 +66,7 @@ Fixed windows shared by every instance. Every response carries `RateLimit-Limit`
 (every request; per API key, session subject or client IP, IPv6 clients per /64; default 1200/60 s), `api_key` (per key; \
 600/60 s), `dns` and `api_key_dns` (DNS-resolving endpoints; 120/60 s and 60/60 s), `signup` (per IP; \
 10/3600 s), `signin` (every sign-in step, per client address, IPv6 per /64; 30/600 s; also \
-an address's daily budget of 20 wrong codes per client, see `POST /oauth/session`), `mcp_oauth` (MCP calls, per person; 600/60 s) and `mcp_dns` (the MCP tools that resolve \
+an address's daily budget of 20 wrong codes per client, see `POST /oauth/session`), `invite` (adding members and inviting people, per caller; 30/3600 s), `mcp_oauth` (MCP calls, per person; 600/60 s) and `mcp_dns` (the MCP tools that resolve \
 DNS, per person, per client address on the public endpoint; 120/60 s; such a call counts in `dns` too, \
 and either bucket exceeded is reported as a tool error naming it). Limits are configuration (`MAILWARD_RATE_<SCOPE>=<limit>/<seconds>`): do not hard-code \
 them. 429 bodies: `{error: rate_limit_exceeded, scope, message, limit, window_seconds, \

@@ -1513,3 +1513,48 @@ async fn a_group_limited_admin_gets_403_on_every_organization_wide_write() {
     .await;
     assert_eq!(status, 201, "{created}");
 }
+
+/// Tenant trust, finding 7 (its rate limit): adding members and inviting people count in one
+/// `invite` bucket per caller, so existing addresses cannot be tried in bulk.
+#[tokio::test]
+async fn adding_and_inviting_people_count_in_the_invite_bucket() {
+    let app = TestApp::start_with(|s| {
+        s.publish_outbox = false;
+        s.rate_limits.push((
+            mailward_services::config::Scope::Invite,
+            "3/3600".parse().unwrap(),
+        ));
+    })
+    .await;
+    let s = app.sign_up("boss@invite.example", "Invite Co").await;
+    for n in 0..2 {
+        let (status, body) = call(
+            &app,
+            Method::POST,
+            "/members",
+            &s.key,
+            Some(json!({"email": format!("nobody{n}@invite.example"), "roles": ["viewer"]})),
+        )
+        .await;
+        assert_eq!(status, 400, "{body}");
+    }
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/invitations",
+        &s.key,
+        Some(json!({"email": "new@invite.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "another@invite.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["scope"], "invite", "{body}");
+}
