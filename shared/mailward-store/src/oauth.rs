@@ -287,13 +287,17 @@ pub async fn signin_failures(
 ) -> Result<(i64, i64), StoreError> {
     let day_start = now_unix - now_unix.rem_euclid(86_400);
     let day_end = day_start + 86_400;
-    let count = store
-        .increment(
-            &keys::signin_failures_pk(email),
-            &format!("{day_start}#{client}"),
-            add,
-            Some(day_end),
-        )
-        .await?;
+    let (pk, sk) = (keys::signin_failures_pk(email), format!("{day_start}#{client}"));
+    if add == 0 {
+        // A read, not an increment by zero (DynamoDB's UPDATED_NEW answers nothing for it).
+        let count = store
+            .get(&pk, &sk, true)
+            .await?
+            .filter(|item| item.expires_at.is_none_or(|at| at > now_unix))
+            .and_then(|item| item.counter)
+            .unwrap_or(0);
+        return Ok((count, day_end));
+    }
+    let count = store.increment(&pk, &sk, add, Some(day_end)).await?;
     Ok((count, day_end))
 }
