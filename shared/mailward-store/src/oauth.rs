@@ -287,7 +287,10 @@ pub async fn signin_failures(
 ) -> Result<(i64, i64), StoreError> {
     let day_start = now_unix - now_unix.rem_euclid(86_400);
     let day_end = day_start + 86_400;
-    let (pk, sk) = (keys::signin_failures_pk(email), format!("{day_start}#{client}"));
+    let (pk, sk) = (
+        keys::signin_failures_pk(email),
+        format!("{day_start}#{client}"),
+    );
     if add == 0 {
         // A read, not an increment by zero (DynamoDB's UPDATED_NEW answers nothing for it).
         let count = store
