@@ -220,16 +220,18 @@ pub async fn deliver(state: &AppState, job: DeliveryJob) -> anyhow::Result<()> {
             .map(|secs| now + time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))),
         created_at: now,
     };
-    webhooks::record_attempt(store, job.org_id, &attempt).await?;
     let disabled = update_failure_count(state, &job, status == AttemptStatus::Succeeded).await?;
     tracing::info!(webhook.id = %endpoint.id, event.id = %job.event_id, attempt = job.attempt, status = ?status, http.status = ?response_status, "webhook delivery attempted");
+    // The retry is queued before the attempt is listed: an attempt shown with a
+    // `next_retry_at` always has its retry scheduled, due at that time or earlier.
     if let (Some(delay), false) = (retry, disabled) {
         let next = DeliveryJob {
             attempt: job.attempt + 1,
-            ..job
+            ..job.clone()
         };
         mailward_services::job::enqueue(state, &next, delay).await?;
     }
+    webhooks::record_attempt(store, job.org_id, &attempt).await?;
     Ok(())
 }
 
