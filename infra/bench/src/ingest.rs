@@ -249,8 +249,14 @@ fn rss_mib() -> f64 {
 }
 
 /// The local stack's state on a fresh data directory, with an organization watching
-/// [`DOMAIN`].
-async fn watched_state(data_dir: &Path) -> anyhow::Result<mailward_services::state::AppState> {
+/// [`DOMAIN`], and the delivery of reports to it (an import for that organization, as
+/// `mailward import --org` does).
+async fn watched_state(
+    data_dir: &Path,
+) -> anyhow::Result<(
+    mailward_services::state::AppState,
+    mailward_workers::ingest::Delivery,
+)> {
     let settings = mailward_local_stack::Settings::new(data_dir.to_path_buf());
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = mailward_local_stack::assemble(&settings, clock, settings.listen)?;
@@ -283,7 +289,10 @@ async fn watched_state(data_dir: &Path) -> anyhow::Result<mailward_services::sta
     let mut ops = vec![mailward_store::orgs::create_op(&org)?];
     ops.extend(mailward_store::domains::create_ops(&domain)?);
     state.store.transact(ops).await?;
-    Ok(state)
+    Ok((
+        state,
+        mailward_workers::ingest::Delivery::import_for(org.id),
+    ))
 }
 
 /// What ingesting a set of files cost.
@@ -299,6 +308,7 @@ struct Measured {
 /// Ingests every file (`concurrency` at a time), checking each report imported.
 async fn ingest_files(
     state: &mailward_services::state::AppState,
+    delivery: &mailward_workers::ingest::Delivery,
     files: &[CorpusFile],
     concurrency: usize,
 ) -> anyhow::Result<Measured> {
@@ -311,7 +321,7 @@ async fn ingest_files(
     let (wall, cpu) = (Instant::now(), cpu_time());
     let results: Vec<anyhow::Result<(u64, u64)>> =
         futures::stream::iter(files.iter().map(|file| {
-            let (state, buffers) = (state.clone(), buffers.clone());
+            let (state, buffers, delivery) = (state.clone(), buffers.clone(), delivery.clone());
             let (path, expected) = (file.path.clone(), file.records as u64);
             async move {
                 tokio::spawn(async move {
@@ -321,10 +331,14 @@ async fn ingest_files(
                     let size = file.metadata()?.len();
                     read_reusing(&mut buffer, &mut file, size)?;
                     let bytes = bytes::Bytes::from(buffer);
-                    let outcomes =
-                        ingest_shared(&state, bytes.clone(), &mailward_reports::Limits::default())
-                            .await
-                            .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let outcomes = ingest_shared(
+                        &state,
+                        bytes.clone(),
+                        &delivery,
+                        &mailward_reports::Limits::default(),
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
                     if let (Ok(buffer), Ok(mut pool)) = (bytes.try_into_mut(), buffers.lock()) {
                         pool.push(buffer.into());
                     }
@@ -495,8 +509,8 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     let mut runs = Vec::new();
     for run in 1..=options.runs.max(1) {
         let data = tempfile::tempdir()?;
-        let state = watched_state(data.path()).await?;
-        let m = ingest_files(&state, &files, options.concurrency).await?;
+        let (state, delivery) = watched_state(data.path()).await?;
+        let m = ingest_files(&state, &delivery, &files, options.concurrency).await?;
         eprintln!(
             "Mailward run {run}: {:.3} s CPU, {:.3} s wall, peak RSS {:.0} MiB",
             m.cpu.as_secs_f64(),
@@ -632,8 +646,8 @@ pub async fn big(records: usize, gzip: bool, dir: Option<PathBuf>) -> anyhow::Re
     };
     let size = std::fs::metadata(&file.path)?.len();
     let data = tempfile::tempdir()?;
-    let state = watched_state(data.path()).await?;
-    let m = ingest_files(&state, std::slice::from_ref(&file), 1).await?;
+    let (state, delivery) = watched_state(data.path()).await?;
+    let m = ingest_files(&state, &delivery, std::slice::from_ref(&file), 1).await?;
     let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
     println!(
         "one report of {} records ({:.1} MiB file{}) imported in {:.2} s: peak RSS {:.0} MiB (RSS before {:.0} MiB: peak growth {:.0} MiB, {:.2}x the file)",

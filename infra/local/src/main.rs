@@ -252,6 +252,11 @@ enum Command {
     /// imported|duplicate|unattributed|refused, `reason`, `reporter`, `report_id`,
     /// `policy_domain`, `begin`, `end`, `records`, `messages`), then one summary line.
     Import {
+        /// The organization the reports are for: each is imported into that organization's
+        /// domain that watches its policy domain (or a name above it), and into no other
+        /// organization's; a report for none of its domains is `unattributed`.
+        #[arg(long)]
+        org: uuid::Uuid,
         /// Files or folders (folders are walked recursively).
         #[arg(required_unless_present = "imap")]
         paths: Vec<PathBuf>,
@@ -357,15 +362,21 @@ async fn main() -> anyhow::Result<()> {
             ttl,
         }) => token(settings, &email, org, mfa, ttl).await,
         Some(Command::Import {
+            org,
             paths,
             imap: Some(url),
             imap_move_to,
             imap_ca,
         }) => {
             let _ = paths;
-            import_imap(settings, &url, imap_move_to.as_deref(), imap_ca.as_deref()).await
+            let imap = ImapImport {
+                url: &url,
+                move_to: imap_move_to.as_deref(),
+                ca: imap_ca.as_deref(),
+            };
+            import_imap(settings, org, imap).await
         }
-        Some(Command::Import { paths, .. }) => import(settings, &paths).await,
+        Some(Command::Import { org, paths, .. }) => import(settings, org, &paths).await,
         Some(Command::SupportReply {
             org,
             ticket,
@@ -476,11 +487,23 @@ fn status_word(status: mailward_workers::ingest::Status) -> &'static str {
     }
 }
 
-async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
+/// The organization an import is for, once it is known to exist.
+async fn import_delivery(
+    state: &mailward_services::AppState,
+    org: uuid::Uuid,
+) -> anyhow::Result<mailward_workers::ingest::Delivery> {
+    mailward_store::orgs::get(state.store.as_ref(), org)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no organization {org} (--org)"))?;
+    Ok(mailward_workers::ingest::Delivery::import_for(org))
+}
+
+async fn import(settings: Settings, org: uuid::Uuid, paths: &[PathBuf]) -> anyhow::Result<()> {
     use mailward_workers::ingest;
     use std::io::IsTerminal as _;
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
+    let delivery = import_delivery(&assembled.state, org).await?;
     let files = files_under(paths)?;
     let limits = mailward_reports::Limits::default();
     let progress = std::io::stderr().is_terminal();
@@ -506,9 +529,14 @@ async fn import(settings: Settings, paths: &[PathBuf]) -> anyhow::Result<()> {
             let mut all = Vec::new();
             for message in messages_of(&bytes) {
                 all.extend(
-                    ingest::ingest_shared(&assembled.state, bytes.slice_ref(message), &limits)
-                        .await
-                        .map_err(|e| anyhow::anyhow!("{e}"))?,
+                    ingest::ingest_shared(
+                        &assembled.state,
+                        bytes.slice_ref(message),
+                        &delivery,
+                        &limits,
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
                 );
             }
             buffer = bytes.try_into_mut().map(Vec::from).unwrap_or_default();
@@ -528,12 +556,19 @@ const IMAP_BATCH: usize = 25;
 
 /// `mailward import --imap`: the same parsing, identity and output as the file import, for the
 /// messages of a mailbox not read by an earlier run.
+/// Where `mailward import --imap` reads.
+struct ImapImport<'a> {
+    url: &'a str,
+    move_to: Option<&'a str>,
+    ca: Option<&'a std::path::Path>,
+}
+
 async fn import_imap(
     settings: Settings,
-    url: &str,
-    move_to: Option<&str>,
-    ca: Option<&std::path::Path>,
+    org: uuid::Uuid,
+    imap: ImapImport<'_>,
 ) -> anyhow::Result<()> {
+    let ImapImport { url, move_to, ca } = imap;
     use mailward_local_stack::imap::{Cursor, Fetched, ImapUrl, MAX_MESSAGE_BYTES, Mailbox};
     use mailward_workers::ingest::{self, Status};
     use std::io::IsTerminal as _;
@@ -553,6 +588,7 @@ async fn import_imap(
         .transpose()?;
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
+    let delivery = import_delivery(&assembled.state, org).await?;
     let mut mailbox =
         Mailbox::open(&url, &password, extra_ca.as_deref(), move_to.is_some()).await?;
     if let Some(folder) = move_to {
@@ -583,9 +619,11 @@ async fn import_imap(
                 Fetched::TooLarge(size) => vec![ingest::Outcome::refused_file(format!(
                     "the message is {size} bytes, larger than {MAX_MESSAGE_BYTES}"
                 ))],
-                Fetched::Message(bytes) => ingest::ingest(&assembled.state, bytes, &limits)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+                Fetched::Message(bytes) => {
+                    ingest::ingest(&assembled.state, bytes, &delivery, &limits)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                }
             };
             let is_report =
                 !outcomes.is_empty() && outcomes.iter().all(|o| o.status != Status::Refused);

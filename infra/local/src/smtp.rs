@@ -1,6 +1,7 @@
 //! The local stack's report mailbox: a small SMTP listener (mailin's state machine over a tokio
-//! loop) that accepts mail only for the report domain's addresses, caps message size and line
-//! length, and hands each message to report ingestion before answering, so a `250` means the
+//! loop) that accepts mail only for report addresses (`rua+<domain id>@<report domain>`), caps
+//! message size and line length, and hands each message with its envelope recipients (which
+//! attribute its reports) to report ingestion before answering, so a `250` means the
 //! message is stored (its raw copy kept, its reports imported) and a store failure answers
 //! `451` for the sender to retry. On AWS, SES receives instead (see the reports issue).
 
@@ -27,7 +28,7 @@ pub const DEFAULT_MAX_SESSION: std::time::Duration = std::time::Duration::from_s
 /// What the listener needs to know.
 #[derive(Clone)]
 pub struct MailboxSettings {
-    /// Recipients must be `<anything>@<report_domain>`.
+    /// Recipients must be `rua+<domain id>@<report_domain>`.
     pub report_domain: String,
     /// Largest message accepted, in bytes.
     pub max_message_bytes: usize,
@@ -42,10 +43,12 @@ pub struct MailboxSettings {
 #[derive(Default)]
 struct Inbox {
     current: Vec<u8>,
+    /// The transaction's accepted recipients.
+    recipients: Vec<String>,
     too_large: bool,
     /// The message just ended over the cap (answered 552 by the connection loop).
     refused: bool,
-    finished: Option<Vec<u8>>,
+    finished: Option<(Vec<u8>, Vec<String>)>,
 }
 
 struct ReportHandler {
@@ -55,26 +58,21 @@ struct ReportHandler {
 
 impl Handler for ReportHandler {
     fn rcpt(&mut self, to: &str) -> Response {
-        let address = to.trim().trim_start_matches('<').trim_end_matches('>');
-        let domain = address
-            .rsplit_once('@')
-            .map(|(_, d)| d.to_ascii_lowercase());
-        if domain.as_deref() == Some(self.settings.report_domain.as_str()) {
+        if mailward_domain::domain::report_address_domain(to, &self.settings.report_domain)
+            .is_some()
+        {
             mailin::response::OK
         } else {
             mailin::response::NO_MAILBOX
         }
     }
 
-    fn data_start(
-        &mut self,
-        _domain: &str,
-        _from: &str,
-        _is8bit: bool,
-        _to: &[String],
-    ) -> Response {
+    fn data_start(&mut self, _domain: &str, _from: &str, _is8bit: bool, to: &[String]) -> Response {
         if let Ok(mut inbox) = self.inbox.lock() {
-            *inbox = Inbox::default();
+            *inbox = Inbox {
+                recipients: to.to_vec(),
+                ..Inbox::default()
+            };
         }
         mailin::response::OK
     }
@@ -104,7 +102,8 @@ impl Handler for ReportHandler {
             inbox.refused = true;
             return mailin::response::OK;
         }
-        inbox.finished = Some(std::mem::take(&mut inbox.current));
+        let message = std::mem::take(&mut inbox.current);
+        inbox.finished = Some((message, std::mem::take(&mut inbox.recipients)));
         mailin::response::OK
     }
 }
@@ -185,10 +184,11 @@ async fn session(
         if refused {
             response = mailin::response::NO_STORAGE;
         }
-        if let Some(message) = finished {
+        if let Some((message, recipients)) = finished {
             messages += 1;
             let limits = mailward_reports::Limits::default();
-            match mailward_workers::ingest::ingest(&state, message, &limits).await {
+            let delivery = mailward_workers::ingest::Delivery::mail_to(recipients);
+            match mailward_workers::ingest::ingest(&state, message, &delivery, &limits).await {
                 Ok(outcomes) => {
                     for o in &outcomes {
                         tracing::info!(status = ?o.status, report.id = ?o.report_id, domain = ?o.policy_domain, reason = ?o.reason, "report received by SMTP");

@@ -5,6 +5,8 @@
 //! `MAILWARD_REQUIRE_IMAP_SERVER=1`, so in CI a missing server fails the test; elsewhere the
 //! test says it is skipped.
 
+mod support;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -202,7 +204,8 @@ struct Run {
     ok: bool,
 }
 
-fn import(server: &Dovecot, data: &Path, password: &str, extra: &[&str]) -> Run {
+/// `mailward import --imap` for the organization `org` of the data directory `data`.
+fn import(server: &Dovecot, (data, org): (&Path, &str), password: &str, extra: &[&str]) -> Run {
     let url = format!(
         "imaps://reports%40example.test@localhost:{}/INBOX",
         server.port
@@ -210,7 +213,7 @@ fn import(server: &Dovecot, data: &Path, password: &str, extra: &[&str]) -> Run 
     let out = Command::new(env!("CARGO_BIN_EXE_mailward"))
         .arg("--data-dir")
         .arg(data)
-        .arg("import")
+        .args(["import", "--org", org])
         .arg("--imap")
         .arg(&url)
         .arg("--imap-ca")
@@ -243,6 +246,7 @@ fn a_mailbox_is_imported_resumably_and_left_unchanged() {
     };
     let server = Dovecot::start(&binary);
     let data = tempfile::tempdir().unwrap();
+    let org = support::organization_in(data.path());
     server.deliver(
         "1700000001.a.test",
         &fixture("dmarc-aggregate/mail-auth/100.eml"),
@@ -254,11 +258,11 @@ fn a_mailbox_is_imported_resumably_and_left_unchanged() {
     server.deliver("1700000003.c.test", &fixture("tls-rpt/mail-auth/rpt01.eml"));
 
     // A wrong password is refused clearly, and nothing is read.
-    let refused = import(&server, data.path(), "wrong", &[]);
+    let refused = import(&server, (data.path(), &org), "wrong", &[]);
     assert!(!refused.ok);
     assert!(refused.stderr.contains("login"), "{}", refused.stderr);
 
-    let first = import(&server, data.path(), PASSWORD, &[]);
+    let first = import(&server, (data.path(), &org), PASSWORD, &[]);
     assert!(first.ok, "{}", first.stderr);
     assert_eq!(first.lines.len(), 4, "{:?}", first.lines);
     let name = |uid: u32| format!("imaps://localhost:{}/INBOX;UID={uid}", server.port);
@@ -278,7 +282,7 @@ fn a_mailbox_is_imported_resumably_and_left_unchanged() {
     assert_eq!(server.count(None), (3, 0));
 
     // Resumable: a second run reads only what arrived since.
-    let again = import(&server, data.path(), PASSWORD, &[]);
+    let again = import(&server, (data.path(), &org), PASSWORD, &[]);
     assert!(again.ok, "{}", again.stderr);
     assert_eq!(
         again.lines,
@@ -290,7 +294,7 @@ fn a_mailbox_is_imported_resumably_and_left_unchanged() {
         "1700000004.d.test",
         &fixture("dmarc-aggregate/mail-auth/101.eml"),
     );
-    let newer = import(&server, data.path(), PASSWORD, &[]);
+    let newer = import(&server, (data.path(), &org), PASSWORD, &[]);
     assert!(newer.ok, "{}", newer.stderr);
     assert_eq!(newer.lines.len(), 2, "{:?}", newer.lines);
     assert_eq!(newer.lines[0]["file"], name(4));
@@ -301,9 +305,10 @@ fn a_mailbox_is_imported_resumably_and_left_unchanged() {
 
     // With a fresh cursor and --imap-move-to, the reports move and other mail stays.
     let fresh = tempfile::tempdir().unwrap();
+    let fresh_org = support::organization_in(fresh.path());
     let moved = import(
         &server,
-        fresh.path(),
+        (fresh.path(), &fresh_org),
         PASSWORD,
         &["--imap-move-to", "Processed"],
     );
@@ -327,7 +332,7 @@ fn bad_imap_urls_are_refused_before_connecting() {
         let out = Command::new(env!("CARGO_BIN_EXE_mailward"))
             .arg("--data-dir")
             .arg(data.path())
-            .arg("import")
+            .args(["import", "--org", "7d0f6f3e-6c8f-4b43-9a58-8f1d2a6c1e00"])
             .arg("--imap")
             .arg(url)
             .env("MAILWARD_IMAP_PASSWORD", "x")

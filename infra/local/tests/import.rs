@@ -1,10 +1,47 @@
-//! `mailward import`: one JSON line per report, then a summary, for files and folders.
+//! `mailward import`: one JSON line per report, then a summary, for files and folders, for the
+//! organization named with `--org` only.
 
-use std::process::Command;
+mod support;
 
-#[test]
-fn import_prints_a_line_per_report_and_a_summary() {
+use std::process::{Command, Stdio};
+use support::{Api, Server, free_port, sign_up_with_org, wait_until_up};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn import_prints_a_line_per_report_and_a_summary() {
     let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = free_port();
+    let server = Server(
+        Command::new(env!("CARGO_BIN_EXE_mailward"))
+            .arg("--data-dir")
+            .arg(&data)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--dns", "127.0.0.1:9"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let (base, http) = (format!("http://127.0.0.1:{port}"), reqwest::Client::new());
+    wait_until_up(&http, &base).await;
+    let (_, org) = sign_up_with_org(&http, &base, &data, "owner@import.example").await;
+    let (other_key, _) = sign_up_with_org(&http, &base, &data, "owner@other.example").await;
+    // Another organization watches test.net, the policy domain of the first fixture; the
+    // importing one watches nothing, so nothing is imported for anyone.
+    let other = Api {
+        http,
+        base,
+        key: other_key,
+    };
+    let (status, body) = other
+        .call(
+            reqwest::Method::POST,
+            "/domains",
+            Some(serde_json::json!({"url": "test.net"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    drop(server);
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "../../shared/mailward-reports/tests/fixtures/dmarc-aggregate/dmarc-report-converter",
     );
@@ -12,8 +49,8 @@ fn import_prints_a_line_per_report_and_a_summary() {
     std::fs::write(&junk, b"unused").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_mailward"))
         .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("import")
+        .arg(&data)
+        .args(["import", "--org", &org])
         .arg(&fixtures)
         .arg(&junk)
         .output()
@@ -35,6 +72,7 @@ fn import_prints_a_line_per_report_and_a_summary() {
     assert_eq!(first["status"], "unattributed");
     assert_eq!(first["report_id"], "1.id.0");
     assert_eq!(first["begin"], "2018-04-20T00:00:00Z");
+    assert_eq!(first["authenticated"], false, "a file is not mail");
     assert_eq!(
         (first["records"].as_u64(), first["messages"].as_u64()),
         (Some(2), Some(7))
@@ -44,10 +82,29 @@ fn import_prints_a_line_per_report_and_a_summary() {
     assert_eq!(lines[7]["summary"]["refused"], 1);
     assert_eq!(lines[7]["summary"]["unattributed"], 6);
 
+    // Without --org, or naming no organization: refused before anything is read.
+    for args in [
+        vec!["import"],
+        vec!["import", "--org", "7d0f6f3e-6c8f-4b43-9a58-8f1d2a6c1e00"],
+    ] {
+        let refused = Command::new(env!("CARGO_BIN_EXE_mailward"))
+            .arg("--data-dir")
+            .arg(&data)
+            .args(&args)
+            .arg(&fixtures)
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("--org"),
+            "{}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
+    }
     let missing = Command::new(env!("CARGO_BIN_EXE_mailward"))
         .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("import")
+        .arg(&data)
+        .args(["import", "--org", &org])
         .arg(dir.path().join("nope"))
         .output()
         .unwrap();
@@ -63,14 +120,11 @@ fn local_secret_files_are_created_owner_only() {
     use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let empty = dir.path().join("nothing");
-    std::fs::create_dir_all(&empty).unwrap();
     let run = || {
         let out = Command::new(env!("CARGO_BIN_EXE_mailward"))
             .arg("--data-dir")
             .arg(&data)
-            .arg("import")
-            .arg(&empty)
+            .arg("sweep")
             .output()
             .unwrap();
         assert!(

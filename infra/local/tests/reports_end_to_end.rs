@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 mod support;
 
-use support::{Api, Server, free_port, sign_up, wait_until_up};
+use support::{Api, Server, free_port, sign_up_with_org, wait_until_up};
 
 fn fixture() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(
@@ -99,7 +99,7 @@ async fn a_fixture_domain_through_import_smtp_and_the_api() {
     let base = format!("http://127.0.0.1:{http_port}");
     let http = reqwest::Client::new();
     wait_until_up(&http, &base).await;
-    let key = sign_up(&http, &base, &data, "owner@test.net").await;
+    let (key, org) = sign_up_with_org(&http, &base, &data, "owner@test.net").await;
     let api = Api { http, base, key };
     let (status, domain) = api
         .call(
@@ -119,6 +119,7 @@ async fn a_fixture_domain_through_import_smtp_and_the_api() {
         .arg("--data-dir")
         .arg(&data)
         .arg("import")
+        .args(["--org", &org])
         .arg(&file)
         .output()
         .unwrap();

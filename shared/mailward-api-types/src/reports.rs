@@ -114,6 +114,13 @@ pub struct ReportSummary {
     /// How many there are in all.
     pub probe_tasks_total: u64,
     pub next_action: NextAction,
+    /// Extension (tenant trust): the aggregate reports whose date range ends in the window,
+    /// by whether their mail passed DKIM aligned with the reporter's From domain. Anyone can
+    /// mail a report address, so unauthenticated reports may be forged; an authenticated
+    /// report replaces an unauthenticated one of the same identity. Report files imported by
+    /// an operator count as unauthenticated.
+    pub reports_authenticated: u64,
+    pub reports_unauthenticated: u64,
 }
 
 /// `period` of the report views.

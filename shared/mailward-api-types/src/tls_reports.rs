@@ -50,6 +50,11 @@ pub struct TlsReportItem {
     pub total_failure: u64,
     /// The policy types reported (sts, tlsa, no-policy-found).
     pub policy_types: Vec<String>,
+    /// Extension (tenant trust): whether the report's mail passed DKIM aligned with the
+    /// reporter's From domain. Anyone can mail a report address, so an unauthenticated report
+    /// may be forged; an authenticated report replaces an unauthenticated one of the same
+    /// identity. Report files imported by an operator are unauthenticated.
+    pub authenticated: bool,
 }
 
 /// `GET /domains/{id}/tls-reports`.

@@ -529,6 +529,25 @@ impl Domain {
     }
 }
 
+/// The domain id a report address names: `rua+<domain id>@<report_domain>` (the form of
+/// [`Domain::monitoring_email`]; host and local part compared case-insensitively, angle
+/// brackets allowed), else `None`.
+pub fn report_address_domain(address: &str, report_domain: &str) -> Option<Uuid> {
+    let address = address.trim().trim_start_matches('<').trim_end_matches('>');
+    let (local, host) = address.rsplit_once('@')?;
+    if !host
+        .trim_end_matches('.')
+        .eq_ignore_ascii_case(report_domain.trim_end_matches('.'))
+    {
+        return None;
+    }
+    let (tag, id) = local.split_once('+')?;
+    if !tag.eq_ignore_ascii_case("rua") || id.len() != 32 {
+        return None;
+    }
+    Uuid::try_parse(id).ok()
+}
+
 impl MonitoringStatus {
     /// The wire word (`none`, `pending`, `setup`, `drifted`, `failed`).
     pub fn as_str(self) -> &'static str {
@@ -561,6 +580,43 @@ impl BimiOptions {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn report_addresses_name_one_domain_id_on_the_report_host_only() {
+        use super::*;
+        let id = Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+        let d = Domain::new(
+            id,
+            Uuid::nil(),
+            "example.com".into(),
+            OffsetDateTime::UNIX_EPOCH,
+        );
+        let address = d.monitoring_email("reports.mailward.test");
+        assert_eq!(
+            report_address_domain(&address, "reports.mailward.test"),
+            Some(id)
+        );
+        let upper = format!("<{}>", address.to_ascii_uppercase());
+        assert_eq!(
+            report_address_domain(&upper, "reports.mailward.test."),
+            Some(id)
+        );
+        for other in [
+            address.replace("reports.mailward.test", "evil.test"),
+            address.replace("rua+", "ruf+"),
+            address.replace("rua+", "rua"),
+            format!("rua+{}@reports.mailward.test", id.hyphenated()),
+            "rua+zz@reports.mailward.test".into(),
+            "postmaster@reports.mailward.test".into(),
+            String::new(),
+        ] {
+            assert_eq!(
+                report_address_domain(&other, "reports.mailward.test"),
+                None,
+                "{other}"
+            );
+        }
+    }
+
     #[test]
     fn wire_words_are_the_serde_names() {
         use super::*;

@@ -74,6 +74,11 @@ pub struct StoredReport {
     pub messages: u64,
     /// Object key of the raw message, when kept.
     pub raw_key: Option<String>,
+    /// Whether the report's mail passed DKIM aligned with its From domain (checked here, or
+    /// SES's DKIM and DMARC verdicts): an authenticated report replaces an unauthenticated one
+    /// of the same identity, never the reverse. False for files and older imports.
+    #[serde(default)]
+    pub authenticated: bool,
     /// Oddities met while reading it.
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -183,6 +188,11 @@ impl DaySpread {
             days.push(d);
         }
         Self { days }
+    }
+
+    /// The days, first to last.
+    pub fn days(&self) -> &[time::Date] {
+        &self.days
     }
 
     /// `count` spread over the days as evenly as integers allow, earlier days taking the

@@ -78,6 +78,9 @@ pub struct StoredTlsReport {
     pub policies: Vec<TlsPolicyResult>,
     #[serde(with = "time::serde::rfc3339")]
     pub imported_at: OffsetDateTime,
+    /// See `reports::StoredReport::authenticated`.
+    #[serde(default)]
+    pub authenticated: bool,
 }
 
 impl StoredTlsReport {

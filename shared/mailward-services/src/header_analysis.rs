@@ -395,6 +395,54 @@ async fn validate(
     }
 }
 
+/// Whether a received message passed DKIM aligned with its From domain (relaxed: the same
+/// organizational domain, RFC 9989 discovery): what makes a report's mail authenticated. Keys
+/// and organizational domains are read through the resolver port; a message without a DKIM
+/// signature, or without exactly one From address, is not (and asks nothing).
+pub async fn dkim_aligned_with_from(app: &AppState, raw: &[u8]) -> bool {
+    let Some(message) = AuthenticatedMessage::parse_with_opts(raw, None, false) else {
+        return false;
+    };
+    let [from] = message.from.as_slice() else {
+        return false;
+    };
+    let Some((_, from_domain)) = from.rsplit_once('@') else {
+        return false;
+    };
+    let from_domain = from_domain.trim_end_matches('.').to_ascii_lowercase();
+    let Some(auth) = authenticator().filter(|_| !message.dkim_headers.is_empty()) else {
+        return false;
+    };
+    let resolver = Budgeted::new(app.resolver.as_ref(), QUERY_BUDGET);
+    let keys = fetch_keys(&resolver, key_names(Some(&message))).await;
+    let outputs = auth
+        .verify_dkim(Parameters::new(&message).with_txt_cache(&keys))
+        .await;
+    let passing: Vec<&str> = outputs
+        .iter()
+        .filter(|o| *o.result() == DkimResult::Pass)
+        .filter_map(|o| o.signature().map(|s| s.d.as_str()))
+        .collect();
+    if passing.is_empty() {
+        return false;
+    }
+    let from_org = organizational_domain(&resolver, &from_domain).await.ok();
+    for domain in passing {
+        if aligns(
+            &resolver,
+            Alignment::Relaxed,
+            &from_domain,
+            from_org.as_deref(),
+            domain,
+        )
+        .await
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// The keys to fetch: every DKIM signature's, every ARC seal's and message signature's.
 fn key_names(message: Option<&AuthenticatedMessage<'_>>) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();

@@ -21,22 +21,46 @@ fn kind_str(kind: ReportKind) -> &'static str {
     }
 }
 
-/// Whether the organization already imported this report for the domain.
-pub async fn exists(
+/// The report the organization already imported under this identity for the domain.
+pub async fn get(
     store: &dyn ItemStore,
     org: Uuid,
     domain: Uuid,
     kind: ReportKind,
     key: &str,
-) -> Result<bool, StoreError> {
-    Ok(store
+) -> Result<Option<StoredReport>, StoreError> {
+    store
         .get(
             &keys::org_pk(org),
             &keys::report_sk(domain, kind_str(kind), key),
             true,
         )
         .await?
-        .is_some())
+        .map(|item| decode(&item))
+        .transpose()
+}
+
+/// The deletes of every row chunk a stored report wrote (found on the days of its date range),
+/// for a report being replaced.
+pub async fn row_deletes(
+    store: &dyn ItemStore,
+    report: &StoredReport,
+) -> Result<Vec<WriteOp>, StoreError> {
+    let mut ops = Vec::new();
+    let spread = mailward_domain::reports::DaySpread::new(report.begin, report.end);
+    for day in spread.days() {
+        let first = keys::report_day_sk(report.domain_id, &day_string(*day), &report.key, 0);
+        let prefix = first.trim_end_matches("0000");
+        let query = Query::partition(keys::org_pk(report.org_id)).prefix(prefix);
+        for item in query_all(store, query).await? {
+            ops.push(WriteOp::Delete {
+                pk: item.pk,
+                sk: item.sk,
+                condition: Condition::None,
+            });
+        }
+    }
+    Ok(ops)
 }
 
 /// The writes of one day's rows of a report (unconditional: the same report writes the same
@@ -62,15 +86,20 @@ pub fn day_ops(
         .collect()
 }
 
-/// The write that marks a report imported (fails when it already was).
-pub fn report_op(report: &StoredReport) -> Result<WriteOp, StoreError> {
+/// The write that marks a report imported (fails when it already was, unless `replacing`: an
+/// authenticated report taking the place of an unauthenticated one).
+pub fn report_op(report: &StoredReport, replacing: bool) -> Result<WriteOp, StoreError> {
     Ok(WriteOp::Put {
         item: Item::new(
             keys::org_pk(report.org_id),
             keys::report_sk(report.domain_id, kind_str(report.kind), &report.key),
             encode(report)?,
         ),
-        condition: Condition::NotExists,
+        condition: if replacing {
+            Condition::Exists
+        } else {
+            Condition::NotExists
+        },
     })
 }
 

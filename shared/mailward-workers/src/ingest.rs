@@ -1,11 +1,17 @@
-//! Ingestion: one delivery (an email, a file) in, each report in it imported for every
-//! organization watching its policy domain, exactly once. What cannot be imported says why.
+//! Ingestion: one delivery (an email, a file) in, each report in it imported, exactly once, for
+//! the domains the delivery was addressed to ([`Recipients`]). What cannot be imported says why.
+//!
+//! Attribution never trusts the report's text: a domain name is public and many organizations
+//! may watch one, but a report belongs only to a domain whose own DMARC (or TLS-RPT) record
+//! names that organization's address `rua+<domain id>@<report domain>`, which is where the
+//! reporter sent it (the envelope recipient), or to the organization an operator names on an
+//! import. The report's policy domain must be that domain or below it.
 //!
 //! Per organization a report becomes rows per UTC day and source ([`SourceDay`]); the raw
 //! bytes are kept in object storage (never served by the API). Identity is reporter + report
 //! id + policy domain + date range; importing the same report again changes nothing.
 
-use mailward_domain::reports::{ReportIdentity, ReportKind, SourceDay, StoredReport};
+use mailward_domain::reports::{ReportIdentity, ReportKind, StoredReport};
 use mailward_domain::store::WriteOp;
 use mailward_domain::tls_reports::{StoredTlsReport, TlsFailure, TlsPolicyResult, cap_details};
 use mailward_reports::fold::{FoldedReport, fold_aggregate};
@@ -19,12 +25,74 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+use uuid::Uuid;
 
 /// Writes per transaction when storing rows (well under the store's limit).
 const OPS_PER_COMMIT: usize = 25;
 
 /// Days an unattributed report's note is kept.
 const UNATTRIBUTED_DAYS: i64 = 400;
+
+/// Whom a delivery's reports may belong to: the only input that attributes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recipients {
+    /// Mail: the envelope recipients the mail server accepted (SMTP `RCPT TO`, the SES
+    /// receipt's recipients). Each report address names one domain of one organization; one
+    /// copy counts per named domain, so organizations listed together each get their own.
+    Envelope(Vec<String>),
+    /// An operator's import for one organization (`mailward import --org`): its domains only.
+    Organization(Uuid),
+}
+
+/// What is known of a delivery besides its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub recipients: Recipients,
+    /// How to tell whether the mail is authentic.
+    pub authentication: Authentication,
+    /// Whether it is (set by [`ingest_shared`] from `authentication`).
+    authenticated: bool,
+}
+
+/// How a delivery's authenticity is known: whether its mail passed DKIM aligned with its From
+/// domain (the reporter's domain; RFC 7489 §7.2.1.1 has reporters sign report mail).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authentication {
+    /// Verified here: the message's DKIM signatures are checked against keys read through the
+    /// resolver port (the local SMTP mailbox, imported messages). A bare file is not mail and
+    /// is unauthenticated.
+    Verify,
+    /// The receiving service's verdict (SES: DKIM and DMARC both `PASS`).
+    Verdict(bool),
+}
+
+impl Delivery {
+    /// Mail to these envelope recipients, its authenticity checked here.
+    pub fn mail_to<S: Into<String>>(recipients: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            recipients: Recipients::Envelope(recipients.into_iter().map(Into::into).collect()),
+            authentication: Authentication::Verify,
+            authenticated: false,
+        }
+    }
+
+    /// An operator's import for `org`.
+    pub fn import_for(org: Uuid) -> Self {
+        Self {
+            recipients: Recipients::Organization(org),
+            authentication: Authentication::Verify,
+            authenticated: false,
+        }
+    }
+
+    /// The receiving service's verdict on the mail, instead of checking it here.
+    pub fn authenticated(self, verdict: bool) -> Self {
+        Self {
+            authentication: Authentication::Verdict(verdict),
+            ..self
+        }
+    }
+}
 
 /// What happened to one report of a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,7 +102,8 @@ pub enum Status {
     Imported,
     /// Every watching organization had it already.
     Duplicate,
-    /// No organization watches its policy domain (kept as a count for the operator).
+    /// No domain the delivery was addressed to watches its policy domain (kept as a count for
+    /// the operator, never for an organization).
     Unattributed,
     /// Not importable; `reason` says why.
     Refused,
@@ -62,6 +131,8 @@ pub struct Outcome {
     pub messages: u64,
     /// Organizations it was imported for.
     pub organizations: usize,
+    /// Whether its mail passed DKIM aligned with its From domain ([`Authentication`]).
+    pub authenticated: bool,
 }
 
 impl Outcome {
@@ -84,6 +155,7 @@ impl Outcome {
             records: 0,
             messages: 0,
             organizations: 0,
+            authenticated: false,
         }
     }
 }
@@ -130,31 +202,137 @@ async fn note_unattributed(
     Ok(outcome)
 }
 
-/// Imports one identified report for every organization watching its domain.
+/// The domains (organization, domain id) a report for `policy_domain` is imported into: those
+/// watching the policy domain or a name above it that the delivery is addressed to.
+async fn attribute(
+    app: &AppState,
+    recipients: &Recipients,
+    policy_domain: &str,
+) -> Result<Vec<(Uuid, Uuid)>, ServiceError> {
+    let named: Vec<Uuid> = match recipients {
+        Recipients::Envelope(addresses) => addresses
+            .iter()
+            .filter_map(|a| {
+                mailward_domain::domain::report_address_domain(a, &app.config.report_domain)
+            })
+            .collect(),
+        Recipients::Organization(_) => Vec::new(),
+    };
+    if named.is_empty() && matches!(recipients, Recipients::Envelope(_)) {
+        return Ok(Vec::new());
+    }
+    let mut found = Vec::new();
+    let mut name = policy_domain;
+    loop {
+        for (org, domain) in stored::watchers(app.store.as_ref(), name).await? {
+            let addressed = match recipients {
+                Recipients::Envelope(_) => named.contains(&domain),
+                Recipients::Organization(only) => org == *only,
+            };
+            if addressed && !found.contains(&(org, domain)) {
+                found.push((org, domain));
+            }
+        }
+        match name.split_once('.') {
+            Some((_, parent)) if parent.contains('.') => name = parent,
+            _ => break,
+        }
+    }
+    Ok(found)
+}
+
+/// One report of a delivery, identified, with the domains it is addressed to.
+struct Identified {
+    identity: ReportIdentity,
+    outcome: Outcome,
+    /// (organization, domain id) pairs ([`attribute`]).
+    targets: Vec<(Uuid, Uuid)>,
+}
+
+/// A report's content, as it is stored.
+enum Body<'a> {
+    Dmarc(&'a FoldedReport),
+    Tls(&'a TlsReport),
+}
+
+/// Writes one domain's copy of a report (its rows, then the report item that marks it
+/// complete), in place of `replacing` when given; false when another delivery of it finished
+/// first.
+async fn write_report(
+    app: &AppState,
+    report: &StoredReport,
+    replacing: Option<&StoredReport>,
+    rows: &BTreeMap<time::Date, Vec<mailward_domain::reports::SourceDay>>,
+    tls: Option<&TlsReport>,
+) -> Result<bool, ServiceError> {
+    if let Some(old) = replacing {
+        commit_all(app, stored::row_deletes(app.store.as_ref(), old).await?).await?;
+    }
+    let mut ops = Vec::new();
+    for (day, day_rows) in rows {
+        ops.extend(stored::day_ops(report, *day, day_rows)?);
+    }
+    if let Some(tls) = tls {
+        ops.push(mailward_store::tls_reports::put_op(&stored_tls(
+            report, tls,
+        ))?);
+    }
+    commit_all(app, ops).await?;
+    let mark = stored::report_op(report, replacing.is_some())?;
+    match app.store.transact(vec![mark]).await {
+        Ok(()) => {
+            let (org, domain_id) = (report.org_id, report.domain_id);
+            let first_day = rows.keys().next().copied();
+            let added = contribution(rows, figures_window(app));
+            // A replaced report's figures are recomputed from the rows now stored.
+            let added = replacing.is_none().then_some(&added);
+            update_figures(app, org, domain_id, first_day, added).await?;
+            if report.kind == ReportKind::Dmarc {
+                crate::identify::enqueue_identify(app, org, domain_id).await;
+            }
+            Ok(true)
+        }
+        // Another delivery of the same report finished first: it is a duplicate.
+        Err(e) if e.is_conflict() => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Imports one identified report for the domains its delivery was addressed to.
 async fn import(
     app: &AppState,
-    identity: &ReportIdentity,
-    mut outcome: Outcome,
-    rows: &BTreeMap<time::Date, Vec<SourceDay>>,
-    warnings: &[String],
+    delivery: &Delivery,
+    report: Identified,
+    body: Body<'_>,
     raw_key: Option<&str>,
-    tls: Option<&TlsReport>,
 ) -> Result<Outcome, ServiceError> {
+    let Identified {
+        identity,
+        mut outcome,
+        targets: watchers,
+    } = report;
+    let identity = &identity;
+    let no_rows = BTreeMap::new();
+    let (rows, warnings, tls) = match body {
+        Body::Dmarc(r) => (&r.rows, r.header.warnings.as_slice(), None),
+        Body::Tls(r) => (&no_rows, &[][..], Some(r)),
+    };
     let store = app.store.as_ref();
     let key = identity.key();
-    let domain = identity
-        .policy_domain
-        .trim_end_matches('.')
-        .to_ascii_lowercase();
-    let watchers = stored::watchers(store, &domain).await?;
+    let domain = policy_name(identity);
     if watchers.is_empty() {
         return note_unattributed(app, identity, &key, outcome).await;
     }
     let mut imported = 0;
     for (org, domain_id) in watchers {
-        if stored::exists(store, org, domain_id, identity.kind, &key).await? {
-            continue;
-        }
+        let existing = stored::get(store, org, domain_id, identity.kind, &key).await?;
+        // First identity wins, except that an authenticated report takes the place of an
+        // unauthenticated one (which anyone could have mailed first to suppress it).
+        let replacing = match &existing {
+            None => None,
+            Some(old) if delivery.authenticated && !old.authenticated => Some(old),
+            Some(_) => continue,
+        };
         let report = StoredReport {
             key: key.clone(),
             org_id: org,
@@ -170,33 +348,14 @@ async fn import(
             raw_key: raw_key.map(str::to_owned),
             warnings: warnings.to_vec(),
             imported_at: app.clock.now(),
+            authenticated: delivery.authenticated,
         };
-        let mut ops = Vec::new();
-        for (day, day_rows) in rows {
-            ops.extend(stored::day_ops(&report, *day, day_rows)?);
-        }
-        if let Some(tls) = tls {
-            ops.push(mailward_store::tls_reports::put_op(&stored_tls(
-                &report, tls,
-            ))?);
-        }
-        commit_all(app, ops).await?;
-        match app.store.transact(vec![stored::report_op(&report)?]).await {
-            Ok(()) => {
-                imported += 1;
-                let first_day = rows.keys().next().copied();
-                let added = contribution(rows, figures_window(app));
-                update_figures(app, org, domain_id, first_day, Some(&added)).await?;
-                if identity.kind == ReportKind::Dmarc {
-                    crate::identify::enqueue_identify(app, org, domain_id).await;
-                }
-            }
-            // Another delivery of the same report finished first: it is a duplicate.
-            Err(e) if e.is_conflict() => {}
-            Err(e) => return Err(e.into()),
+        if write_report(app, &report, replacing, rows, tls).await? {
+            imported += 1;
         }
     }
     outcome.organizations = imported;
+    outcome.authenticated = delivery.authenticated;
     outcome.status = if imported > 0 {
         Status::Imported
     } else {
@@ -252,6 +411,7 @@ fn stored_tls(report: &StoredReport, tls: &TlsReport) -> StoredTlsReport {
         total_failure: tls.failed(),
         policies,
         imported_at: report.imported_at,
+        authenticated: report.authenticated,
     }
 }
 
@@ -291,6 +451,7 @@ fn aggregate_outcome(report: &FoldedReport) -> Result<(ReportIdentity, Outcome),
         records: report.records,
         messages: report.messages,
         organizations: 0,
+        authenticated: false,
     };
     Ok((identity, outcome))
 }
@@ -336,6 +497,7 @@ fn tls_outcome(report: &TlsReport) -> Result<(ReportIdentity, Outcome), String> 
         records: report.policies.len() as u64,
         messages: report.successful() + report.failed(),
         organizations: 0,
+        authenticated: false,
     };
     Ok((identity, outcome))
 }
@@ -360,27 +522,91 @@ fn raw_name(extracted: &[mailward_reports::Extracted<FoldedReport>], bytes: &[u8
     }
 }
 
+/// The policy domain a report names, as the name index keeps names.
+fn policy_name(identity: &ReportIdentity) -> String {
+    identity
+        .policy_domain
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
+}
+
 /// Keeps the raw delivery in object storage under `name` ([`raw_name`]), handing the bytes
 /// over rather than copying them. The first delivery under a name is kept: a later one with
 /// the same report identity (anyone can mail the report address, and report ids are often
 /// guessable) never replaces it.
-async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<(String, bool)> {
+async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<String> {
     let objects = app.objects.as_ref()?;
     let day = stored::day_string(app.clock.now().date());
     let key = format!("reports/raw/{day}/{name}");
     match objects.head(&key).await {
-        Ok(Some(_)) => return Some((key, false)),
+        Ok(Some(_)) => return Some(key),
         Ok(None) => {}
         // Unknown: writing is the safe side (the object is then kept at least once).
         Err(e) => tracing::warn!(error = %e, "could not check for a kept raw report"),
     }
     match objects.put(&key, bytes, "application/octet-stream").await {
-        Ok(()) => Some((key, true)),
+        Ok(()) => Some(key),
         Err(e) => {
             tracing::warn!(error = %e, "could not keep a raw report");
             None
         }
     }
+}
+
+/// A part of a delivery: a report identified and addressed, or an outcome already known.
+enum Part {
+    Done(Outcome),
+    Dmarc(Identified, Box<FoldedReport>),
+    Tls(Identified, Box<TlsReport>),
+}
+
+/// Each report of a delivery identified, with the domains it is addressed to.
+async fn identify_parts(
+    app: &AppState,
+    delivery: &Delivery,
+    extracted: Vec<mailward_reports::Extracted<FoldedReport>>,
+) -> Result<Vec<Part>, ServiceError> {
+    let mut parts = Vec::with_capacity(extracted.len());
+    for extracted in extracted {
+        parts.push(match extracted.content {
+            Content::Refused(why) => Part::Done(Outcome::refused(None, why)),
+            Content::Failure => Part::Done(Outcome::refused(
+                Some(ReportKind::Failure),
+                "failure reports (ARF) are recognised and counted, not imported",
+            )),
+            Content::Aggregate(report) => match aggregate_outcome(&report) {
+                Ok((identity, outcome)) => {
+                    let targets =
+                        attribute(app, &delivery.recipients, &policy_name(&identity)).await?;
+                    Part::Dmarc(
+                        Identified {
+                            identity,
+                            outcome,
+                            targets,
+                        },
+                        Box::new(report),
+                    )
+                }
+                Err(why) => Part::Done(Outcome::refused(Some(ReportKind::Dmarc), why)),
+            },
+            Content::TlsRpt(report) => match tls_outcome(&report) {
+                Ok((identity, outcome)) => {
+                    let targets =
+                        attribute(app, &delivery.recipients, &policy_name(&identity)).await?;
+                    Part::Tls(
+                        Identified {
+                            identity,
+                            outcome,
+                            targets,
+                        },
+                        report,
+                    )
+                }
+                Err(why) => Part::Done(Outcome::refused(Some(ReportKind::Tlsrpt), why)),
+            },
+        });
+    }
+    Ok(parts)
 }
 
 /// Ingests one delivery: every report in it, each with its outcome. Failures of one report
@@ -389,13 +615,14 @@ async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<(St
 pub async fn ingest(
     app: &AppState,
     bytes: impl Into<std::borrow::Cow<'_, [u8]>>,
+    delivery: &Delivery,
     limits: &Limits,
 ) -> Result<Vec<Outcome>, ServiceError> {
     let bytes = match bytes.into() {
         std::borrow::Cow::Owned(owned) => bytes::Bytes::from(owned),
         std::borrow::Cow::Borrowed(borrowed) => bytes::Bytes::copy_from_slice(borrowed),
     };
-    ingest_shared(app, bytes, limits).await
+    ingest_shared(app, bytes, delivery, limits).await
 }
 
 /// Reads all of `file` (of about `size` bytes) into `buffer`, reusing its memory: a caller
@@ -424,62 +651,57 @@ pub fn read_reusing(
 pub async fn ingest_shared(
     app: &AppState,
     bytes: bytes::Bytes,
+    delivery: &Delivery,
     limits: &Limits,
 ) -> Result<Vec<Outcome>, ServiceError> {
     let extracted = mailward_reports::extract_with(&bytes, limits, fold_aggregate);
-    let name = raw_name(&extracted, &bytes);
-    let kept = keep_raw(app, bytes, &name).await;
-    let raw_key = kept.as_ref().map(|(key, _)| key.clone());
-    let mut outcomes = Vec::new();
-    for extracted in extracted {
-        let outcome = match extracted.content {
-            Content::Refused(why) => Outcome::refused(None, why),
-            Content::Failure => Outcome::refused(
-                Some(ReportKind::Failure),
-                "failure reports (ARF) are recognised and counted, not imported",
-            ),
-            Content::Aggregate(report) => match aggregate_outcome(&report) {
-                Ok((identity, outcome)) => {
-                    import(
-                        app,
-                        &identity,
-                        outcome,
-                        &report.rows,
-                        &report.header.warnings,
-                        raw_key.as_deref(),
-                        None,
-                    )
-                    .await?
-                }
-                Err(why) => Outcome::refused(Some(ReportKind::Dmarc), why),
-            },
-            Content::TlsRpt(report) => match tls_outcome(&report) {
-                Ok((identity, outcome)) => {
-                    import(
-                        app,
-                        &identity,
-                        outcome,
-                        &BTreeMap::new(),
-                        &[],
-                        raw_key.as_deref(),
-                        Some(&report),
-                    )
-                    .await?
-                }
-                Err(why) => Outcome::refused(Some(ReportKind::Tlsrpt), why),
-            },
+    let mut name = raw_name(&extracted, &bytes);
+    let parts = identify_parts(app, delivery, extracted).await?;
+    // Only what is addressed to some domain is checked, kept and imported: junk, refusals and
+    // reports for no domain of the recipients cost no DNS and leave no copy behind.
+    let addressed = parts.iter().any(|p| match p {
+        Part::Dmarc(r, _) | Part::Tls(r, _) => !r.targets.is_empty(),
+        Part::Done(_) => false,
+    });
+    let authenticated = addressed
+        && match delivery.authentication {
+            Authentication::Verdict(verdict) => verdict,
+            Authentication::Verify => {
+                mailward_services::header_analysis::dkim_aligned_with_from(app, &bytes).await
+            }
         };
-        outcomes.push(outcome);
-    }
-    // Nothing in it belongs to anyone (junk, refusals, reports for names nobody watches): keep
-    // no copy of what this delivery wrote. A copy an earlier delivery wrote stays.
-    let owned = outcomes
-        .iter()
-        .any(|o| matches!(o.status, Status::Imported | Status::Duplicate));
-    if let (Some((key, true)), false, Some(objects)) = (&kept, owned, app.objects.as_ref())
-        && let Err(e) = objects.delete(key).await
-    {
-        tracing::warn!(error = %e, "could not drop the raw copy of an unowned delivery");
+    let delivery = &Delivery {
+        authenticated,
+        ..delivery.clone()
+    };
+    let raw_key = if addressed {
+        if authenticated {
+            // Its own object: an unauthenticated delivery of the same identity kept first
+            // (the copy a forger would want shown) never stands for it.
+            name.push_str(".authenticated");
+        }
+        keep_raw(app, bytes, &name).await
+    } else {
+        None
+    };
+    let mut outcomes = Vec::with_capacity(parts.len());
+    for part in parts {
+        outcomes.push(match part {
+            Part::Done(outcome) => outcome,
+            Part::Dmarc(report, body) => {
+                import(
+                    app,
+                    delivery,
+                    report,
+                    Body::Dmarc(&body),
+                    raw_key.as_deref(),
+                )
+                .await?
+            }
+            Part::Tls(report, body) => {
+                import(app, delivery, report, Body::Tls(&body), raw_key.as_deref()).await?
+            }
+        });
     }
     Ok(outcomes)
 }

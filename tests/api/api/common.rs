@@ -31,6 +31,18 @@ pub fn today_start(app: &TestApp) -> i64 {
         .unix_timestamp()
 }
 
+/// Mail to the domain's report address (`monitoring_email`): how a reporter delivers.
+pub fn to(domain: &Value) -> mailward_workers::ingest::Delivery {
+    mailward_workers::ingest::Delivery::mail_to([domain["monitoring_email"]
+        .as_str()
+        .expect("a domain with its monitoring_email")])
+}
+
+/// An operator's import for the organization (`mailward import --org`).
+pub fn for_org(org: &mailward_api_tests::SignedUp) -> mailward_workers::ingest::Delivery {
+    mailward_workers::ingest::Delivery::import_for(org.org_id.parse().expect("an org id"))
+}
+
 /// `POST /domains` with `url`; the created domain (201 asserted).
 pub async fn add_domain(app: &TestApp, key: &str, url: &str) -> Value {
     let res = app

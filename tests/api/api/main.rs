@@ -24,6 +24,7 @@ mod organizations;
 mod prospecting;
 mod records;
 mod report_data;
+mod report_trust;
 mod reports;
 mod senders;
 mod signup;

@@ -183,6 +183,7 @@ async fn monitoring_moves_and_first_reports_mail_the_administrators_once() {
         ingest(
             state,
             &crate::reports::yesterday_report(&app, "live.test", report_id),
+            &crate::common::to(&live),
             &Limits::default(),
         )
         .await

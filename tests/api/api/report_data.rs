@@ -85,7 +85,14 @@ async fn report_data_sums_the_visible_domains_by_period_sender_and_day() {
             &[("198.51.100.1", 7, true)],
         ),
     ] {
-        ingest(state, &bytes, &Limits::default()).await.unwrap();
+        ingest(
+            state,
+            &bytes,
+            &crate::common::for_org(&s),
+            &Limits::default(),
+        )
+        .await
+        .unwrap();
     }
     // The day totals are kept by the identification job that follows each import.
     app.clock.advance(time::Duration::seconds(10));

@@ -1,9 +1,9 @@
-//! Report ingestion into the local stack: attribution to the organizations watching the policy
-//! domain, idempotency across deliveries and encodings, unattributed and refused inputs, rows
+//! Report ingestion into the local stack: attribution to the domains a delivery is addressed
+//! to, idempotency across deliveries and encodings, unattributed and refused inputs, rows
 //! per UTC day, and the raw delivery kept in object storage.
 
-use crate::common::add_domain;
 use crate::common::quiet_app;
+use crate::common::{add_domain, to};
 use mailward_domain::Clock as _;
 use mailward_reports::Limits;
 use mailward_workers::ingest::{Status, ingest};
@@ -15,22 +15,33 @@ fn fixture(path: &str) -> Vec<u8> {
 }
 
 #[tokio::test]
-async fn reports_import_once_per_watching_organization() {
+async fn reports_import_once_per_addressed_domain() {
     let app = quiet_app().await;
     let state = &app.stack.state;
     let limits = Limits::default();
     let s = app.sign_up("dmarc@test.example", "Test Net Owner").await;
     let domain = add_domain(&app, &s.key, "test.net").await;
+    let mine = to(&domain);
 
-    // Unwatched first: counted as unattributed, nothing imported.
-    let other = ingest(state, &fixture("dmarc-report-viewer/acme.xml"), &limits)
-        .await
-        .unwrap();
+    // A report for another name, even at this domain's address: unattributed, nothing imported.
+    let other = ingest(
+        state,
+        &fixture("dmarc-report-viewer/acme.xml"),
+        &mine,
+        &limits,
+    )
+    .await
+    .unwrap();
     assert_eq!(other[0].status, Status::Unattributed, "{other:?}");
 
-    let first = ingest(state, &fixture("dmarc-report-converter/test.xml"), &limits)
-        .await
-        .unwrap();
+    let first = ingest(
+        state,
+        &fixture("dmarc-report-converter/test.xml"),
+        &mine,
+        &limits,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         (first[0].status, first[0].organizations),
         (Status::Imported, 1),
@@ -43,7 +54,9 @@ async fn reports_import_once_per_watching_organization() {
         "dmarc-report-converter/test.xml.gz.gz",
         "dmarc-report-converter/test.xml.zip",
     ] {
-        let out = ingest(state, &fixture(again), &limits).await.unwrap();
+        let out = ingest(state, &fixture(again), &mine, &limits)
+            .await
+            .unwrap();
         assert_eq!(out[0].status, Status::Duplicate, "{again}");
     }
     // The first delivery is the raw copy kept: a later one of the same report (here packed,
@@ -59,9 +72,14 @@ async fn reports_import_once_per_watching_organization() {
     let raw = state.objects.as_ref().unwrap().get(raw_key).await.unwrap();
     assert_eq!(raw, Some(fixture("dmarc-report-converter/test.xml")));
     // Same id, other range: a different report (reporters reuse ids).
-    let reused = ingest(state, &fixture("dmarc-report-converter/test2.xml"), &limits)
-        .await
-        .unwrap();
+    let reused = ingest(
+        state,
+        &fixture("dmarc-report-converter/test2.xml"),
+        &mine,
+        &limits,
+    )
+    .await
+    .unwrap();
     assert_eq!(reused[0].status, Status::Imported);
 
     let day = time::macros::date!(2018 - 04 - 20);
@@ -74,20 +92,27 @@ async fn reports_import_once_per_watching_organization() {
     assert_eq!((volume, passing), (7, 5), "{rows:?}");
     assert!(rows.iter().all(|(d, _)| d == "2018-04-20"));
 
-    // A second organization watching the same domain gets its own copy, once.
+    // A second organization watching the same name gets its own copy, once, when its own
+    // address receives it.
     let t = app.sign_up("dmarc@second.example", "Second Watcher").await;
-    add_domain(&app, &t.key, "test.net").await;
+    let theirs = to(&add_domain(&app, &t.key, "test.net").await);
     let out = ingest(
         state,
         &fixture("dmarc-report-converter/test.xml.gz"),
+        &theirs,
         &limits,
     )
     .await
     .unwrap();
     assert_eq!((out[0].status, out[0].organizations), (Status::Imported, 1));
-    let out = ingest(state, &fixture("dmarc-report-converter/test.xml"), &limits)
-        .await
-        .unwrap();
+    let out = ingest(
+        state,
+        &fixture("dmarc-report-converter/test.xml"),
+        &theirs,
+        &limits,
+    )
+    .await
+    .unwrap();
     assert_eq!(out[0].status, Status::Duplicate);
     let reports = mailward_store::reports::list(state.store.as_ref(), org, domain_id)
         .await
@@ -118,7 +143,7 @@ async fn reports_import_once_per_watching_organization() {
     // ingestion returns, to read the next file into.
     let xml = fixture("dmarc-report-viewer/acme.xml");
     let shared = bytes::Bytes::from(xml.clone());
-    let out = mailward_workers::ingest::ingest_shared(state, shared.clone(), &limits)
+    let out = mailward_workers::ingest::ingest_shared(state, shared.clone(), &mine, &limits)
         .await
         .unwrap();
     assert_eq!(out[0].status, Status::Unattributed, "{out:?}");
@@ -128,7 +153,7 @@ async fn reports_import_once_per_watching_organization() {
     assert_eq!(&back[..], &xml[..]);
 
     // Garbage, bombs and failure reports are refused with a reason, never an error.
-    let refused = ingest(state, b"unused", &limits).await.unwrap();
+    let refused = ingest(state, b"unused", &mine, &limits).await.unwrap();
     assert_eq!(refused[0].status, Status::Refused);
     assert!(
         refused[0]
@@ -141,9 +166,14 @@ async fn reports_import_once_per_watching_organization() {
         max_decompressed_bytes: 10,
         ..Limits::default()
     };
-    let bomb = ingest(state, &fixture("dmarc-report-converter/test.xml.gz"), &tiny)
-        .await
-        .unwrap();
+    let bomb = ingest(
+        state,
+        &fixture("dmarc-report-converter/test.xml.gz"),
+        &mine,
+        &tiny,
+    )
+    .await
+    .unwrap();
     assert!(
         bomb[0]
             .reason
@@ -199,6 +229,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     let out = ingest(
         state,
         &yesterday_report(&app, "fig.example", "r1"),
+        &to(&domain),
         &Limits::default(),
     )
     .await
@@ -233,6 +264,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     let out = ingest(
         state,
         &yesterday_report(&app, "fig.example", "r2"),
+        &to(&domain),
         &Limits::default(),
     )
     .await
@@ -255,6 +287,7 @@ async fn the_report_window_slides_with_the_sweep() {
     ingest(
         state,
         &yesterday_report(&app, "slide.example", "s1"),
+        &to(&domain),
         &Limits::default(),
     )
     .await
@@ -363,15 +396,77 @@ Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text
     assert_eq!(codes, [220, 250, 250, 250, 354, 552, 221]);
 }
 
+/// The Lambda event SNS delivers for an SES receipt whose S3 action stored `key`: the shape of
+/// AWS's documented examples (SNS record around the SES notification, itself a JSON string).
+fn ses_receipt_event(key: &str, recipients: &[&str], dkim: &str, dmarc: &str) -> serde_json::Value {
+    let notification = serde_json::json!({
+        "notificationType": "Received",
+        "mail": {
+            "timestamp": "2026-11-25T20:32:33.936Z",
+            "source": "noreply-dmarc-support@receiver.example",
+            "messageId": key.trim_start_matches("inbound/"),
+            "destination": recipients,
+            "headersTruncated": false,
+            "headers": [{"name": "From", "value": "noreply-dmarc-support@receiver.example"}],
+            "commonHeaders": {
+                "returnPath": "noreply-dmarc-support@receiver.example",
+                "from": ["noreply-dmarc-support@receiver.example"],
+                "to": recipients,
+                "subject": "Report domain: ses.example"
+            }
+        },
+        "receipt": {
+            "timestamp": "2026-11-25T20:32:33.936Z",
+            "processingTimeMillis": 406,
+            "recipients": recipients,
+            "spamVerdict": {"status": "PASS"},
+            "virusVerdict": {"status": "PASS"},
+            "spfVerdict": {"status": "PASS"},
+            "dkimVerdict": {"status": dkim},
+            "dmarcVerdict": {"status": dmarc},
+            "action": {
+                "type": "S3",
+                "topicArn": "arn:aws:sns:us-east-1:012345678912:example-topic",
+                "bucketName": "mailward-objects-example",
+                "objectKey": key
+            }
+        }
+    });
+    serde_json::json!({"Records": [{
+        "EventSource": "aws:sns",
+        "EventVersion": "1.0",
+        "EventSubscriptionArn": "arn:aws:sns:us-east-1:012345678912:example-topic:2bcfbf39-05c3-41de-beaa-fcfcc21c8f55",
+        "Sns": {
+            "Type": "Notification",
+            "MessageId": "95df01b4-ee98-5cb9-9903-4c221d41eb5e",
+            "TopicArn": "arn:aws:sns:us-east-1:012345678912:example-topic",
+            "Subject": "Amazon SES Email Receipt Notification",
+            "Message": notification.to_string(),
+            "Timestamp": "2026-11-25T20:32:34.000Z",
+            "SignatureVersion": "1",
+            "Signature": "EXAMPLE",
+            "SigningCertUrl": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem",
+            "UnsubscribeUrl": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe",
+            "MessageAttributes": {}
+        }
+    }]})
+}
+
+/// Tenant trust, finding 1 on AWS: SES's receipt (through SNS) says whom the mail was for and
+/// whether it passed DKIM and DMARC; the message is ingested for the domains its recipients
+/// name, once.
 #[tokio::test]
-async fn the_aws_mailbox_handler_ingests_inbound_objects_once() {
+async fn the_aws_mailbox_handler_ingests_each_receipt_for_its_recipients_once() {
     let app = quiet_app().await;
     let state = &app.stack.state;
     let s = app.sign_up("ses@ses.example", "SES").await;
     let domain = add_domain(&app, &s.key, "ses.example").await;
+    let other = app.sign_up("ses@watcher.example", "Watcher").await;
+    let theirs = add_domain(&app, &other.key, "ses.example").await;
     let objects = state.objects.as_ref().unwrap();
+    let rua = domain["monitoring_email"].as_str().unwrap();
     let message = format!(
-        "From: r@receiver.example\r\nTo: x@reports.example\r\nSubject: report\r\nMIME-Version: 1.0\r\n\
+        "From: noreply-dmarc-support@receiver.example\r\nTo: {rua}\r\nSubject: report\r\nMIME-Version: 1.0\r\n\
 Content-Type: text/xml\r\n\r\n{}",
         String::from_utf8(yesterday_report(&app, "ses.example", "ses-1")).unwrap()
     );
@@ -383,30 +478,61 @@ Content-Type: text/xml\r\n\r\n{}",
         )
         .await
         .unwrap();
-    let event = serde_json::json!({"Records": [{"eventSource": "aws:s3", "s3": {
-        "bucket": {"name": "objects"}, "object": {"key": "inbound/0a1b2c-msg", "size": 1}}}]});
-    let answer = worker_ingest::handle_s3_event(state, &event).await.unwrap();
-    assert_eq!(
-        answer["messages"][0]["reports"][0]["status"], "imported",
-        "{answer}"
-    );
+    let event = ses_receipt_event("inbound/0a1b2c-msg", &[rua], "PASS", "PASS");
+    let answer = worker_ingest::handle_sns_event(state, &event)
+        .await
+        .unwrap();
+    let report = &answer["messages"][0]["reports"][0];
+    assert_eq!(report["status"], "imported", "{answer}");
+    assert_eq!(report["authenticated"], true, "SES's verdicts: {answer}");
     assert!(
         objects.head("inbound/0a1b2c-msg").await.unwrap().is_none(),
         "the inbound copy is removed"
     );
-    let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+    let volume = |key: &str, domain: &serde_json::Value| {
+        let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+        let key = key.to_owned();
+        let app = &app;
+        async move { crate::common::get(app, &path, &key).await["last_14_days_volume"].clone() }
+    };
+    assert_eq!(volume(&s.key, &domain).await, 50);
     assert_eq!(
-        crate::common::get(&app, &path, &s.key).await["last_14_days_volume"],
-        50
+        volume(&other.key, &theirs).await,
+        0,
+        "another organization watching the name gets nothing"
     );
-    // The same event again (Lambda retries) finds nothing left to do.
-    let again = worker_ingest::handle_s3_event(state, &event).await.unwrap();
+    // The same notification again (Lambda retries) finds nothing left to do.
+    let again = worker_ingest::handle_sns_event(state, &event)
+        .await
+        .unwrap();
     assert_eq!(again["messages"], serde_json::json!([]));
-    // Objects outside inbound/ are never read.
-    let stray = serde_json::json!({"Records": [{"s3": {"object": {"key": "support/x"}}}]});
+    // A receipt naming an object outside inbound/, or of another action, is never read.
+    objects
+        .put("support/x", b"x".to_vec().into(), "text/plain")
+        .await
+        .unwrap();
+    let stray = ses_receipt_event("support/x", &[rua], "PASS", "PASS");
     assert_eq!(
-        worker_ingest::handle_s3_event(state, &stray).await.unwrap()["messages"],
+        worker_ingest::handle_sns_event(state, &stray)
+            .await
+            .unwrap()["messages"],
         serde_json::json!([])
+    );
+    // Without SES's DKIM pass the report is unauthenticated.
+    let xml = yesterday_report(&app, "ses.example", "ses-2");
+    objects
+        .put("inbound/3d4e-msg", xml.into(), "message/rfc822")
+        .await
+        .unwrap();
+    let event = ses_receipt_event("inbound/3d4e-msg", &[rua], "FAIL", "PASS");
+    let answer = worker_ingest::handle_sns_event(state, &event)
+        .await
+        .unwrap();
+    let report = &answer["messages"][0]["reports"][0];
+    assert_eq!(
+        (&report["status"], &report["authenticated"]),
+        (&serde_json::json!("imported"), &serde_json::json!(false)),
+        "{answer}"
     );
 }
 
@@ -455,6 +581,7 @@ async fn the_summary_and_senders_read_the_imported_reports() {
     ingest(
         state,
         &yesterday_report(&app, "views.example", "v1"),
+        &to(&domain),
         &Limits::default(),
     )
     .await
@@ -501,7 +628,9 @@ async fn the_summary_and_senders_read_the_imported_reports() {
             ("203.0.113.99", 3, false, false),
         ],
     );
-    ingest(state, &report, &Limits::default()).await.unwrap();
+    ingest(state, &report, &to(&domain), &Limits::default())
+        .await
+        .unwrap();
     let summary =
         crate::common::get(&app, &format!("{summary_path}?period=last_14_days"), &s.key).await;
     assert_eq!(
@@ -517,7 +646,9 @@ async fn the_summary_and_senders_read_the_imported_reports() {
         "v3",
         &[("192.0.2.10", 20, false, false)],
     );
-    ingest(state, &report, &Limits::default()).await.unwrap();
+    ingest(state, &report, &to(&domain), &Limits::default())
+        .await
+        .unwrap();
     let summary = crate::common::get(&app, &summary_path, &s.key).await;
     assert_eq!(summary["totals"]["non_compliant"], 20);
     assert_eq!(summary["recommendation"]["status"], "hold");
@@ -631,7 +762,9 @@ async fn reports_of_100000_records_import_whole() {
             enc.write_all(&bytes).unwrap();
             bytes = enc.finish().unwrap();
         }
-        let out = ingest(state, &bytes, &Limits::default()).await.unwrap();
+        let out = ingest(state, &bytes, &to(&domain), &Limits::default())
+            .await
+            .unwrap();
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(
             (out[0].status, out[0].records, out[0].messages),
@@ -675,9 +808,17 @@ async fn unowned_deliveries_leave_no_raw_copy() {
     let state = &app.stack.state;
     let objects = state.objects.as_ref().expect("object storage");
     let limits = Limits::default();
-    let junk = ingest(state, b"not a report at all, just bytes".to_vec(), &limits)
-        .await
-        .unwrap();
+    let s = app.sign_up("raw@test.example", "Raw Co").await;
+    let domain = add_domain(&app, &s.key, "test.net").await;
+    let mine = to(&domain);
+    let junk = ingest(
+        state,
+        b"not a report at all, just bytes".to_vec(),
+        &mine,
+        &limits,
+    )
+    .await
+    .unwrap();
     assert_eq!(junk[0].status, Status::Refused, "{junk:?}");
     if !mailward_api_tests::backend_is_aws() {
         // The local store's directory: nothing written for the junk (its name is its hash).
@@ -689,9 +830,14 @@ async fn unowned_deliveries_leave_no_raw_copy() {
             0
         );
     }
-    let unwatched = ingest(state, fixture("dmarc-report-viewer/acme.xml"), &limits)
-        .await
-        .unwrap();
+    let unwatched = ingest(
+        state,
+        fixture("dmarc-report-viewer/acme.xml"),
+        &mine,
+        &limits,
+    )
+    .await
+    .unwrap();
     let o = &unwatched[0];
     assert_eq!(o.status, Status::Unattributed, "{unwatched:?}");
     let unix = |t: &Option<String>| {
@@ -716,11 +862,14 @@ async fn unowned_deliveries_leave_no_raw_copy() {
         objects.head(&unwatched_key).await.unwrap().is_none(),
         "no copy of a report nobody watches"
     );
-    let s = app.sign_up("raw@test.example", "Raw Co").await;
-    let domain = add_domain(&app, &s.key, "test.net").await;
-    let owned = ingest(state, fixture("dmarc-report-converter/test.xml"), &limits)
-        .await
-        .unwrap();
+    let owned = ingest(
+        state,
+        fixture("dmarc-report-converter/test.xml"),
+        &mine,
+        &limits,
+    )
+    .await
+    .unwrap();
     assert_eq!(owned[0].status, Status::Imported, "{owned:?}");
     let stored = mailward_store::reports::list(
         state.store.as_ref(),
@@ -799,7 +948,8 @@ async fn the_smtp_mailbox_bounds_sessions_and_messages() {
     write.write_all(b"EHLO r.example\r\n").await.unwrap();
     assert!(code(&mut lines).await.starts_with("250"));
     let rcpt = format!(
-        "RCPT TO:<dmarc@{}>\r\n",
+        "RCPT TO:<rua+{}@{}>\r\n",
+        uuid::Uuid::new_v4().simple(),
         app.stack.state.config.report_domain
     );
     for n in 0..mailward_local_stack::smtp::DEFAULT_MAX_MESSAGES {

@@ -126,9 +126,14 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
         .as_str()
         .unwrap()
         .to_owned();
-    ingest(&app.stack.state, &report(&app, "r-1"), &Limits::default())
-        .await
-        .unwrap();
+    ingest(
+        &app.stack.state,
+        &report(&app, "r-1"),
+        &crate::common::for_org(&s),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
     let list = senders_when(&app, &s.key, &id, 3).await;
 
     let sendgrid = by_name(&list, "sending_domain", "sendgrid.net");
@@ -211,9 +216,14 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
     );
 
     // Importing the same report again changes nothing.
-    ingest(&app.stack.state, &report(&app, "r-1"), &Limits::default())
-        .await
-        .unwrap();
+    ingest(
+        &app.stack.state,
+        &report(&app, "r-1"),
+        &crate::common::for_org(&s),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
     let again = senders_when(&app, &s.key, &id, 3).await;
     assert_eq!(
         by_name(&again, "sending_domain", "sendgrid.net")["totals"]["compliant"],
@@ -276,9 +286,14 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
     );
     // The include removed from SPF: the cleanup resolves on the next identification.
     dns.set_txt(DOMAIN, "v=spf1 -all").unwrap();
-    ingest(&app.stack.state, &report(&app, "r-2"), &Limits::default())
-        .await
-        .unwrap();
+    ingest(
+        &app.stack.state,
+        &report(&app, "r-2"),
+        &crate::common::for_org(&s),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
     app.clock.advance(time::Duration::seconds(10));
     let mut resolved = false;
     for _ in 0..1200 {

@@ -71,12 +71,20 @@ async fn tls_reports_are_listed_charted_and_summarised_by_result_type() {
         // A type RFC 8460 does not define is kept under its own name.
         report(&app, "Acme Mail", "a-2", 2, 0, &[("brand-new-failure", 2)]),
     ] {
-        let out = ingest(state, &bytes, &Limits::default()).await.unwrap();
+        let out = ingest(
+            state,
+            &bytes,
+            &crate::common::for_org(&s),
+            &Limits::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(out[0].status, Status::Imported, "{out:?}");
     }
     let again = ingest(
         state,
         &report(&app, "Google Inc.", "g-1", 1, 90, &[]),
+        &crate::common::for_org(&s),
         &Limits::default(),
     )
     .await
@@ -219,9 +227,14 @@ async fn the_tls_fixtures_import_with_their_details() {
         "/../../shared/mailward-reports/tests/fixtures/tls-rpt/dmarc-report-viewer/microsoft.json"
     ))
     .unwrap();
-    let out = ingest(&app.stack.state, &bytes, &Limits::default())
-        .await
-        .unwrap();
+    let out = ingest(
+        &app.stack.state,
+        &bytes,
+        &crate::common::for_org(&s),
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(out[0].status, Status::Imported);
     let list = get(&app, &format!("/domains/{id}/tls-reports"), &s.key).await;
     assert_eq!(

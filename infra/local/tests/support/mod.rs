@@ -84,6 +84,16 @@ impl Api {
 
 /// Signs up through the API, reading the code from the local outbox; the new API key.
 pub async fn sign_up(http: &reqwest::Client, base: &str, data: &Path, email: &str) -> String {
+    sign_up_with_org(http, base, data, email).await.0
+}
+
+/// [`sign_up`], with the new organization's id: (API key, organization id).
+pub async fn sign_up_with_org(
+    http: &reqwest::Client,
+    base: &str,
+    data: &Path,
+    email: &str,
+) -> (String, String) {
     let res = http
         .post(format!("{base}/signup"))
         .json(&json!({"email": email, "organization_name": "End to end"}))
@@ -109,8 +119,38 @@ pub async fn sign_up(http: &reqwest::Client, base: &str, data: &Path, email: &st
         .await
         .unwrap();
     assert_eq!(res.status(), 201);
-    res.json::<Value>().await.unwrap()["api_key"]["key"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    let body = res.json::<Value>().await.unwrap();
+    let text = |v: &Value| v.as_str().unwrap().to_owned();
+    (
+        text(&body["api_key"]["key"]),
+        text(&body["organization"]["id"]),
+    )
+}
+
+/// An organization signed up in the data directory `data` (a server run for the purpose, then
+/// stopped), for commands that act for one (`mailward import --org`): its id.
+pub fn organization_in(data: &Path) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let port = free_port();
+        let _server = Server(
+            std::process::Command::new(env!("CARGO_BIN_EXE_mailward"))
+                .arg("--data-dir")
+                .arg(data)
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--dns", "127.0.0.1:9"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let (base, http) = (format!("http://127.0.0.1:{port}"), reqwest::Client::new());
+        wait_until_up(&http, &base).await;
+        sign_up_with_org(&http, &base, data, "owner@import.example")
+            .await
+            .1
+    })
 }

@@ -39,6 +39,7 @@ fn item(r: &StoredTlsReport) -> TlsReportItem {
         total_successful: r.total_successful,
         total_failure: r.total_failure,
         policy_types,
+        authenticated: r.authenticated,
     }
 }
 

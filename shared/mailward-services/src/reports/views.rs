@@ -14,6 +14,7 @@ use mailward_api_types::reports::{
     SummaryParams,
 };
 use mailward_domain::domain::Policy;
+use mailward_domain::reports::ReportKind;
 pub use mailward_insights::figures::totals;
 use mailward_insights::figures::{figures, round2};
 pub use mailward_insights::recommend::ADVANCE_MIN_VOLUME;
@@ -39,6 +40,32 @@ fn period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
             "period must be last_7_days, last_14_days or last_30_days",
         )),
     }
+}
+
+/// The domain's aggregate reports whose range ends from day `from` to day `to`: (authenticated,
+/// unauthenticated).
+async fn report_counts(
+    app: &AppState,
+    org: uuid::Uuid,
+    domain: uuid::Uuid,
+    from: time::Date,
+    to: time::Date,
+) -> Result<(u64, u64), ServiceError> {
+    let reports = mailward_store::reports::list(app.store.as_ref(), org, domain).await?;
+    let mut counts = (0, 0);
+    for r in reports.iter().filter(|r| r.kind == ReportKind::Dmarc) {
+        let last = time::OffsetDateTime::from_unix_timestamp(r.end.max(r.begin + 1) - 1)
+            .map(|t| t.date())
+            .unwrap_or(time::Date::MIN);
+        if (from..=to).contains(&last) {
+            if r.authenticated {
+                counts.0 += 1;
+            } else {
+                counts.1 += 1;
+            }
+        }
+    }
+    Ok(counts)
 }
 
 /// The DMARC summary of a domain over `period`.
@@ -76,7 +103,11 @@ pub async fn summary(
             .collect();
     mailward_tasks::sort::sort(&mut probes, "priority", false);
     let f = domain.report_figures.clone().unwrap_or_default();
+    let (reports_authenticated, reports_unauthenticated) =
+        report_counts(app, caller.org_id, id, from, to).await?;
     Ok(ReportSummary {
+        reports_authenticated,
+        reports_unauthenticated,
         domain_id: domain.id,
         domain: domain.url.clone(),
         date_from: current.date_from.clone(),

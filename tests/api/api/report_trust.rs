@@ -1,0 +1,270 @@
+//! Tenant trust, findings 1 and 2: a report belongs to the domain whose report address
+//! received it, never to every organization watching the name, and an unauthenticated report
+//! (anyone can mail a report address) cannot suppress an authenticated one. Driven through the
+//! SMTP mailbox as a reporter delivers, with report mail DKIM-signed by a reporter whose key a
+//! DNS server publishes.
+
+use crate::common::{add_domain, get};
+use mail_auth::common::crypto::Ed25519Key;
+use mail_auth::common::headers::HeaderWriter as _;
+use mail_auth::dkim::DkimSigner;
+use mailward_api_tests::TestApp;
+use mailward_dns_fixture::{FixtureServer, Zone};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+
+/// The reporter: its domain publishes the DKIM key its report mail is signed with.
+const REPORTER: &str = "receiver.example";
+const SELECTOR: &str = "s1";
+
+struct Setup {
+    app: TestApp,
+    _dns: FixtureServer,
+    /// The reporter's signing key (PKCS#8).
+    pkcs8: Vec<u8>,
+    smtp: std::net::SocketAddr,
+}
+
+async fn setup() -> Setup {
+    use base64::Engine as _;
+    let pkcs8 = Ed25519Key::generate_pkcs8().unwrap();
+    let public = Ed25519Key::from_pkcs8_der(&pkcs8).unwrap().public_key();
+    let zone = Zone::new(REPORTER).txt(
+        &format!("{SELECTOR}._domainkey.{REPORTER}."),
+        &format!(
+            "v=DKIM1; k=ed25519; p={}",
+            base64::engine::general_purpose::STANDARD.encode(public)
+        ),
+    );
+    let dns = FixtureServer::start(vec![zone, Zone::new("shared.example")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.publish_outbox = false;
+        s.smtp_listen = Some("127.0.0.1:0".parse().unwrap());
+    })
+    .await;
+    let smtp = app.stack.smtp_addr.expect("listening");
+    Setup {
+        app,
+        _dns: dns,
+        pkcs8,
+        smtp,
+    }
+}
+
+/// A one-day DMARC report of yesterday for `domain`: `count` messages from one source.
+fn dmarc_xml(app: &TestApp, domain: &str, id: &str, count: u64) -> String {
+    let today = crate::common::today_start(app);
+    format!(
+        "<?xml version=\"1.0\"?><feedback><report_metadata><org_name>Receiver</org_name>\
+<email>noreply-dmarc@{REPORTER}</email><report_id>{id}</report_id><date_range><begin>{}</begin>\
+<end>{}</end></date_range></report_metadata><policy_published><domain>{domain}</domain><p>none</p>\
+</policy_published><record><row><source_ip>192.0.2.10</source_ip><count>{count}</count>\
+<policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated>\
+</row><identifiers><header_from>{domain}</header_from></identifiers></record></feedback>",
+        today - 86_400,
+        today - 1
+    )
+}
+
+/// A TLS report of yesterday for `domain`.
+fn tls_json(app: &TestApp, domain: &str, id: &str) -> String {
+    let at = |t: i64| {
+        time::OffsetDateTime::from_unix_timestamp(t)
+            .unwrap()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap()
+    };
+    let start = crate::common::today_start(app) - 86_400;
+    serde_json::json!({
+        "organization-name": "Receiver",
+        "date-range": {"start-datetime": at(start), "end-datetime": at(start + 86_399)},
+        "contact-info": format!("tlsrpt@{REPORTER}"),
+        "report-id": id,
+        "policies": [{
+            "policy": {"policy-type": "no-policy-found", "policy-domain": domain},
+            "summary": {"total-successful-session-count": 12, "total-failure-session-count": 0}
+        }]
+    })
+    .to_string()
+}
+
+impl Setup {
+    /// Report mail from the reporter carrying `attachment` (`content_type`), DKIM-signed by
+    /// the reporter's key when `signed`.
+    fn mail(&self, to: &[&str], content_type: &str, attachment: &str, signed: bool) -> String {
+        let message = format!(
+            "From: DMARC Reports <noreply-dmarc@{REPORTER}>\r\nTo: {}\r\nSubject: Report\r\n\
+MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\n\
+Content-Type: text/plain\r\n\r\nA report.\r\n--b1\r\nContent-Type: {content_type}\r\n\
+Content-Disposition: attachment; filename=\"report\"\r\n\r\n{}\r\n--b1--\r\n",
+            to.join(", "),
+            attachment.replace('\n', "\r\n")
+        );
+        if !signed {
+            return message;
+        }
+        let key = Ed25519Key::from_pkcs8_der(&self.pkcs8).unwrap();
+        let signature = DkimSigner::from_key(key)
+            .domain(REPORTER)
+            .selector(SELECTOR)
+            .headers(["From", "To", "Subject", "MIME-Version", "Content-Type"])
+            .sign(message.as_bytes())
+            .unwrap();
+        format!("{}{message}", signature.to_header())
+    }
+
+    /// Delivers `message` over SMTP to `recipients`: the reply code of its data.
+    async fn deliver(&self, recipients: &[&str], message: &str) -> u16 {
+        let stream = tokio::net::TcpStream::connect(self.smtp).await.unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        let mut reply = async || loop {
+            let line = lines.next_line().await.unwrap().unwrap_or_default();
+            if line.len() < 4 || line.as_bytes()[3] == b' ' {
+                return line
+                    .get(..3)
+                    .and_then(|c| c.parse::<u16>().ok())
+                    .unwrap_or(0);
+            }
+        };
+        assert_eq!(reply().await, 220);
+        let mut commands = vec![
+            "EHLO mx.receiver.example\r\n".to_owned(),
+            format!("MAIL FROM:<noreply-dmarc@{REPORTER}>\r\n"),
+        ];
+        commands.extend(recipients.iter().map(|r| format!("RCPT TO:<{r}>\r\n")));
+        commands.push("DATA\r\n".into());
+        for command in commands {
+            write.write_all(command.as_bytes()).await.unwrap();
+            let code = reply().await;
+            assert!(code == 250 || code == 354, "{command}: {code}");
+        }
+        // Dot-stuffing: a line starting with a dot gets another.
+        let body = message.replace("\r\n.", "\r\n..");
+        write
+            .write_all(format!("{body}\r\n.\r\n").as_bytes())
+            .await
+            .unwrap();
+        let code = reply().await;
+        write.write_all(b"QUIT\r\n").await.unwrap();
+        code
+    }
+}
+
+async fn summary(app: &TestApp, key: &str, domain: &Value) -> Value {
+    let id = domain["id"].as_str().unwrap();
+    get(app, &format!("/domains/{id}/reports/summary"), key).await
+}
+
+#[tokio::test]
+async fn two_organizations_watching_one_name_each_see_only_their_own_reports() {
+    let s = setup().await;
+    let app = &s.app;
+    let first = app.sign_up("owner@shared.example", "Owner").await;
+    let second = app.sign_up("auditor@auditor.example", "Auditor").await;
+    let mine = add_domain(app, &first.key, "shared.example").await;
+    let theirs = add_domain(app, &second.key, "shared.example").await;
+    let (my_rua, their_rua) = (
+        mine["monitoring_email"].as_str().unwrap(),
+        theirs["monitoring_email"].as_str().unwrap(),
+    );
+    assert_ne!(my_rua, their_rua);
+
+    // A report mailed to the first organization's address is the first one's only.
+    let xml = dmarc_xml(app, "shared.example", "r-first", 30);
+    let message = s.mail(&[my_rua], "text/xml", &xml, true);
+    assert_eq!(s.deliver(&[my_rua], &message).await, 250);
+    assert_eq!(summary(app, &first.key, &mine).await["volume"], 30);
+    assert_eq!(summary(app, &second.key, &theirs).await["volume"], 0);
+    let tls = tls_json(app, "shared.example", "t-first");
+    let message = s.mail(&[my_rua], "application/tlsrpt+json", &tls, true);
+    assert_eq!(s.deliver(&[my_rua], &message).await, 250);
+    let tls_of = |key: String, domain: &Value| {
+        let path = format!("/domains/{}/tls-reports", domain["id"].as_str().unwrap());
+        async move { get(app, &path, &key).await["data"].clone() }
+    };
+    let listed = tls_of(first.key.clone(), &mine).await;
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["authenticated"], true);
+    assert_eq!(
+        tls_of(second.key.clone(), &theirs).await,
+        serde_json::json!([])
+    );
+
+    // One transaction to both addresses: each organization gets its own copy.
+    let xml = dmarc_xml(app, "shared.example", "r-both", 5);
+    let message = s.mail(&[my_rua, their_rua], "text/xml", &xml, true);
+    assert_eq!(s.deliver(&[my_rua, their_rua], &message).await, 250);
+    assert_eq!(summary(app, &first.key, &mine).await["volume"], 35);
+    assert_eq!(summary(app, &second.key, &theirs).await["volume"], 5);
+
+    // A report about another name, mailed to this domain's address: attributed to no one.
+    let xml = dmarc_xml(app, "elsewhere.example", "r-other", 7);
+    let message = s.mail(&[my_rua], "text/xml", &xml, true);
+    assert_eq!(s.deliver(&[my_rua], &message).await, 250);
+    assert_eq!(summary(app, &first.key, &mine).await["volume"], 35);
+}
+
+#[tokio::test]
+async fn a_forged_unauthenticated_report_cannot_suppress_an_authenticated_one() {
+    let s = setup().await;
+    let app = &s.app;
+    let owner = app.sign_up("owner@shared.example", "Owner").await;
+    let domain = add_domain(app, &owner.key, "shared.example").await;
+    let rua = domain["monitoring_email"].as_str().unwrap();
+
+    // The forger guesses the real report's identity and mails first, unsigned.
+    let forged = dmarc_xml(app, "shared.example", "r-1", 9_999);
+    let message = s.mail(&[rua], "text/xml", &forged, false);
+    assert_eq!(s.deliver(&[rua], &message).await, 250);
+    let before = summary(app, &owner.key, &domain).await;
+    assert_eq!(
+        (
+            &before["volume"],
+            &before["reports_authenticated"],
+            &before["reports_unauthenticated"]
+        ),
+        (
+            &serde_json::json!(9_999),
+            &serde_json::json!(0),
+            &serde_json::json!(1)
+        ),
+        "{before}"
+    );
+
+    // The real, signed report of the same identity replaces it.
+    let real = dmarc_xml(app, "shared.example", "r-1", 40);
+    let message = s.mail(&[rua], "text/xml", &real, true);
+    assert_eq!(s.deliver(&[rua], &message).await, 250);
+    let after = summary(app, &owner.key, &domain).await;
+    assert_eq!(after["volume"], 40, "{after}");
+    assert_eq!(
+        (
+            &after["reports_authenticated"],
+            &after["reports_unauthenticated"]
+        ),
+        (&serde_json::json!(1), &serde_json::json!(0))
+    );
+    let stored = get(
+        app,
+        &format!("/domains/{}", domain["id"].as_str().unwrap()),
+        &owner.key,
+    )
+    .await;
+    assert_eq!(stored["last_14_days_volume"], 40, "the figures follow");
+
+    // Another forgery afterwards changes nothing, nor does a copy with a broken signature.
+    let message = s.mail(&[rua], "text/xml", &forged, false);
+    assert_eq!(s.deliver(&[rua], &message).await, 250);
+    let tampered = s
+        .mail(&[rua], "text/xml", &real, true)
+        .replace("<count>40</count>", "<count>41</count>");
+    assert_eq!(s.deliver(&[rua], &tampered).await, 250);
+    let last = summary(app, &owner.key, &domain).await;
+    assert_eq!(last["volume"], 40, "{last}");
+    assert_eq!(last["reports_unauthenticated"], 0);
+}
