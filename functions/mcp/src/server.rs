@@ -54,7 +54,12 @@ pub fn listed(endpoint: Endpoint) -> Vec<Tool> {
                 Value::Object(map) => map,
                 _ => serde_json::Map::new(),
             };
-            Tool::new(t.name, t.description, Arc::new(input))
+            let description = if t.untrusted.is_empty() {
+                t.description.to_owned()
+            } else {
+                format!("{} {}", t.description, tools::untrusted_notice(t.untrusted))
+            };
+            Tool::new(t.name, description, Arc::new(input))
                 .with_raw_output_schema(Arc::new(output))
                 .with_annotations(
                     ToolAnnotations::new()
@@ -121,8 +126,17 @@ impl McpServer {
         Ok(match (def.call)(&ctx, args).await {
             Ok(value) => {
                 let text = serde_json::to_string(&value).unwrap_or_default();
-                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                let mut content = vec![ContentBlock::text(text)];
+                if !def.untrusted.is_empty() {
+                    content.push(ContentBlock::text(tools::untrusted_notice(def.untrusted)));
+                }
+                let mut result = CallToolResult::success(content);
                 result.structured_content = Some(value);
+                if !def.untrusted.is_empty() {
+                    let mut meta = serde_json::Map::new();
+                    meta.insert("mailward/untrusted_fields".into(), json!(def.untrusted));
+                    result.meta = Some(rmcp::model::MetaObject(meta));
+                }
                 result
             }
             Err(ToolError(error)) => tool_error(error),

@@ -53,6 +53,11 @@ impl Tool for GetDmarcSummary {
     const NAME: &'static str = "get_dmarc_summary";
     const DESCRIPTION: &'static str = "The domain's DMARC aggregate-report summary for a window: messages, DMARC pass rate, SPF and DKIM alignment, quarantined and rejected volume, per day. Use it to judge whether the policy can be tightened.";
     const ACCESS: Access = Access::Directory;
+    const UNTRUSTED: &'static [&'static str] = &[
+        "probe_tasks[].description",
+        "probe_tasks[].source_alias",
+        "probe_tasks[].sending_domain",
+    ];
     type Input = SummaryInput;
     type Output = ReportSummary;
 
@@ -86,6 +91,12 @@ impl Tool for ListDmarcSenders {
     const NAME: &'static str = "list_dmarc_senders";
     const DESCRIPTION: &'static str = "Who sends mail as the domain, from its DMARC reports: each sender (service or IP range) with volume and SPF/DKIM/DMARC pass rates. Senders failing authentication must be fixed before p=reject.";
     const ACCESS: Access = Access::Directory;
+    const UNTRUSTED: &'static [&'static str] = &[
+        "senders[].source_ip",
+        "senders[].header_from",
+        "senders[].envelope_from",
+        "senders[].dkim_signers",
+    ];
     type Input = SendersInput;
     type Output = SendersView;
 

@@ -36,6 +36,12 @@ impl Tool for ListTasks {
     const NAME: &'static str = "list_tasks";
     const DESCRIPTION: &'static str = "The remediation tasks of the organization (or one domain), most urgent first by default: what to fix, why, and how. Next: get_task for details, complete_task once fixed, dismiss_task when it does not apply.";
     const ACCESS: Access = Access::Directory;
+    const UNTRUSTED: &'static [&'static str] = &[
+        "data[].description",
+        "data[].sending_domain",
+        "data[].source_alias",
+        "data[].source",
+    ];
     type Input = ListTasksInput;
     type Output = TaskList;
 
@@ -72,6 +78,8 @@ impl Tool for GetTask {
     const NAME: &'static str = "get_task";
     const DESCRIPTION: &'static str = "One task: its description, priority, the domain, the evidence, and the steps to resolve it.";
     const ACCESS: Access = Access::Directory;
+    const UNTRUSTED: &'static [&'static str] =
+        &["description", "sending_domain", "source_alias", "source"];
     type Input = TaskInput;
     type Output = TaskView;
 
