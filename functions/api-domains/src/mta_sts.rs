@@ -36,7 +36,10 @@ unless `mode` is none; DNS failing answers 503 `mx_lookup_failed`), serves it as
 `id` at `<owner>._mta-sts.<hosted zone>`. The customer publishes the two CNAMEs of `records`: \
 `_mta-sts.<domain>` (so every policy edit gets a new `id` with no DNS change on their side) and \
 `mta-sts.<domain>`. `max_age` must be 86400 to 31557600 (400 naming `max_age`). A policy is served \
-for one account per domain name: 409 `mta_sts_hosted_elsewhere` when another account hosts it. \
+for the name only once the domain's owner chose it in DNS (tenant trust): several accounts may \
+enable hosting for one name, and the name serves the policy of the account whose owner-specific \
+`_mta-sts` CNAME target the domain publishes; no certificate is requested before that CNAME is \
+seen (at most 100 per account), and retiring a policy never removes another account's. \
 When hosting is already on, this changes the policy like PUT. Emits `mta_sts.enabled` (data.object \
 is this state). `managed_dns_status.mta_sts` is syncing until live DNS shows both CNAMEs, then \
 ready (`domain.hosted_record.ready` with `data.record` mta_sts); error with `drift` when one goes, \

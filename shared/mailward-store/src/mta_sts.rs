@@ -43,3 +43,13 @@ pub fn delete_op(domain: &str) -> WriteOp {
         condition: Condition::None,
     }
 }
+
+/// The write that stops serving `domain`'s policy if it is still the version read (another
+/// organization's policy, served meanwhile, is never removed).
+pub fn delete_op_if(domain: &str, version: u64) -> WriteOp {
+    WriteOp::Delete {
+        pk: keys::mta_sts_policy_pk(domain),
+        sk: SK.to_owned(),
+        condition: Condition::Version(version),
+    }
+}

@@ -108,6 +108,18 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
     assert_eq!(domain["is_mta_sts_managed"], true);
     assert_eq!(domain["managed_dns_status"]["mta_sts"], "syncing");
 
+    // Tenant trust, finding 6: not served before the domain's owner chose this policy in DNS
+    // (many organizations may enable hosting for one name): the `_mta-sts` CNAME to this
+    // organization's owner-specific target is the choice, seen by the hourly pass.
+    assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, 404);
+    dns.set(
+        "_mta-sts.client.test",
+        RecordType::Cname,
+        vec![RecordData::Cname(format!("{txt_target}."))],
+    )
+    .unwrap();
+    next_pass_and_reconcile(&app).await;
+
     // Served by Host header as text/plain, under both names; nothing for other hosts.
     let (status, kind, body) = fetch_policy(&app, "mta-sts.client.test").await;
     assert_eq!(
@@ -195,6 +207,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
 
     // The customer's own `_mta-sts` TXT where the CNAME belongs: record_conflict (its id
     // would not follow the edits).
+    dns.remove("_mta-sts.client.test", None).unwrap();
     dns.set_txt("_mta-sts.client.test", "v=STSv1; id=old1")
         .unwrap();
     next_pass_and_reconcile(&app).await;
@@ -371,7 +384,19 @@ async fn bad_input_and_conflicts_are_refused() {
     .await;
     assert_eq!(status, 403);
 
-    // One account per domain name.
+    // Tenant trust, finding 6: other organizations may enable hosting for the same name, but
+    // the name serves the policy its owner chose in DNS (the `_mta-sts` CNAME to one
+    // organization's owner-specific target), never the latest or the first one's.
+    let ours = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
+    let choose = |target: &str| {
+        dns.set(
+            "_mta-sts.client.test",
+            RecordType::Cname,
+            vec![RecordData::Cname(format!("{target}."))],
+        )
+        .unwrap()
+    };
+    choose(&ours);
     let (status, on) = mta_sts(
         &app,
         &s.key,
@@ -385,36 +410,49 @@ async fn bad_input_and_conflicts_are_refused() {
     let other = app.sign_up("other@elsewhere.example", "Elsewhere").await;
     let theirs = add_domain(&app, &other.key, "client.test").await;
     let their_id = theirs["id"].as_str().unwrap().to_owned();
-    let (status, error) = mta_sts(&app, &other.key, Method::POST, &their_id, None).await;
-    assert_eq!(
-        (status, error["code"].as_str()),
-        (409, Some("mta_sts_hosted_elsewhere")),
-        "{error}"
-    );
+    let (status, their_on) = mta_sts(&app, &other.key, Method::POST, &their_id, None).await;
+    assert_eq!(status, 200, "{their_on}");
+    next_pass_and_reconcile(&app).await;
+    let served = || async { fetch_policy(&app, "mta-sts.client.test").await.2 };
+    assert!(served().await.contains("mode: enforce"), "ours, chosen");
     // ... and another account never sees or changes ours.
     let (status, _) = mta_sts(&app, &other.key, Method::DELETE, &id, None).await;
     assert_eq!(status, 404);
-    assert!(
-        fetch_policy(&app, "mta-sts.client.test")
-            .await
-            .2
-            .contains("mode: enforce")
-    );
 
-    // Deleting the domain stops serving at once.
-    let (status, _) = call(
-        &app,
-        Method::DELETE,
-        &format!("/domains/{id}"),
-        &s.key,
-        None,
-    )
-    .await;
-    assert_eq!(status, 204);
-    assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, 404);
-    // The name is free for the other account now.
-    let (status, theirs) = mta_sts(&app, &other.key, Method::POST, &their_id, None).await;
-    assert_eq!(status, 200, "{theirs}");
+    // The owner points the CNAME at the other organization: theirs is served from the next
+    // pass. Our policy retiring afterwards never removes theirs.
+    choose(&format!(
+        "{}._mta-sts.{HOSTED_ZONE}",
+        owner(&their_id, "client.test")
+    ));
+    next_pass_and_reconcile(&app).await;
+    assert!(
+        served().await.contains("mode: testing"),
+        "theirs, chosen now"
+    );
+    let (status, _) = mta_sts(&app, &s.key, Method::DELETE, &id, None).await;
+    assert_eq!(status, 200);
+    assert!(
+        served().await.contains("mode: testing"),
+        "ours is not served"
+    );
+    app.clock.advance(time::Duration::days(8));
+    next_pass_and_reconcile(&app).await;
+    assert!(served().await.contains("mode: testing"), "retiring ours");
+
+    // Deleting our domain leaves theirs; deleting theirs stops serving at once.
+    for (key, domain_id, after) in [(&s.key, &id, 200), (&other.key, &their_id, 404)] {
+        let (status, _) = call(
+            &app,
+            Method::DELETE,
+            &format!("/domains/{domain_id}"),
+            key,
+            None,
+        )
+        .await;
+        assert_eq!(status, 204);
+        assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, after);
+    }
 }
 
 /// The hourly job: its coordinator only enqueues `reconcile_batch` jobs; the stack's queue
@@ -461,15 +499,21 @@ async fn the_hourly_reconciliation_runs_through_the_jobs_queue() {
 }
 
 /// Deleting the organization stops serving what Mailward hosted for it: the MTA-STS policy
-/// and its TXT are gone and the name is free for another account.
+/// and its TXT are gone.
 #[tokio::test]
 async fn a_deleted_organization_stops_being_served() {
-    let (_dns, app, s) = start().await;
+    let (dns, app, s) = start().await;
     let domain = add_domain(&app, &s.key, "client.test").await;
     let id = domain["id"].as_str().unwrap().to_owned();
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
+    dns.set(
+        "_mta-sts.client.test",
+        RecordType::Cname,
+        vec![RecordData::Cname(format!("{txt_target}."))],
+    )
+    .unwrap();
     let (status, on) = mta_sts(&app, &s.key, Method::POST, &id, None).await;
     assert_eq!(status, 200, "{on}");
-    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
     assert_eq!(fetch_policy(&app, "mta-sts.client.test").await.0, 200);
     let (status, _) = call(
         &app,

@@ -139,14 +139,24 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
         (409, Some("mta_sts_not_enabled"))
     );
 
-    // On: the certificate is requested at once; its validation record is among the records.
+    // Tenant trust, finding 6: on, but no certificate before the domain's `_mta-sts` CNAME
+    // names this organization's owner-specific target (anyone may add the name).
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
+    let host_target = format!("client.test.mta-sts.{HOSTED_ZONE}");
+    let (status, on) = mta_sts(&app, &s.key, Method::POST, &path).await;
+    assert_eq!(status, 200, "{on}");
+    assert!(fronts.opened().is_empty(), "{on}");
+    next_pass_and_reconcile(&app).await;
+    assert!(fronts.opened().is_empty(), "not on the hourly pass either");
+    // The owner's choice in DNS: the certificate is requested on the next pass, and at once
+    // when hosting is enabled after the CNAME (the POST answers the state).
+    cname(&dns, "_mta-sts.client.test", &txt_target);
+    next_pass_and_reconcile(&app).await;
     let (status, on) = mta_sts(&app, &s.key, Method::POST, &path).await;
     assert_eq!(status, 200, "{on}");
     assert_eq!(fronts.opened(), ["cert-1"]);
     assert_eq!(on["certificate"]["status"], "pending_validation", "{on}");
     assert_eq!(on["certificate"]["host"], "mta-sts.client.test");
-    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
-    let host_target = format!("client.test.mta-sts.{HOSTED_ZONE}");
     assert_eq!(
         on["records"],
         json!([
@@ -303,13 +313,15 @@ async fn a_refused_certificate_is_certificate_invalid() {
     let fronts = ScriptedFronts::default();
     fronts.set_next(FrontStage::Failed);
     let injected: Arc<dyn PolicyFronts> = Arc::new(fronts.clone());
-    let (_dns, app, s) = start_adjusted(|settings| {
+    let (dns, app, s) = start_adjusted(|settings| {
         settings.fronts = Some(mailward_local_stack::FrontsOverride(injected));
     })
     .await;
     let domain = add_domain(&app, &s.key, "client.test").await;
     let id = domain["id"].as_str().unwrap().to_owned();
     let path = format!("/domains/{id}/mta-sts");
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
+    cname(&dns, "_mta-sts.client.test", &txt_target);
     assert_eq!(mta_sts(&app, &s.key, Method::POST, &path).await.0, 200);
     next_pass_and_reconcile(&app).await;
     let (_, failed) = mta_sts(&app, &s.key, Method::GET, &path).await;
@@ -328,10 +340,17 @@ async fn a_refused_certificate_is_certificate_invalid() {
 
 #[tokio::test]
 async fn the_local_stack_serves_the_policy_host_itself() {
-    let (_dns, app, s) = start_adjusted(|_| {}).await;
+    let (dns, app, s) = start_adjusted(|_| {}).await;
     let domain = add_domain(&app, &s.key, "client.test").await;
-    let path = format!("/domains/{}/mta-sts", domain["id"].as_str().unwrap());
-    let (_, on) = mta_sts(&app, &s.key, Method::POST, &path).await;
+    let id = domain["id"].as_str().unwrap();
+    let path = format!("/domains/{id}/mta-sts");
+    // Before the owner's `_mta-sts` CNAME: no certificate, not even a local one.
+    let (_, before) = mta_sts(&app, &s.key, Method::POST, &path).await;
+    assert_eq!(before["certificate"], Value::Null, "{before}");
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(id, "client.test"));
+    cname(&dns, "_mta-sts.client.test", &txt_target);
+    next_pass_and_reconcile(&app).await;
+    let (_, on) = mta_sts(&app, &s.key, Method::GET, &path).await;
     assert_eq!(on["certificate"]["status"], "not_required", "{on}");
     assert_eq!(on["records"].as_array().unwrap().len(), 2);
     let (status, same) = mta_sts(&app, &s.key, Method::POST, &format!("{path}/retry")).await;

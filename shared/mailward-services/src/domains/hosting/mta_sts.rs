@@ -4,8 +4,13 @@
 //! with the policy `id` at `<owner>._mta-sts.<hosted zone>` (the customer's `_mta-sts`
 //! CNAME), so every change gets a new id without the customer touching DNS.
 //!
-//! - A policy is served for one organization per domain name (the serving route knows only the
-//!   host name); another organization enabling it gets 409 `mta_sts_hosted_elsewhere`.
+//! - Many organizations may enable hosting for one name (its owner, the owner's MSP, an
+//!   auditor); the policy served for the name (the serving route knows only the host name) is
+//!   the one of the organization whose owner-specific `_mta-sts` CNAME target the domain
+//!   publishes ([`owner_chose`]): the domain's owner chose it in the domain's own DNS. No
+//!   certificate or front is requested before that CNAME is seen, at most
+//!   [`MAX_FRONTS_PER_ORG`] per organization, and retiring or deleting a policy never removes
+//!   another organization's.
 //! - Turning it off follows RFC 8461 §8.3: the policy becomes `mode: none` with a new id and is
 //!   served until the old `max_age` has passed, then withdrawn by the hourly reconciliation.
 //! - The hourly reconciliation rebuilds the policy when the live MX hosts change (`mta_sts.updated`) and moves
@@ -34,6 +39,10 @@ use uuid::Uuid;
 
 /// The header an HTTPS front names the policy host in (it forwards with the API's own `Host`).
 pub const FRONT_HOST_HEADER: &str = mailward_domain::policy_fronts::FRONT_HOST_HEADER;
+
+/// Policy fronts (certificate + HTTPS front) one organization may hold: each costs a
+/// certificate and a distribution at the provider.
+pub const MAX_FRONTS_PER_ORG: usize = 100;
 
 /// Tries of a write that lost its version check to the sweep.
 const WRITE_TRIES: usize = 3;
@@ -259,12 +268,54 @@ async fn publish_txt(
     app.zone.upsert(&[record]).await.map_err(publish_failed)
 }
 
-/// Saves `change` of the domain with the served policy, the `event` and its activity entry in
-/// one transaction, retrying on a fresh copy when the sweep wrote the domain meanwhile.
+/// Whether the domain's `_mta-sts` CNAME names this domain's owner-specific target: the
+/// domain's owner chose this organization's policy in the domain's own DNS (one name may be
+/// watched, and hosting enabled, by many organizations).
+pub(crate) async fn owner_chose(app: &AppState, domain: &Domain) -> bool {
+    cname_points_at(
+        app,
+        &format!("_mta-sts.{}", domain.url),
+        &txt_target(app, domain),
+    )
+    .await
+        == Some(true)
+}
+
+/// The write of the policy served for the domain's name, when this domain may write it: its
+/// policy is the one served already, or the owner chose it (`chosen`, [`owner_chose`]). A
+/// policy of `None` stops serving it, only when it is this domain's.
+fn served_write(
+    served: Option<&Versioned<ServedPolicy>>,
+    domain: &Domain,
+    policy: Option<&HostedMtaSts>,
+    chosen: bool,
+) -> Result<Option<mailward_domain::store::WriteOp>, ServiceError> {
+    let host = normalize(&domain.url);
+    let ours = served.is_some_and(|s| s.value.domain_id == domain.id);
+    Ok(match policy {
+        Some(m) if ours || chosen => Some(mailward_store::mta_sts::put_op(
+            &host,
+            &ServedPolicy {
+                org_id: domain.org_id,
+                domain_id: domain.id,
+                policy: policy_text(m),
+            },
+            served.map(|s| s.version),
+        )?),
+        None => served
+            .filter(|_| ours)
+            .map(|s| mailward_store::mta_sts::delete_op_if(&host, s.version)),
+        Some(_) => None,
+    })
+}
+
+/// Saves `change` of the domain with the served policy (when the domain may serve it,
+/// [`served_write`]), the `event` and its activity entry in one transaction, retrying on a
+/// fresh copy when the sweep wrote the domain meanwhile.
 async fn save(
     app: &AppState,
     caller: &Caller,
-    id: Uuid,
+    (id, chosen): (Uuid, bool),
     event: &'static str,
     change: impl Fn(&Domain) -> Result<Domain, ServiceError>,
 ) -> Result<Domain, ServiceError> {
@@ -274,30 +325,14 @@ async fn save(
         let next = change(&current.value)?;
         let host = normalize(&next.url);
         let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
-        if let Some(s) = served.as_ref().filter(|s| s.value.domain_id != next.id) {
-            tracing::info!(domain.id = %next.id, other.org = %s.value.org_id, "MTA-STS already hosted for this name");
-            return Err(ServiceError::new(
-                ErrorKind::Conflict,
-                "mta_sts_hosted_elsewhere",
-                format!(
-                    "MTA-STS for {host} is already hosted by Mailward for another account: the policy host serves one policy per domain name"
-                ),
-            ));
-        }
         let view = serde_json::to_value(state(app, &next))?;
         let mut ops = vec![domains::save_op(&next, current.version)?];
-        match &next.mta_sts {
-            Some(m) => ops.push(mailward_store::mta_sts::put_op(
-                &host,
-                &ServedPolicy {
-                    org_id: next.org_id,
-                    domain_id: next.id,
-                    policy: policy_text(m),
-                },
-                served.as_ref().map(|s| s.version),
-            )?),
-            None => ops.push(mailward_store::mta_sts::delete_op(&host)),
-        }
+        ops.extend(served_write(
+            served.as_ref(),
+            &next,
+            next.mta_sts.as_ref(),
+            chosen,
+        )?);
         ops.push(OutboxEvent::new(event, next.org_id, app.clock.now(), view, None).write_op()?);
         ops.extend(activity::ops(
             app,
@@ -336,7 +371,8 @@ async fn commit(
     change: impl Fn(&mut Domain),
 ) -> Result<MtaStsState, ServiceError> {
     publish_txt(app, current, &policy).await?;
-    let saved = save(app, caller, current.id, event, |d| {
+    let chosen = owner_chose(app, current).await;
+    let saved = save(app, caller, (current.id, chosen), event, |d| {
         let mut next = d.clone();
         next.mta_sts = Some(policy.clone());
         change(&mut next);
@@ -380,7 +416,32 @@ pub async fn enable(
         },
     )
     .await?;
+    // A certificate only for a name whose owner already chose this policy; otherwise the
+    // hourly reconciliation requests it once the `_mta-sts` CNAME is seen.
+    if !owner_chose(app, &current).await {
+        return Ok(enabled);
+    }
     Ok(open_front(app, &current, now).await.unwrap_or(enabled))
+}
+
+/// Whether the organization may request one more policy front ([`MAX_FRONTS_PER_ORG`]).
+async fn front_allowed(app: &AppState, domain: &Domain) -> bool {
+    match domains::list(app.store.as_ref(), domain.org_id).await {
+        Ok(all) => {
+            let held = all
+                .iter()
+                .filter(|d| d.mta_sts.as_ref().is_some_and(|m| m.front.is_some()))
+                .count();
+            if held >= MAX_FRONTS_PER_ORG {
+                tracing::warn!(domain.id = %domain.id, held, "MTA-STS front not requested: the organization holds the most allowed");
+            }
+            held < MAX_FRONTS_PER_ORG
+        }
+        Err(e) => {
+            tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS fronts not counted; next pass");
+            false
+        }
+    }
 }
 
 /// The policy host of a domain.
@@ -403,6 +464,9 @@ async fn open_front(app: &AppState, domain: &Domain, now: OffsetDateTime) -> Opt
         .is_none_or(|m| m.front.is_some())
     {
         return Some(state(app, &saved.value));
+    }
+    if !front_allowed(app, domain).await {
+        return None;
     }
     let front = match app.fronts.open(&policy_host(&domain.url), now).await {
         Ok(front) => front,
@@ -682,12 +746,18 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
 /// Removes a retired policy, its TXT and its front (the policy stays on the domain, no
 /// longer served, while a front is still being taken down).
 async fn retire(app: &AppState, domain: &Domain) -> anyhow::Result<()> {
-    app.zone
-        .remove(&[
-            (txt_target(app, domain), ZoneRecordKind::Txt),
-            (policy_target(app, &domain.url), ZoneRecordKind::Cname),
-        ])
-        .await?;
+    let host = normalize(&domain.url);
+    let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
+    let ours = served
+        .as_ref()
+        .is_some_and(|s| s.value.domain_id == domain.id);
+    // The TXT target is this domain's own; the policy host's name in the zone is the name's,
+    // led by whichever organization's front serves it: removed only when that is ours.
+    let mut names = vec![(txt_target(app, domain), ZoneRecordKind::Txt)];
+    if ours {
+        names.push((policy_target(app, &domain.url), ZoneRecordKind::Cname));
+    }
+    app.zone.remove(&names).await?;
     let Some(current) = domains::get(app.store.as_ref(), domain.org_id, domain.id).await? else {
         return Ok(());
     };
@@ -702,12 +772,9 @@ async fn retire(app: &AppState, domain: &Domain) -> anyhow::Result<()> {
     m.closing_fronts = close_fronts(app, &fronts).await;
     let mut next = current.value.clone();
     next.mta_sts = Some(m).filter(|m| !m.closing_fronts.is_empty());
-    app.store
-        .transact(vec![
-            domains::save_op(&next, current.version)?,
-            mailward_store::mta_sts::delete_op(&normalize(&next.url)),
-        ])
-        .await?;
+    let mut ops = vec![domains::save_op(&next, current.version)?];
+    ops.extend(served_write(served.as_ref(), &next, None, false)?);
+    app.store.transact(ops).await?;
     Ok(())
 }
 
@@ -753,7 +820,11 @@ async fn follow(
         }
     }
     let window = Duration::seconds(i64::try_from(app.config.pending_grace_secs).unwrap_or(0));
-    policy.front = front_pass(app, domain, policy.front.as_ref(), now, window).await;
+    let chosen = owner_chose(app, domain).await;
+    // No certificate before the owner chose this policy; one under way is still followed.
+    if chosen || policy.front.is_some() {
+        policy.front = front_pass(app, domain, policy.front.as_ref(), now, window).await;
+    }
     policy.closing_fronts = close_fronts(app, &policy.closing_fronts).await;
     if let Some(f) = policy.front.as_ref() {
         lead_policy_host(app, domain, f).await;
@@ -764,7 +835,9 @@ async fn follow(
         managed = with_front(managed, policy.front.as_ref(), now);
     }
     if policy.policy_id != m.policy_id {
-        save_policy(app, domain, &policy, now).await?;
+        save_policy(app, domain, &policy, now, chosen).await?;
+    } else if chosen {
+        claim_name(app, domain, &policy).await?;
     }
     super::common::save_managed(app, domain.org_id, domain.id, "mta_sts", now, |d| {
         d.managed_mta_sts = managed.clone();
@@ -846,6 +919,7 @@ async fn front_pass(
     window: Duration,
 ) -> Option<PolicyFront> {
     let mut next = match front {
+        None if !front_allowed(app, domain).await => return None,
         None => match app.fronts.open(&policy_host(&domain.url), now).await {
             Ok(opened) => opened,
             Err(e) => {
@@ -912,12 +986,31 @@ async fn lead_policy_host(app: &AppState, domain: &Domain, front: &PolicyFront) 
     }
 }
 
+/// Serves the domain's policy for its name once the owner chose it, in place of another
+/// organization's (whose proof the one `_mta-sts` CNAME no longer is).
+async fn claim_name(app: &AppState, domain: &Domain, policy: &HostedMtaSts) -> anyhow::Result<()> {
+    let host = normalize(&domain.url);
+    let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
+    if served
+        .as_ref()
+        .is_some_and(|s| s.value.domain_id == domain.id && s.value.policy == policy_text(policy))
+    {
+        return Ok(());
+    }
+    if let Some(op) = served_write(served.as_ref(), domain, Some(policy), true)? {
+        tracing::info!(domain.id = %domain.id, "MTA-STS policy served for the name its owner chose");
+        app.store.transact(vec![op]).await?;
+    }
+    Ok(())
+}
+
 /// Saves a policy the reconciliation rebuilt, with `mta_sts.updated`.
 async fn save_policy(
     app: &AppState,
     domain: &Domain,
     policy: &HostedMtaSts,
     now: OffsetDateTime,
+    chosen: bool,
 ) -> anyhow::Result<()> {
     let Some(current) = domains::get(app.store.as_ref(), domain.org_id, domain.id).await? else {
         return Ok(());
@@ -930,19 +1023,9 @@ async fn save_policy(
     let host = normalize(&next.url);
     let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
     let view = serde_json::to_value(state(app, &next))?;
-    let mut ops = vec![
-        domains::save_op(&next, current.version)?,
-        mailward_store::mta_sts::put_op(
-            &host,
-            &ServedPolicy {
-                org_id: next.org_id,
-                domain_id: next.id,
-                policy: policy_text(policy),
-            },
-            served.map(|s| s.version),
-        )?,
-        OutboxEvent::new(types::MTA_STS_UPDATED, next.org_id, now, view, None).write_op()?,
-    ];
+    let mut ops = vec![domains::save_op(&next, current.version)?];
+    ops.extend(served_write(served.as_ref(), &next, Some(policy), chosen)?);
+    ops.push(OutboxEvent::new(types::MTA_STS_UPDATED, next.org_id, now, view, None).write_op()?);
     ops.extend(activity::system_ops(
         next.org_id,
         Change::new(
@@ -962,14 +1045,19 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
     if domain.mta_sts.is_none() {
         return;
     }
-    if let Err(e) = app
-        .zone
-        .remove(&[
-            (txt_target(app, domain), ZoneRecordKind::Txt),
-            (policy_target(app, &domain.url), ZoneRecordKind::Cname),
-        ])
+    let host = normalize(&domain.url);
+    let served = mailward_store::mta_sts::get(app.store.as_ref(), &host)
         .await
-    {
+        .ok()
+        .flatten();
+    let mine = served
+        .as_ref()
+        .is_some_and(|s| s.value.domain_id == domain.id);
+    let mut names = vec![(txt_target(app, domain), ZoneRecordKind::Txt)];
+    if mine {
+        names.push((policy_target(app, &domain.url), ZoneRecordKind::Cname));
+    }
+    if let Err(e) = app.zone.remove(&names).await {
         tracing::warn!(domain.id = %domain.id, error = %e, "MTA-STS TXT not removed");
     }
     if let Some(m) = &domain.mta_sts {
@@ -980,16 +1068,12 @@ pub(crate) async fn withdraw(app: &AppState, domain: &Domain) {
             tracing::warn!(host = %left.host, certificate = %left.certificate_id, "MTA-STS front left at the provider after its domain was deleted");
         }
     }
-    let host = normalize(&domain.url);
-    let mine = mailward_store::mta_sts::get(app.store.as_ref(), &host)
-        .await
-        .ok()
-        .flatten()
-        .is_some_and(|s| s.value.domain_id == domain.id);
-    if mine
+    if let Some(s) = served.filter(|_| mine)
         && let Err(e) = app
             .store
-            .transact(vec![mailward_store::mta_sts::delete_op(&host)])
+            .transact(vec![mailward_store::mta_sts::delete_op_if(
+                &host, s.version,
+            )])
             .await
     {
         tracing::warn!(domain.id = %domain.id, error = %e, "served MTA-STS policy not removed");
