@@ -30,7 +30,13 @@ pub async fn list_members(
 #[utoipa::path(post, path = "/members", tag = "members", request_body = AddMemberRequest,
     description = "Administrators or read-write keys, not limited to groups. `email` must belong \
 to an existing account: otherwise 400 `parameter_invalid_or_missing` with `param: email` (invite \
-the person with POST /invitations instead). 201 when the account was added (`member.added`); 200 \
+the person with POST /invitations instead). Tenant trust (extension): an account is added at \
+once only when it already shares an organization with the caller (the caller's own organizations; \
+for an API key, this organization, its parent and its children) or its address is at a verified \
+domain of this organization (monitoring set up, or hosted DMARC ready); anyone else is invited: \
+201 with `status: pending_acceptance`, an invitation emailed to the account (listed by GET \
+/invitations, `invitation.created`), granting nothing until accepted; a second add before then \
+answers 409 `invitation_exists`. Otherwise `status` is `active`. 201 when the account was added (`member.added`); 200 \
 when it was a member already, with `roles` and `groups` applied (`member.updated` if they \
 changed). `roles` holds at least one of admin, editor, viewer; `groups` are ids of this \
 organization's groups (400 naming `groups` otherwise). Demoting the last administrator answers \
@@ -53,6 +59,7 @@ pub async fn add_member(
     Ok(match members::add(&app, &principal, body).await? {
         Added::Created(m) => (StatusCode::CREATED, axum::Json(m)),
         Added::Existing(m) => (StatusCode::OK, axum::Json(m)),
+        Added::Pending(m) => (StatusCode::CREATED, axum::Json(m)),
     })
 }
 

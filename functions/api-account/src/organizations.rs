@@ -16,7 +16,10 @@ use mailward_services::organizations;
     description = "Administrators or read-write API keys. With an API key `invite_email` must be \
 omitted or null (400 naming `invite_email` otherwise); the calling organization's administrators \
 become the new organization's administrators and the response carries `api_key`, a read-write key \
-for the new organization shown once. With a session the signed-in person becomes its administrator. \
+for the new organization shown once. With a session the signed-in person becomes its administrator; \
+`invite_email` invites a second administrator: an existing account that already shares an \
+organization with the signed-in person joins at once, anyone else (tenant trust) gets an emailed \
+invitation and joins only by accepting it. \
 Administrators limited to groups get 403. An organization creates at most 100 organizations \
 through API keys (those it created and has not deleted): past that, 409 \
 `organization_limit_reached` (a signed-in administrator is not limited).",

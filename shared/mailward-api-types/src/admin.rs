@@ -155,6 +155,20 @@ pub struct Member {
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+    /// Extension (tenant trust): `active`, or `pending_acceptance` for an account added by
+    /// `POST /members` that must first accept through the link emailed to it (it grants
+    /// nothing until then, and is listed by `GET /invitations` meanwhile).
+    pub status: MemberStatus,
+}
+
+/// Whether a membership is in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberStatus {
+    /// A member.
+    Active,
+    /// Added, waiting for the person to accept by the emailed link.
+    PendingAcceptance,
 }
 
 /// `POST /members` body.

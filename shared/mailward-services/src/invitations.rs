@@ -5,7 +5,7 @@
 use crate::activity::{self, Change};
 use crate::caller::{Caller, Credential};
 use crate::error::{ErrorKind, ServiceError};
-use crate::members::{self, parse_groups, parse_roles};
+use crate::people::{self, parse_groups, parse_roles};
 use crate::state::AppState;
 use mailward_api_types::admin::{
     AcceptInvitationRequest, CreateInvitationRequest, Invitation as InvitationView,
@@ -147,7 +147,17 @@ async fn check_invitee(
             .param("email"));
         }
     }
-    if stored::list(store, caller.org_id)
+    no_pending_invitation(app, caller.org_id, email, now).await
+}
+
+/// 409 `invitation_exists` when a pending invitation to the address exists.
+async fn no_pending_invitation(
+    app: &AppState,
+    org: Uuid,
+    email: &EmailAddress,
+    now: OffsetDateTime,
+) -> Result<(), ServiceError> {
+    if stored::list(app.store.as_ref(), org)
         .await?
         .iter()
         .any(|i| i.email == email.as_str() && i.expires_at > now)
@@ -155,7 +165,7 @@ async fn check_invitee(
         return Err(ServiceError::new(
             ErrorKind::Conflict,
             "invitation_exists",
-            "a pending invitation to this address exists; resend it with POST /invitations/{id}/resend",
+            "a pending invitation to this address exists (an account added by POST /members joins once it accepts); resend it with POST /invitations/{id}/resend",
         )
         .param("email"));
     }
@@ -265,9 +275,24 @@ pub async fn create(
     let ttl = parse_ttl(input.ttl_sec)?;
     let now = app.clock.now();
     check_invitee(app, caller, &email, now).await?;
+    let summary = format!("invited {email}");
+    let sent = issue(app, caller, &email, (roles, groups, ttl), summary).await?;
+    Ok(view(&sent))
+}
+
+/// Stores an invitation (`invitation.created`, with its activity entry `summary`) and emails
+/// its token.
+async fn issue(
+    app: &AppState,
+    caller: &Caller,
+    email: &EmailAddress,
+    (roles, groups, ttl): (Vec<Role>, Vec<Uuid>, i64),
+    summary: String,
+) -> Result<Invitation, ServiceError> {
+    let now = app.clock.now();
     let drafted = draft(
         caller.org_id,
-        &email,
+        email,
         roles,
         groups,
         ttl,
@@ -282,12 +307,32 @@ pub async fn create(
             "invitation.created",
             "invitation",
             Some(drafted.invitation.id),
-            format!("invited {}", email),
+            summary,
         ),
     )?);
     app.store.transact(ops).await?;
     let name = org_name(app, caller.org_id).await?;
-    Ok(view(&send(app, &name, &drafted).await?))
+    send(app, &name, &drafted).await
+}
+
+/// Invites an existing account that may not be added without its consent
+/// (`people::may_add_directly`): the pending membership of `POST /members`, an invitation
+/// (its roles and groups those of `membership`) emailed to the account, which joins by
+/// accepting. A pending invitation to the address answers 409 `invitation_exists`.
+pub(crate) async fn invite_existing(
+    app: &AppState,
+    caller: &Caller,
+    email: &EmailAddress,
+    membership: &Membership,
+) -> Result<Invitation, ServiceError> {
+    no_pending_invitation(app, caller.org_id, email, app.clock.now()).await?;
+    let grants = (
+        membership.roles.clone(),
+        membership.groups.clone(),
+        INVITATION_TTL_DEFAULT_SECS,
+    );
+    let summary = format!("added {email}, pending their acceptance");
+    issue(app, caller, email, grants, summary).await
 }
 
 async fn load(
@@ -424,7 +469,7 @@ pub async fn accept(
         created_at: now,
     };
     ops.push(accounts::add_membership_op(&membership)?);
-    let object = serde_json::to_value(members::view(&membership))?;
+    let object = serde_json::to_value(people::view(&membership))?;
     ops.push(OutboxEvent::new(MEMBER_ADDED, invitation.org_id, now, object, None).write_op()?);
     ops.extend(activity::ops_as(
         app,
@@ -441,7 +486,7 @@ pub async fn accept(
         Ok(()) => Ok(InvitationAccepted {
             organization_id: org.value.id,
             organization_name: org.value.name,
-            member: members::view(&membership),
+            member: people::view(&membership),
         }),
         // The invitation was used or revoked meanwhile, or the person joined another way.
         Err(e) if e.is_conflict() => Err(token_invalid()),

@@ -23,6 +23,8 @@ pub mod header_analysis;
 pub mod invitations;
 pub mod members;
 pub mod organizations;
+pub mod ownership;
+pub(crate) mod people;
 pub mod prospecting;
 pub mod reports;
 pub mod signup;

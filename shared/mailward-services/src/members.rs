@@ -5,36 +5,21 @@
 use crate::activity::{self, Change};
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ServiceError};
+use crate::people::{may_add_directly, parse_groups, parse_roles};
 use crate::state::AppState;
 use mailward_api_types::admin::{
-    AddMemberRequest, AuthProvider, Member, MemberMfaStatus, RoleView, UpdateMemberRequest,
+    AddMemberRequest, Member, MemberMfaStatus, MemberStatus, UpdateMemberRequest,
 };
 use mailward_domain::diff::previous_attributes;
 use mailward_domain::email::EmailAddress;
 use mailward_domain::events::types::{MEMBER_ADDED, MEMBER_REMOVED, MEMBER_UPDATED};
-use mailward_domain::model::{Membership, Role};
+use mailward_domain::model::Membership;
 use mailward_domain::store::WriteOp;
 use mailward_store::outbox::OutboxEvent;
-use mailward_store::{Versioned, accounts, groups, orgs};
+use mailward_store::{Versioned, accounts, orgs};
 use uuid::Uuid;
 
-/// The wire shape of a membership. Every account signs in with an emailed code today, so
-/// `auth_provider` is `email_code` until other identity providers are connected.
-pub fn view(membership: &Membership) -> Member {
-    Member {
-        id: membership.account_id,
-        email: membership.email.clone(),
-        roles: membership
-            .roles
-            .iter()
-            .copied()
-            .map(RoleView::from)
-            .collect(),
-        groups: membership.groups.clone(),
-        auth_provider: AuthProvider::EmailCode,
-        created_at: membership.created_at,
-    }
-}
+pub use crate::people::view;
 
 /// Fills the copied email of memberships stored before it was copied.
 async fn with_email(
@@ -48,45 +33,6 @@ async fn with_email(
         membership.email = account.email;
     }
     Ok(membership)
-}
-
-/// Validated roles: at least one, each once, strongest first.
-pub(crate) fn parse_roles(roles: &[RoleView]) -> Result<Vec<Role>, ServiceError> {
-    let mut out: Vec<Role> = Vec::new();
-    for role in [Role::Admin, Role::Editor, Role::Viewer] {
-        if roles.iter().any(|r| Role::from(*r) == role) {
-            out.push(role);
-        }
-    }
-    if out.is_empty() {
-        return Err(ServiceError::invalid(
-            "roles",
-            "roles must hold at least one of admin, editor, viewer",
-        ));
-    }
-    Ok(out)
-}
-
-/// Validated group ids: each a group of the caller's organization, each once.
-pub(crate) async fn parse_groups(
-    app: &AppState,
-    caller: &Caller,
-    ids: &[Uuid],
-) -> Result<Vec<Uuid>, ServiceError> {
-    let mut out: Vec<Uuid> = Vec::new();
-    for id in ids {
-        if out.contains(id) {
-            continue;
-        }
-        if !groups::exists(app.store.as_ref(), caller.org_id, *id).await? {
-            return Err(ServiceError::invalid(
-                "groups",
-                format!("{id} is not a group of this organization"),
-            ));
-        }
-        out.push(*id);
-    }
-    Ok(out)
 }
 
 /// Refuses callers that may not manage people: anyone but administrators and read-write keys,
@@ -144,6 +90,9 @@ pub enum Added {
     Created(Member),
     /// The account was a member already; its roles and groups were applied (200).
     Existing(Member),
+    /// The account was invited, and becomes a member once it accepts (201, `status`
+    /// `pending_acceptance`).
+    Pending(Member),
 }
 
 /// Adds an existing account to the organization, or applies roles and groups to a member.
@@ -190,6 +139,14 @@ pub async fn add(
         mfa_seen_at: None,
         created_at: now,
     };
+    if !may_add_directly(app, caller, caller.org_id, &account).await? {
+        let invited = crate::invitations::invite_existing(app, caller, &email, &membership).await?;
+        return Ok(Added::Pending(Member {
+            status: MemberStatus::PendingAcceptance,
+            created_at: invited.created_at,
+            ..view(&membership)
+        }));
+    }
     let mut ops = vec![
         accounts::add_membership_op(&membership)?,
         event_op(MEMBER_ADDED, &membership, now, None)?,

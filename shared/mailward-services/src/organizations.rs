@@ -233,7 +233,8 @@ async fn first_admin_ops(
     Ok(ops)
 }
 
-/// The invitee: an existing account becomes an administrator at once; anyone else gets an
+/// The invitee: an existing account that may be added without its consent
+/// (`people::may_add_directly`) becomes an administrator at once; anyone else gets an
 /// invitation, emailed before the commit so its outcome (`org.invitation_failure`) is part of
 /// the new organization.
 async fn invitee_ops(
@@ -245,20 +246,31 @@ async fn invitee_ops(
 ) -> Result<Vec<WriteOp>, ServiceError> {
     let mut ops = Vec::new();
     let creator = caller.account_id();
-    match accounts::get_by_email(app.store.as_ref(), invitee.as_str()).await? {
-        Some(account) if Some(account.value.id) == creator => {}
-        Some(account) => {
+    let existing = accounts::get_by_email(app.store.as_ref(), invitee.as_str())
+        .await?
+        .map(|a| a.value);
+    // Tenant trust: an existing account is added at once only when it may be without its
+    // consent; anyone else gets the invitation, which it joins by accepting.
+    let direct = match &existing {
+        Some(account) if Some(account.id) != creator => {
+            crate::people::may_add_directly(app, caller, org.id, account).await?
+        }
+        _ => false,
+    };
+    match existing {
+        Some(account) if Some(account.id) == creator => {}
+        Some(account) if direct => {
             let membership = Membership {
                 org_id: org.id,
-                account_id: account.value.id,
-                email: account.value.email.clone(),
+                account_id: account.id,
+                email: account.email.clone(),
                 roles: vec![Role::Admin],
                 groups: Vec::new(),
                 mfa_seen_at: None,
                 created_at: now,
             };
             ops.push(accounts::add_membership_op(&membership)?);
-            let object = serde_json::to_value(crate::members::view(&membership))?;
+            let object = serde_json::to_value(crate::people::view(&membership))?;
             ops.push(OutboxEvent::new(MEMBER_ADDED, org.id, now, object, None).write_op()?);
             ops.extend(activity::ops_as(
                 app,
@@ -267,48 +279,61 @@ async fn invitee_ops(
                 Change::new(
                     "member.added",
                     "member",
-                    Some(account.value.id),
-                    format!("added {} as an administrator", account.value.email),
+                    Some(account.id),
+                    format!("added {} as an administrator", account.email),
                 ),
             )?);
         }
-        None => {
-            let mut drafted = invitations::draft(
-                org.id,
-                invitee,
-                vec![Role::Admin],
-                Vec::new(),
-                INVITATION_TTL_DEFAULT_SECS,
-                creator,
-                now,
-            );
-            let email = invitations::email_for(app, &org.name, &drafted.invitation, &drafted.token);
-            match app.mailer.send(email).await {
-                Ok(()) => drafted.invitation.sent_at = Some(now),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the invitation of a new organization failed");
-                    org.invitation_failure = Some(InvitationFailure {
-                        code: "upstream_failure".into(),
-                        message: format!(
-                            "the invitation email to {invitee} could not be sent; the invitation is listed by GET /invitations: resend it"
-                        ),
-                    });
-                }
-            }
-            ops.extend(invitations::store_ops(&drafted, now)?);
-            ops.extend(activity::ops_as(
-                app,
-                org.id,
-                caller.actor(),
-                Change::new(
-                    "invitation.created",
-                    "invitation",
-                    Some(drafted.invitation.id),
-                    format!("invited {invitee} as an administrator"),
+        _ => ops.extend(invite_admin(app, caller, org, invitee, now).await?),
+    }
+    Ok(ops)
+}
+
+/// The invitation of the new organization's invited administrator, emailed before the commit
+/// so its outcome (`org.invitation_failure`) is part of the new organization.
+async fn invite_admin(
+    app: &AppState,
+    caller: &Caller,
+    org: &mut Organization,
+    invitee: &EmailAddress,
+    now: OffsetDateTime,
+) -> Result<Vec<WriteOp>, ServiceError> {
+    let creator = caller.account_id();
+    let mut ops = Vec::new();
+    let mut drafted = invitations::draft(
+        org.id,
+        invitee,
+        vec![Role::Admin],
+        Vec::new(),
+        INVITATION_TTL_DEFAULT_SECS,
+        creator,
+        now,
+    );
+    let email = invitations::email_for(app, &org.name, &drafted.invitation, &drafted.token);
+    match app.mailer.send(email).await {
+        Ok(()) => drafted.invitation.sent_at = Some(now),
+        Err(e) => {
+            tracing::warn!(error = %e, "the invitation of a new organization failed");
+            org.invitation_failure = Some(InvitationFailure {
+                code: "upstream_failure".into(),
+                message: format!(
+                    "the invitation email to {invitee} could not be sent; the invitation is listed by GET /invitations: resend it"
                 ),
-            )?);
+            });
         }
     }
+    ops.extend(invitations::store_ops(&drafted, now)?);
+    ops.extend(activity::ops_as(
+        app,
+        org.id,
+        caller.actor(),
+        Change::new(
+            "invitation.created",
+            "invitation",
+            Some(drafted.invitation.id),
+            format!("invited {invitee} as an administrator"),
+        ),
+    )?);
     Ok(ops)
 }
 

@@ -188,7 +188,18 @@ async fn every_mutation_is_logged_with_its_actor() {
     assert_eq!(status, 200);
     expected.push(("task.updated", "USER", Some(id(&task))));
 
-    // People.
+    // People. The friend first joins a child organization by accepting its invitation, so the
+    // parent's key may then add them directly (tenant trust: a stranger would be invited).
+    let (status, child) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &session,
+        Some(json!({"name": "Walk Child", "invite_email": "friend@walk.example"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{child}");
+    crate::admin::accept(&app, "friend@walk.example").await;
     let (status, friend) = call(
         &app,
         Method::POST,

@@ -20,8 +20,9 @@ pub async fn group(app: &TestApp, key: &str, name: &str) -> Value {
     body
 }
 
-/// Signs up `email` elsewhere (so the account exists) and adds it to `org` with `roles` and
-/// `groups`; returns a session token for it in `org`.
+/// Signs up `email` elsewhere (so the account exists), adds it to `org` with `roles` and
+/// `groups` (a stranger to `org`, so pending until it accepts) and accepts the emailed
+/// invitation as the person does; returns a session token for it in `org`.
 pub async fn member(
     app: &TestApp,
     org: &SignedUp,
@@ -39,7 +40,20 @@ pub async fn member(
     )
     .await;
     assert_eq!(status, 201, "{body}");
+    assert_eq!(body["status"], "pending_acceptance", "{body}");
+    accept(app, email).await;
     app.session_token(email, &org.org_id, false).await
+}
+
+/// Accepts the newest invitation emailed to `email` (`POST /invitations/accept`).
+pub async fn accept(app: &TestApp, email: &str) {
+    let res = app
+        .request(Method::POST, "/invitations/accept")
+        .json(&json!({"token": token_for(app, email)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
 }
 
 /// The invitation token in the newest email to `to`.
@@ -333,7 +347,9 @@ async fn members_are_added_changed_and_removed_and_the_last_admin_stays() {
         (StatusCode::BAD_REQUEST, Some("groups"))
     );
 
-    // 201 added, then 200 with roles and groups applied.
+    // Tenant trust, finding 7: Bob shares no organization with Alice and members.example is
+    // no verified domain of hers, so he is added pending his acceptance: 201 with the status,
+    // an emailed invitation, and nothing granted until he accepts.
     let (status, bob) = call(
         &app,
         Method::POST,
@@ -346,7 +362,30 @@ async fn members_are_added_changed_and_removed_and_the_last_admin_stays() {
     assert_eq!(bob["email"], "bob@members.example");
     assert_eq!(bob["roles"], json!(["viewer"]));
     assert_eq!(bob["auth_provider"], "email_code");
+    assert_eq!(bob["status"], "pending_acceptance");
     let bob_id = bob["id"].as_str().unwrap().to_owned();
+    let listed = get(&app, "/members", &s.key).await;
+    assert_eq!(strings(&listed, "email"), ["alice@members.example"]);
+    let invitations = get(&app, "/invitations", &s.key).await;
+    assert_eq!(
+        invitations[0]["email"], "bob@members.example",
+        "{invitations}"
+    );
+    let (status, twice) = call(
+        &app,
+        Method::POST,
+        "/members",
+        &s.key,
+        Some(json!({"email": "bob@members.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, twice["code"].as_str()),
+        (StatusCode::CONFLICT, Some("invitation_exists"))
+    );
+    accept(&app, "bob@members.example").await;
+
+    // A member now: 200 with roles and groups applied.
     let (status, again) = call(
         &app,
         Method::POST,
@@ -833,7 +872,8 @@ async fn a_new_organization_invites_its_administrator() {
         .unwrap();
     assert_eq!(res.status(), 201);
 
-    // An address with an account is made an administrator directly.
+    // Tenant trust, finding 7: an existing account that shares no organization with the
+    // founder is invited, not added: it joins by accepting.
     let (status, created) = call_as(
         &app,
         Method::POST,
@@ -844,8 +884,28 @@ async fn a_new_organization_invites_its_administrator() {
     .await;
     assert_eq!(status, 201);
     let two = created["id"].as_str().unwrap().to_owned();
+    let in_two = app.session_token("founder@msp.example", &two, false).await;
+    let (_, members) = call_as(&app, Method::GET, "/members", &in_two, None).await;
+    assert_eq!(members.as_array().unwrap().len(), 1, "{members}");
+    let (_, pending) = call_as(&app, Method::GET, "/invitations", &in_two, None).await;
+    assert_eq!(pending[0]["email"], "existing@client.example");
+    accept(&app, "existing@client.example").await;
+    let (_, members) = call_as(&app, Method::GET, "/members", &in_two, None).await;
+    assert_eq!(members.as_array().unwrap().len(), 2);
+    // One who shares an organization with the founder (the boss joined Client One) is made
+    // an administrator directly.
+    let (status, created) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &founder,
+        Some(json!({"name": "Client Two B", "invite_email": "boss@client.example"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let two_b = created["id"].as_str().unwrap().to_owned();
     let boss = app
-        .session_token("existing@client.example", &two, false)
+        .session_token("boss@client.example", &two_b, false)
         .await;
     let (_, members) = call_as(&app, Method::GET, "/members", &boss, None).await;
     assert_eq!(members.as_array().unwrap().len(), 2);
@@ -879,7 +939,10 @@ async fn a_new_organization_invites_its_administrator() {
     // Usage counts the organizations created from this one.
     let usage = get(&app, "/usage?expand[]=organizations", &s.key).await;
     let names = strings(&usage["organizations"], "name");
-    assert_eq!(names, ["Client One", "Client Three", "Client Two"]);
+    assert_eq!(
+        names,
+        ["Client One", "Client Three", "Client Two", "Client Two B"]
+    );
 }
 
 #[tokio::test]
@@ -1557,4 +1620,93 @@ async fn adding_and_inviting_people_count_in_the_invite_bucket() {
     .await;
     assert_eq!(status, 429, "{body}");
     assert_eq!(body["scope"], "invite", "{body}");
+}
+
+/// Tenant trust, finding 7: an existing account joins without its consent only when it
+/// already shares an organization with the caller or its address is at a verified domain of
+/// the organization (here: monitoring set up, the organization's report address seen in the
+/// domain's DMARC record).
+#[tokio::test]
+async fn members_join_without_consent_only_from_a_shared_organization_or_a_verified_domain() {
+    let (dns, app) =
+        crate::common::app_on(vec![mailward_dns_fixture::Zone::new("verified.example")]).await;
+    let s = app.sign_up("alice@home.example", "Home").await;
+    let domain = add_domain(&app, &s.key, "verified.example").await;
+    app.sign_up("carol@verified.example", "Carol's own").await;
+    let add = |email: &'static str| {
+        let key = s.key.clone();
+        let app = &app;
+        async move {
+            call(
+                app,
+                Method::POST,
+                "/members",
+                &key,
+                Some(json!({"email": email, "roles": ["editor"]})),
+            )
+            .await
+        }
+    };
+    // Not verified yet: pending.
+    let (status, carol) = add("carol@verified.example").await;
+    assert_eq!(
+        (status, &carol["status"]),
+        (StatusCode::CREATED, &json!("pending_acceptance"))
+    );
+    let (_, invitations) = call(&app, Method::GET, "/invitations", &s.key, None).await;
+    let id = invitations[0]["id"].as_str().unwrap().to_owned();
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/invitations/{id}"),
+        &s.key,
+        None,
+    )
+    .await;
+    assert!(status.is_success(), "{status}");
+    // The domain publishes the organization's report address: verified, so an address there
+    // joins at once.
+    let rua = domain["monitoring_email"].as_str().unwrap();
+    dns.set_txt(
+        "_dmarc.verified.example",
+        &format!("v=DMARC1; p=none; rua=mailto:{rua}"),
+    )
+    .unwrap();
+    crate::common::next_pass(&app).await;
+    let (status, carol) = add("carol@verified.example").await;
+    assert_eq!(
+        (status, &carol["status"]),
+        (StatusCode::CREATED, &json!("active")),
+        "{carol}"
+    );
+
+    // Someone who shares an organization with the caller joins another of its organizations
+    // at once: Carol, now a member here, added to a new organization Alice creates.
+    let alice = app
+        .session_token("alice@home.example", &s.org_id, false)
+        .await;
+    let (status, created) = call_as(
+        &app,
+        Method::POST,
+        "/organizations",
+        &alice,
+        Some(json!({"name": "Second Home"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let second = created["id"].as_str().unwrap();
+    let in_second = app.session_token("alice@home.example", second, false).await;
+    let (status, carol) = call_as(
+        &app,
+        Method::POST,
+        "/members",
+        &in_second,
+        Some(json!({"email": "carol@verified.example", "roles": ["viewer"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, &carol["status"]),
+        (StatusCode::CREATED, &json!("active")),
+        "{carol}"
+    );
 }
