@@ -37,7 +37,9 @@ organization's DNS host so Mailward can read its zones: `provider` route53 with 
 user's `access_key_id` and `secret_access_key` (the user needs `route53:ListHostedZones`), or a \
 `role_arn` in the account that hosts the zones, which Mailward's role assumes (STS AssumeRole) \
 always with the organization's own external id, the `external_id` of `GET /dns-connections`: \
-make the role's trust policy require it, so no other organization can name the role. An \
+make the role's trust policy require it, so no other organization can name the role: Mailward \
+also tries once with a foreign external id, and a role it can assume that way is refused (422 \
+`role_trust_too_broad` naming `credentials.role_arn`, nothing stored). An \
 external id is never taken from input (400 naming `credentials.external_id`), and a role in \
 Mailward's own AWS account is refused (400 naming `credentials.role_arn`); Mailward's own ARNs \
 are kept out of error text. Administrators not limited to groups. The credentials are checked by \

@@ -49,6 +49,8 @@ pub struct Settings {
     pub webhook_allow_loopback: bool,
     /// The AWS account taken as Mailward's own (DNS connections refuse roles in it; tests).
     pub aws_account_id: Option<String>,
+    /// See `Config::role_trust_probe` (off only against moto, whose STS admits any external id).
+    pub role_trust_probe: bool,
     /// Extra trusted root certificate (PEM file) for webhook receivers (local tests only).
     pub extra_ca: Option<PathBuf>,
     /// Time a webhook receiver has to answer.
@@ -171,6 +173,7 @@ impl Settings {
             signup_codes_per_hour: 5,
             webhook_allow_loopback: false,
             aws_account_id: None,
+            role_trust_probe: true,
             extra_ca: None,
             webhook_timeout: Duration::from_secs(10),
             dns: None,
@@ -305,6 +308,7 @@ pub fn assemble(
     config.signup_codes_per_address_per_hour = settings.signup_codes_per_hour;
     config.outbound.allow_loopback = settings.webhook_allow_loopback;
     config.aws_account_id.clone_from(&settings.aws_account_id);
+    config.role_trust_probe = settings.role_trust_probe;
     if let Some(interval) = settings.sweep_interval {
         config.sweep_interval_secs = interval.as_secs().max(1);
     }

@@ -171,6 +171,11 @@ pub struct Config {
     /// The AWS account Mailward runs in (`MAILWARD_AWS_ACCOUNT_ID`): DNS connections refuse a
     /// role in it, and its ARNs are kept out of error text. None locally.
     pub aws_account_id: Option<String>,
+    /// Whether a role connection is refused when its role also admits an external id that is
+    /// not the organization's (`MAILWARD_ROLE_TRUST_PROBE`, default true): such a trust policy
+    /// would serve any organization that names the role. Off only against an emulator whose
+    /// STS evaluates no trust policy (moto).
+    pub role_trust_probe: bool,
     /// How often each domain is re-evaluated by the sweep.
     pub sweep_interval_secs: u64,
     /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
@@ -247,6 +252,7 @@ impl Config {
             report_domain: "reports.mailward.local".into(),
             hosted_zone: "hosted.mailward.local".into(),
             aws_account_id: None,
+            role_trust_probe: true,
             sweep_interval_secs: 300,
             dkim_full_probe_interval_secs: 86_400,
             sweep_dns_in_flight: mailward_dns::ResolverSettings::default().max_concurrency / 2,
@@ -278,6 +284,9 @@ impl Config {
             && !value.trim().is_empty()
         {
             self.aws_account_id = Some(value.trim().to_owned());
+        }
+        if let Ok(value) = std::env::var("MAILWARD_ROLE_TRUST_PROBE") {
+            self.role_trust_probe = !matches!(value.trim(), "false" | "0" | "off");
         }
         if let Ok(value) = std::env::var("MAILWARD_REPORT_DOMAIN") {
             self.report_domain = value;

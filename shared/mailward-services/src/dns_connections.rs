@@ -224,6 +224,7 @@ pub async fn create(
         .zones(&credentials)
         .await
         .map_err(|e| provider_error(app, e))?;
+    refuse_open_trust(app, &credentials).await?;
     let sealed = secret_box::seal(
         &app.config.secret_key,
         &serde_json::to_string(&credentials)?,
@@ -264,6 +265,35 @@ pub async fn create(
     )?);
     app.store.transact(ops).await?;
     Ok(view(&connection))
+}
+
+/// Refuses a role that Mailward can also assume with an external id that is not the
+/// organization's: its trust policy does not require the organization's id, so any
+/// organization naming the role would act on the customer's zones through it (the confused
+/// deputy). The probe asks once with a random id; a refusal, or any failure, passes.
+async fn refuse_open_trust(
+    app: &AppState,
+    credentials: &DnsHostCredentials,
+) -> Result<(), ServiceError> {
+    let DnsHostCredentials::Route53Role { role_arn, .. } = credentials else {
+        return Ok(());
+    };
+    if !app.config.role_trust_probe {
+        return Ok(());
+    }
+    let probe = DnsHostCredentials::Route53Role {
+        role_arn: role_arn.clone(),
+        external_id: Some(format!("mailward-probe-{}", Uuid::new_v4().simple())),
+    };
+    match hosts(app)?.zones(&probe).await {
+        Ok(_) => Err(ServiceError::new(
+            ErrorKind::Unprocessable,
+            "role_trust_too_broad",
+            "the role's trust policy lets Mailward assume it without this organization's external id: add the condition sts:ExternalId equal to the external_id of GET /dns-connections, then connect again",
+        )
+        .param("credentials.role_arn")),
+        Err(_) => Ok(()),
+    }
 }
 
 /// `GET /dns-connections`.

@@ -27,6 +27,10 @@ async fn start(hosts: Arc<dyn DnsHosts>) -> (TestApp, mailward_dns_fixture::Fixt
         s.dns = Some(addr);
         s.evaluate_new_domains = false;
         s.publish_outbox = false;
+        // moto's STS admits any external id (it evaluates no trust policy), so the probe for
+        // an open trust policy is off here; `a_role_that_admits_any_external_id_is_refused`
+        // tests it with a provider that evaluates one.
+        s.role_trust_probe = false;
     })
     .await;
     (app, dns)
@@ -552,4 +556,70 @@ async fn dns_connections_cannot_borrow_another_customers_role() {
         "{error}"
     );
     assert_eq!(recording.0.lock().unwrap().len(), 1);
+}
+
+/// A provider whose one role trusts Mailward under the external id `required` holds (any
+/// external id while it holds none).
+#[derive(Default)]
+struct TrustPolicy {
+    required: std::sync::Mutex<Option<String>>,
+}
+
+#[async_trait]
+impl DnsHosts for TrustPolicy {
+    async fn zones(
+        &self,
+        credentials: &DnsHostCredentials,
+    ) -> Result<Vec<DnsHostZone>, DnsHostError> {
+        let DnsHostCredentials::Route53Role { external_id, .. } = credentials else {
+            return Err(DnsHostError::Denied("roles only".into()));
+        };
+        match self.required.lock().unwrap().as_ref() {
+            Some(id) if external_id.as_ref() != Some(id) => {
+                Err(DnsHostError::Denied("AccessDenied: sts:AssumeRole".into()))
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    async fn zone(
+        &self,
+        _: &DnsHostCredentials,
+        _: &DnsHostZone,
+    ) -> Result<Box<dyn mailward_domain::hosted_zone::HostedZone>, DnsHostError> {
+        Err(DnsHostError::Denied("AccessDenied".into()))
+    }
+}
+
+/// Tenant trust, finding 3: a role whose trust policy does not require the organization's
+/// external id would serve any organization that names it; Mailward probes with a foreign id
+/// and refuses such a role, and accepts one that requires the organization's own id.
+#[tokio::test]
+async fn a_role_that_admits_any_external_id_is_refused() {
+    let role = json!({"provider": "route53", "name": "Role", "credentials": {"role_arn": "arn:aws:iam::123456789012:role/dns"}});
+    let policy = Arc::new(TrustPolicy::default());
+    let hosts: Arc<dyn DnsHosts> = policy.clone();
+    let app = TestApp::start_with(|s| {
+        s.dns_hosts = Some(mailward_local_stack::DnsHostsOverride(hosts));
+        s.publish_outbox = false;
+    })
+    .await;
+    let s = app.sign_up("owner@open-role.example", "Open Role").await;
+    let (status, error) = connect(&app, &s.key, role.clone()).await;
+    assert_eq!(
+        (status, error["code"].as_str(), error["param"].as_str()),
+        (
+            422,
+            Some("role_trust_too_broad"),
+            Some("credentials.role_arn")
+        ),
+        "{error}"
+    );
+    let (_, list) = call(&app, Method::GET, "/dns-connections", &s.key, None).await;
+    assert_eq!(list["data"], json!([]), "nothing stored");
+
+    // The customer adds the condition on this organization's external id: connected.
+    *policy.required.lock().unwrap() = Some(list["external_id"].as_str().unwrap().to_owned());
+    let (status, connected) = connect(&app, &s.key, role).await;
+    assert_eq!(status, 201, "{connected}");
 }
