@@ -400,6 +400,9 @@ async fn validate(
 /// and organizational domains are read through the resolver port; a message without a DKIM
 /// signature, or without exactly one From address, is not (and asks nothing).
 pub async fn dkim_aligned_with_from(app: &AppState, raw: &[u8]) -> bool {
+    if !has_dkim_signature_header(raw) {
+        return false;
+    }
     let Some(message) = AuthenticatedMessage::parse_with_opts(raw, None, false) else {
         return false;
     };
@@ -441,6 +444,23 @@ pub async fn dkim_aligned_with_from(app: &AppState, raw: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// Whether the header block of `raw` (what precedes the first empty line, within its first
+/// 256 KiB) holds a `DKIM-Signature` field: a cheap look before parsing, so a report file
+/// (XML, a zip) costs nothing.
+fn has_dkim_signature_header(raw: &[u8]) -> bool {
+    let head = &raw[..raw.len().min(256 * 1024)];
+    let end = head
+        .windows(2)
+        .position(|w| w == b"\n\n" || w == b"\n\r")
+        .unwrap_or(head.len());
+    let head = &head[..end];
+    const FIELD: &[u8] = b"dkim-signature:";
+    head.starts_with(b"DKIM-Signature:")
+        || head.split(|&b| b == b'\n').any(|line| {
+            line.len() >= FIELD.len() && line[..FIELD.len()].eq_ignore_ascii_case(FIELD)
+        })
 }
 
 /// The keys to fetch: every DKIM signature's, every ARC seal's and message signature's.
@@ -672,5 +692,18 @@ async fn check_spf(
             result: "unknown".into(),
             aligned: None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_a_header_block_with_a_dkim_signature_is_parsed() {
+        use super::has_dkim_signature_header as has;
+        assert!(has(b"DKIM-Signature: v=1\r\nFrom: a@b\r\n\r\nbody"));
+        assert!(has(b"Received: x\r\ndkim-signature: v=1\r\n\r\n"));
+        assert!(!has(b"From: a@b\r\n\r\nDKIM-Signature: in the body\r\n"));
+        assert!(!has(b"<?xml version=\"1.0\"?><feedback>"));
+        assert!(!has(b""));
     }
 }
