@@ -319,7 +319,7 @@ async fn the_policy_is_served_follows_edits_and_mx_and_retires_as_none() {
 }
 
 #[tokio::test]
-async fn bad_input_and_conflicts_are_refused() {
+async fn bad_input_is_refused_and_a_name_serves_the_mta_sts_policy_its_owner_chose() {
     let (dns, app, s) = start().await;
     let domain = add_domain(&app, &s.key, "client.test").await;
     let id = domain["id"].as_str().unwrap().to_owned();
