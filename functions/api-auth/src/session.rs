@@ -4,8 +4,8 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use mailward_api_types::ErrorBody;
 use mailward_api_types::oauth::{Session, SessionRequest, SessionStartRequest, SessionStarted};
+use mailward_api_types::{ErrorBody, ThrottledBody};
 use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
 use mailward_http::extract::Json;
 use mailward_http::middleware::ClientIp;
@@ -24,7 +24,7 @@ pub const SESSION_TTL_SECS: i64 = 8 * 3600;
     responses(
         (status = 202, description = "Started", body = SessionStarted),
         (status = 400, description = "`param` email", body = ErrorBody),
-        (status = 429, description = "Too many codes", body = ErrorBody),
+        (status = 429, description = "Too many codes for the address (error body), or the `signup` or `signin` bucket of the client address (rate-limit body)", body = ThrottledBody),
     ))]
 pub async fn start_session(
     State(app): State<AppState>,

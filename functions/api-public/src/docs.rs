@@ -4,7 +4,7 @@
 //! the local stack; nothing loads from a CDN.
 
 use axum::http::header;
-use axum::response::{IntoResponse, Redirect};
+use axum::response::IntoResponse;
 use mailward_http::Routes;
 
 /// The Redoc standalone bundle (npm `redoc`, MIT; see `assets/redoc/SOURCES.md`).
@@ -92,7 +92,14 @@ pub async fn docs_script() -> impl IntoResponse {
     description = "Redirects (302) to the authentication section of `/docs`.",
     responses((status = 302, description = "To /docs#section/Authentication")))]
 pub async fn docs_authentication() -> impl IntoResponse {
-    Redirect::to("../docs#section/Authentication")
+    // 302, as documented (`Redirect::to` would answer 303).
+    (
+        axum::http::StatusCode::FOUND,
+        [(
+            axum::http::header::LOCATION,
+            "../docs#section/Authentication",
+        )],
+    )
 }
 
 /// Routes of this module.

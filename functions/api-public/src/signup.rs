@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use mailward_api_types::organizations::OrganizationWithKey;
 use mailward_api_types::signup::{SignupRequest, SignupStarted, VerifyRequest};
-use mailward_api_types::{ErrorBody, RateLimitBody};
+use mailward_api_types::{ErrorBody, ThrottledBody};
 use mailward_http::extract::Json;
 use mailward_http::middleware::ClientIp;
 use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
@@ -24,7 +24,7 @@ use mailward_services::signup;
         (status = 201, description = "Code sent", body = SignupStarted),
         (status = 400, description = "Invalid field (`param` names it)", body = ErrorBody),
         (status = 422, description = "`disposable_email_domain`", body = ErrorBody),
-        (status = 429, description = "`signup_email_throttled` (error body) or the `signup` bucket (rate-limit body)", body = RateLimitBody),
+        (status = 429, description = "`signup_email_throttled` (error body) or the `signup` bucket (rate-limit body)", body = ThrottledBody),
         (status = 503, description = "The email could not be sent", body = ErrorBody),
     ))]
 pub async fn start_signup(

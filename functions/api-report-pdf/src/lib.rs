@@ -15,15 +15,17 @@ use mailward_services::error::{ErrorKind, ServiceError};
 use mailward_services::html::escape;
 use mailward_services::prospecting::{self, Download};
 
-/// Whether the client asked for JSON rather than a page: `application/json` (or `+json`) in
-/// `Accept`, and `text/html` not.
-fn wants_json(headers: &HeaderMap) -> bool {
-    let accept = headers
+/// Whether the client asked for a page rather than JSON (SPEC §7.5): the first media type of
+/// `Accept` is `text/html` (a browser following the link) or `text/plain`. Any other `Accept`,
+/// or none, gets the JSON error body.
+fn wants_page(headers: &HeaderMap) -> bool {
+    let first = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    accept.contains("json") && !accept.contains("text/html")
+        .and_then(|accept| accept.split(',').next())
+        .and_then(|media| media.split(';').next())
+        .map(|media| media.trim().to_ascii_lowercase());
+    matches!(first.as_deref(), Some("text/html" | "text/plain"))
 }
 
 fn page(status: StatusCode, title: &str, message: &str) -> Response {
@@ -62,7 +64,7 @@ fn refusal(err: ServiceError, headers: &HeaderMap) -> Response {
         _ => None,
     };
     match shown {
-        Some((status, title, message)) if !wants_json(headers) => page(status, title, message),
+        Some((status, title, message)) if wants_page(headers) => page(status, title, message),
         _ => ApiError::from(err).into_response(),
     }
 }
@@ -73,13 +75,22 @@ fn refusal(err: ServiceError, headers: &HeaderMap) -> Response {
     description = "No credentials: anyone with the link (the report's `url`) opens the PDF for \
 90 days after creation. An id that never existed or was deleted answers 404 `resource_not_found`; after \
 90 days the link answers 410 `prospecting_report_expired` and the stored PDF is removed. Both \
-refusals are an HTML page, or the JSON error body when `Accept` asks for JSON (and not HTML). \
+refusals are the JSON error body, as every error is (SPEC §7.5), unless the first type of `Accept` \
+is `text/html` (a browser following the link: a page saying why; a 404 to `text/plain` is the plain \
+status line). \
 The PDF is typeset once, on the first download, from the content stored at creation, and is \
 served as `inline` with a file name built from the first audited domain.",
     security(()),
     responses(
         (status = 200, description = "The report", content_type = "application/pdf", body = Vec<u8>),
-        (status = 404, body = ErrorBody), (status = 410, body = ErrorBody),
+        (status = 404, description = "Unknown or deleted: the JSON error body, or a page for `Accept: text/html`", content(
+            (ErrorBody = "application/json"),
+            (String = "text/html"),
+        )),
+        (status = 410, description = "Expired: the JSON error body, or a page for `Accept: text/html`", content(
+            (ErrorBody = "application/json"),
+            (String = "text/html"),
+        )),
     ))]
 pub async fn download_report(
     State(app): State<AppState>,

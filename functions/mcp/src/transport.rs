@@ -130,6 +130,8 @@ const TRANSPORT: &str = "Streamable HTTP (JSON-RPC 2.0), stateless: `initialize`
         (status = 200, description = "The JSON-RPC response", body = Object),
         (status = 202, description = "A notification was accepted"),
         (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
+        (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
+        (status = 415, description = "The body is not `application/json`"),
         (status = 401, description = "No, an expired, revoked or wrong-audience token, or an API key", body = ErrorBody),
         (status = 429, description = "The `mcp_oauth` bucket is exhausted"),
     ))]
@@ -151,6 +153,10 @@ pub async fn mcp(
     description = "The fourteen read-only monitoring and diagnosis tools (get_account, audit_domain, validate_spf_include, list_domains, get_domain, get_dns_records, get_domain_plan, get_spf, preview_dns_change, list_tasks, get_task, get_dmarc_summary, list_dmarc_senders, list_groups), for directory listings of connectors. Accepts tokens issued for `{mcp_url}/directory` or `{mcp_url}`; every token carries the organization the person picked at sign-in.",
     responses(
         (status = 200, description = "The JSON-RPC response", body = Object),
+        (status = 202, description = "A notification was accepted"),
+        (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
+        (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
+        (status = 415, description = "The body is not `application/json`"),
         (status = 401, description = "No or a refused token", body = ErrorBody),
     ))]
 pub async fn mcp_directory(
@@ -169,7 +175,13 @@ pub async fn mcp_directory(
     request_body(content = Object, description = "A JSON-RPC 2.0 request or notification"),
     security(()),
     description = "No account or credential (a credential sent is ignored): `audit_domain` and `validate_spf_include`. Each call counts per client address in the `dns` bucket of the REST DNS endpoints and in `mcp_dns`; over either limit a call answers a tool error whose `error.scope` names the bucket (`dns` or `mcp_dns`), with `retry_after_seconds`. `audit_domain` answers from the ten-minute cache here: `refresh` needs a signed-in caller.",
-    responses((status = 200, description = "The JSON-RPC response", body = Object)))]
+    responses(
+        (status = 200, description = "The JSON-RPC response", body = Object),
+        (status = 202, description = "A notification was accepted"),
+        (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
+        (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
+        (status = 415, description = "The body is not `application/json`"),
+    ))]
 pub async fn mcp_public(
     State(app): State<AppState>,
     axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,

@@ -36,6 +36,17 @@ pub struct RateLimitBody {
     pub retry_after_seconds: u32,
 }
 
+/// A 429 that answers one of two bodies: a named throttle's error body (SPEC §7.7, e.g.
+/// `signup_email_throttled`) or a rate-limit bucket's body (SPEC §7.6).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum ThrottledBody {
+    /// A bucket is exhausted.
+    Bucket(RateLimitBody),
+    /// A named throttle.
+    Error(ErrorBody),
+}
+
 /// Pagination state of a list (SPEC §4 common rules).
 #[derive(Debug, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
 pub struct PageInfo {

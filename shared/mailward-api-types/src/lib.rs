@@ -31,4 +31,6 @@ pub mod tls_reports;
 pub mod tools;
 pub mod webhooks;
 
-pub use common::{ApiVersion, EmptyBody, ErrorBody, Health, PageInfo, PageParams, RateLimitBody};
+pub use common::{
+    ApiVersion, EmptyBody, ErrorBody, Health, PageInfo, PageParams, RateLimitBody, ThrottledBody,
+};

@@ -285,8 +285,11 @@ pub struct PotentialLoss {
     pub explanation: String,
 }
 
-/// One step of the recommended plan.
+/// One step of the recommended plan. Named `ProspectingPlanStep` in the document: the
+/// domain plan has a `PlanStep` of its own (the two shared one schema name, and the report's
+/// steps were checked against the other's fields).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[schema(as = ProspectingPlanStep)]
 pub struct PlanStep {
     /// The week (1-based) by which the step should be done.
     pub week: u8,

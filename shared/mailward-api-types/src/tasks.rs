@@ -20,13 +20,41 @@ pub struct TaskDomain {
     pub score: u8,
 }
 
-/// The sender of a sender task (with `expand[]=source`).
+/// The sender of a sender task (with `expand[]=source`): the catalogue source's SPEC §2.3
+/// fields.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct TaskSource {
     pub id: Uuid,
     pub name: String,
     pub homepage: Option<String>,
+    /// Setup pages: `spf`, `dkim`, `combined` (each nullable).
+    pub documentation: mailward_domain::sources::Documentation,
     pub category: String,
+    pub forwarding_type: mailward_domain::sources::ForwardingType,
+    pub spf_support: mailward_domain::sources::SupportLevel,
+    pub spf_supported_methods: Vec<mailward_domain::sources::SpfMethod>,
+    pub spf_support_options: mailward_domain::sources::SpfSupportOptions,
+    pub dkim_support: mailward_domain::sources::SupportLevel,
+    pub dkim_discovery_selectors: Vec<String>,
+}
+
+impl TaskSource {
+    /// The view of a catalogue source.
+    pub fn of(s: &mailward_domain::sources::Source) -> Self {
+        Self {
+            id: s.id,
+            name: s.name.clone(),
+            homepage: s.homepage.clone(),
+            documentation: s.documentation.clone(),
+            category: s.category.as_str().to_owned(),
+            forwarding_type: s.forwarding_type,
+            spf_support: s.spf_support,
+            spf_supported_methods: s.spf_supported_methods.clone(),
+            spf_support_options: s.spf_support_options.clone(),
+            dkim_support: s.dkim_support,
+            dkim_discovery_selectors: s.dkim_discovery_selectors.clone(),
+        }
+    }
 }
 
 /// A task (SPEC §2.3).

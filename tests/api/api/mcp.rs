@@ -565,6 +565,30 @@ async fn the_public_endpoint_needs_nothing_and_throttles_per_address() {
     let error = &third["structuredContent"]["error"];
     assert_eq!(error["scope"], "mcp_dns", "{third}");
     assert!(error["retry_after_seconds"].as_u64().unwrap() > 0);
+    // A client that does not accept event streams gets the 406 the document lists (a
+    // schemathesis finding: it was undocumented).
+    let res = app
+        .request(Method::POST, "/mcp/public")
+        .header("accept", "text/html")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    let refused = res.status().as_u16();
+    assert!((400..500).contains(&refused), "{refused}");
+    let doc: Value = app
+        .request(Method::GET, "/swagger.json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let documented = &doc["paths"]["/mcp/public"]["post"]["responses"];
+    assert!(
+        documented.get(refused.to_string()).is_some(),
+        "{refused} is documented: {documented}"
+    );
     // The calls counted in the REST `dns` bucket too, which is far from its limit here.
     let res = app
         .request(Method::GET, "/tools/audit?domain=public.test")

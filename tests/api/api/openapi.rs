@@ -267,6 +267,19 @@ async fn the_documentation_links_in_error_bodies_lead_to_the_reference_page() {
             "no CDN: everything is served locally"
         );
     }
+    // The authentication link answers the 302 its documentation promises (a schemathesis
+    // finding: it answered 303).
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let res = raw
+        .get(app.url("/docs/authentication"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.headers()["location"], "../docs#section/Authentication");
     let (status, kind, script) = follow(&app.url("/docs/redoc.standalone.js")).await;
     assert_eq!(status, 200);
     assert!(kind.starts_with("text/javascript"));
@@ -285,4 +298,100 @@ async fn the_documentation_links_in_error_bodies_lead_to_the_reference_page() {
     ] {
         assert!(description.contains(section), "{section} missing");
     }
+}
+
+/// Where `value` departs from `schema` of the OpenAPI document `doc` (empty: it conforms): the
+/// structural checks a stock fuzzer makes (`$ref`, `type` with `null`, `required`,
+/// `properties`, `items`, `enum`, `oneOf`/`anyOf`: some branch conforms). Formats and number
+/// bounds are left to the fuzzer.
+pub(crate) fn departures(doc: &Value, schema: &Value, value: &Value, at: &str) -> Vec<String> {
+    if let Some(reference) = schema["$ref"].as_str() {
+        let name = reference.trim_start_matches("#/components/schemas/");
+        return departures(doc, &doc["components"]["schemas"][name], value, at);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(branches) = schema[key].as_array() {
+            let fits = branches
+                .iter()
+                .filter(|b| departures(doc, b, value, at).is_empty())
+                .count();
+            let ok = if key == "oneOf" { fits == 1 } else { fits >= 1 };
+            if !ok {
+                return vec![format!("{at}: {fits} branches of {key} fit {value}")];
+            }
+        }
+    }
+    if let Some(all) = schema["allOf"].as_array() {
+        return all
+            .iter()
+            .flat_map(|b| departures(doc, b, value, at))
+            .collect();
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let fits = types.is_empty()
+        || types.contains(&kind)
+        || (kind == "integer" && types.contains(&"number"));
+    if !fits {
+        return vec![format!("{at}: {kind} where {types:?} is documented")];
+    }
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        return vec![format!("{at}: {value} is not one of {allowed:?}")];
+    }
+    let mut out = Vec::new();
+    if let Value::Object(fields) = value {
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let name = required.as_str().unwrap_or_default();
+            if !fields.contains_key(name) {
+                out.push(format!("{at}: required {name} is missing"));
+            }
+        }
+        for (name, field) in fields {
+            if let Some(sub) = schema["properties"].get(name) {
+                out.extend(departures(doc, sub, field, &format!("{at}.{name}")));
+            }
+        }
+    }
+    if let (Value::Array(items), Some(item)) = (value, schema.get("items")) {
+        for (i, v) in items.iter().enumerate() {
+            out.extend(departures(doc, item, v, &format!("{at}[{i}]")));
+        }
+    }
+    out
+}
+
+/// The schema an operation documents for a status's JSON body.
+pub(crate) fn response_schema(doc: &Value, path: &str, method: &str, status: u16) -> Value {
+    doc["paths"][path][method]["responses"][status.to_string()]["content"]["application/json"]
+        ["schema"]
+        .clone()
+}
+
+#[test]
+fn the_conformance_check_finds_what_a_fuzzer_finds() {
+    let doc = serde_json::json!({"components": {"schemas": {
+        "Step": {"type": "object", "required": ["key"], "properties": {"key": {"type": "string"}}},
+        "Report": {"type": "object", "properties": {"plan": {"type": "array", "items": {"$ref": "#/components/schemas/Step"}},
+            "content": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Step"}]}}}
+    }}});
+    let report = serde_json::json!({"$ref": "#/components/schemas/Report"});
+    let fits = serde_json::json!({"plan": [{"key": "a"}], "content": null});
+    assert!(departures(&doc, &report, &fits, "$").is_empty());
+    let wrong = serde_json::json!({"plan": [{"week": 1}], "content": {"week": 1}});
+    let found = departures(&doc, &report, &wrong, "$");
+    assert_eq!(found.len(), 2, "{found:?}");
 }

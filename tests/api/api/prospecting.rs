@@ -324,6 +324,13 @@ async fn stored_reports_serve_a_pdf_for_ninety_days() {
         )
         .await;
         assert_eq!(status, 201, "{created}");
+        // The answer is what the document says (a schemathesis finding: the plan's steps were
+        // documented with the domain plan's fields).
+        let doc = crate::common::get_json(&app, Method::GET, "/swagger.json", &s.key).await;
+        let schema = crate::openapi::response_schema(&doc, "/prospecting-reports", "post", 201);
+        assert!(schema.is_object(), "documented");
+        let departures = crate::openapi::departures(&doc, &schema, &created, "$");
+        assert!(departures.is_empty(), "{departures:?}");
         let id = created["id"].as_str().unwrap().to_owned();
         assert_eq!(
             created["url"].as_str().unwrap(),
@@ -406,24 +413,44 @@ async fn stored_reports_serve_a_pdf_for_ninety_days() {
     .await;
     assert_eq!(status, 200);
     assert_eq!(one["report"]["cover"]["generated_for"], "Contoso Ltd");
+    let doc = crate::common::get_json(&app, Method::GET, "/swagger.json", &s.key).await;
+    let schema = crate::openapi::response_schema(&doc, "/prospecting-reports/{id}", "get", 200);
+    let departures = crate::openapi::departures(&doc, &schema, &one, "$");
+    assert!(departures.is_empty(), "{departures:?}");
 
-    // Unknown ids: a page, or JSON when asked.
+    // Unknown ids: JSON (SPEC §7.5, any Accept or none: a schemathesis finding was HTML to a
+    // client that did not ask for it), a page for a browser.
     let unknown = uuid::Uuid::new_v4();
-    let res = download(&app, &unknown.to_string(), None).await;
+    for accept in [None, Some("application/json"), Some("*/*")] {
+        let res = download(&app, &unknown.to_string(), accept).await;
+        assert_eq!(res.status(), 404);
+        assert!(
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json"),
+            "{accept:?}"
+        );
+        assert_eq!(
+            res.json::<Value>().await.unwrap()["code"],
+            "resource_not_found"
+        );
+    }
+    let browser = Some("text/html,application/xhtml+xml,*/*;q=0.8");
+    let res = download(&app, &unknown.to_string(), browser).await;
     assert_eq!(res.status(), 404);
-    assert!(res.text().await.unwrap().contains("Report not found"));
-    let res = download(&app, &unknown.to_string(), Some("application/json")).await;
-    assert_eq!(res.status(), 404);
-    assert_eq!(
-        res.json::<Value>().await.unwrap()["code"],
-        "resource_not_found"
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/")
     );
 
     // Day 89 still works, day 90 is gone.
     app.clock.advance(time::Duration::days(89));
     assert_eq!(download(&app, &ids[0], None).await.status(), 200);
     app.clock.advance(time::Duration::days(1));
-    let res = download(&app, &ids[0], None).await;
+    let res = download(&app, &ids[0], Some("text/html")).await;
     assert_eq!(res.status(), 410);
     assert!(res.text().await.unwrap().contains("expired"));
     let res = download(&app, &ids[0], Some("application/json")).await;

@@ -239,6 +239,32 @@ async fn reports_name_the_senders_and_their_tasks_follow_a_persons_moves() {
         .find(|t| t["type"] == "confirm_source")
         .unwrap()
         .clone();
+    // Its sender, expanded, carries every SPEC §2.3 field of `source`, as documented.
+    let path = format!("/tasks/{}?expand[]=source", confirm["id"].as_str().unwrap());
+    let expanded = get_json(&app, Method::GET, &path, &s.key).await;
+    let source = &expanded["source"];
+    for field in [
+        "id",
+        "name",
+        "homepage",
+        "documentation",
+        "category",
+        "forwarding_type",
+        "spf_support",
+        "spf_supported_methods",
+        "spf_support_options",
+        "dkim_support",
+        "dkim_discovery_selectors",
+    ] {
+        assert!(source.get(field).is_some(), "{field} missing: {expanded}");
+    }
+    for page in ["spf", "dkim", "combined"] {
+        assert!(source["documentation"].get(page).is_some(), "{source}");
+    }
+    let doc = get_json(&app, Method::GET, "/swagger.json", &s.key).await;
+    let schema = crate::openapi::response_schema(&doc, "/tasks/{id}", "get", 200);
+    let departures = crate::openapi::departures(&doc, &schema, &expanded, "$");
+    assert!(departures.is_empty(), "{departures:?}");
     let (status, task) = call(
         &app,
         Method::POST,

@@ -75,16 +75,10 @@ fn view(task: &Task, expand: TaskExpand, domain: Option<&Domain>) -> TaskView {
         v.score_gain = Some(task.score_gain);
     }
     if expand.source {
-        // Sender tasks arrive with report ingestion; no task names a catalogue source yet.
         v.source = Some(task.source_id.and_then(|id| {
-            mailward_domain::sources::catalogue().by_id(id).map(|s| {
-                mailward_api_types::tasks::TaskSource {
-                    id: s.id,
-                    name: s.name.clone(),
-                    homepage: s.homepage.clone(),
-                    category: s.category.as_str().to_owned(),
-                }
-            })
+            mailward_domain::sources::catalogue()
+                .by_id(id)
+                .map(mailward_api_types::tasks::TaskSource::of)
         }));
     }
     v
