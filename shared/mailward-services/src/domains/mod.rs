@@ -906,3 +906,157 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     .await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mailward_domain::domain::ReportFigures;
+
+    /// A domain `url` created `age` seconds after the epoch with the fields the sort keys read.
+    fn domain(url: &str, age: i64, tasks: Option<(u8, u32)>, status: MonitoringStatus) -> Domain {
+        let at = time::OffsetDateTime::UNIX_EPOCH + time::Duration::seconds(age);
+        let mut d = Domain::new(uuid::Uuid::new_v4(), uuid::Uuid::nil(), url.into(), at);
+        d.highest_open_task_priority = tasks.map(|(p, _)| p);
+        d.open_tasks_count = tasks.map_or(0, |(_, n)| n);
+        d.monitoring_status = status;
+        d
+    }
+
+    fn order(list: &[Domain], sort: &str, descending: bool) -> Vec<String> {
+        let mut list = list.to_vec();
+        sort_domains(&mut list, sort, descending);
+        list.into_iter().map(|d| d.url).collect()
+    }
+
+    #[test]
+    fn every_sort_key_orders_and_severity_and_status_follow_the_spec() {
+        use MonitoringStatus::{Drifted, Failed, None as Unset, Pending, Setup};
+        let mut a = domain("a.test", 3, Some((2, 1)), Setup);
+        let mut b = domain("b.test", 1, Some((0, 1)), Pending);
+        let mut c = domain("c.test", 2, None, Drifted);
+        let mut d = domain("d.test", 4, Some((0, 3)), Failed);
+        let mut e = domain("e.test", 5, None, Unset);
+        for (x, score, policy, volume, pass) in [
+            (&mut a, 40, Policy::Quarantine, 100, 90),
+            (&mut b, 90, Policy::Reject, 10, 5),
+            (&mut c, 10, Policy::None, 1000, 999),
+            (&mut d, 70, Policy::None, 0, 0),
+            (&mut e, 55, Policy::Reject, 50, 10),
+        ] {
+            x.score = score;
+            x.dmarc_policy = policy;
+            x.report_figures = Some(ReportFigures {
+                as_of: "2026-11-25".into(),
+                volume,
+                dmarc_pass: pass,
+                spf_aligned_pass: pass,
+                dkim_aligned_pass: pass,
+            });
+        }
+        let (g1, g2) = (uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2));
+        a.group_id = Some(g2);
+        b.group_id = Some(g1);
+        let all = [a, b, c, d, e];
+        let asc = |sort: &str| order(&all, sort, false);
+        assert_eq!(
+            asc("created_at"),
+            ["b.test", "c.test", "a.test", "d.test", "e.test"]
+        );
+        assert_eq!(
+            asc("url"),
+            ["a.test", "b.test", "c.test", "d.test", "e.test"]
+        );
+        assert_eq!(
+            asc("score"),
+            ["c.test", "a.test", "e.test", "d.test", "b.test"]
+        );
+        assert_eq!(
+            asc("dmarc_policy"),
+            ["c.test", "d.test", "a.test", "b.test", "e.test"]
+        );
+        assert_eq!(
+            asc("monitoring_status"),
+            ["e.test", "b.test", "a.test", "c.test", "d.test"]
+        );
+        assert_eq!(
+            asc("open_tasks_count"),
+            ["c.test", "e.test", "a.test", "b.test", "d.test"]
+        );
+        assert_eq!(
+            asc("last_14_days_volume"),
+            ["d.test", "b.test", "e.test", "a.test", "c.test"]
+        );
+        // Pass shares: d 0 (no volume), e 20%, b 50%, a 90%, c 99.9%.
+        for key in ["dmarc", "spf", "dkim"] {
+            let sort = format!("last_14_days_{key}_pass_pct");
+            assert_eq!(
+                asc(&sort),
+                ["d.test", "e.test", "b.test", "a.test", "c.test"]
+            );
+        }
+        // No group first ascending (then by name), then by group id.
+        assert_eq!(
+            asc("group"),
+            ["c.test", "d.test", "e.test", "b.test", "a.test"]
+        );
+        // Every key without ties reverses under desc; ties are broken by name both ways.
+        assert_eq!(
+            order(&all, "dmarc_policy", true),
+            ["b.test", "e.test", "a.test", "c.test", "d.test"]
+        );
+        assert_eq!(
+            order(&all, "open_tasks_count", true),
+            ["d.test", "a.test", "b.test", "c.test", "e.test"]
+        );
+        for sort in [
+            "created_at",
+            "url",
+            "score",
+            "monitoring_status",
+            "last_14_days_volume",
+            "last_14_days_dmarc_pass_pct",
+            "last_14_days_spf_pass_pct",
+            "last_14_days_dkim_pass_pct",
+        ] {
+            let mut down = order(&all, sort, true);
+            down.reverse();
+            assert_eq!(down, asc(sort), "{sort}");
+        }
+        // severity: priority, then count, most severe first under desc; no tickets last under
+        // desc and first under asc (SPEC §4.1).
+        assert_eq!(
+            order(&all, "severity", true),
+            ["d.test", "b.test", "a.test", "c.test", "e.test"]
+        );
+        assert_eq!(
+            order(&all, "severity", false),
+            ["c.test", "e.test", "a.test", "b.test", "d.test"]
+        );
+        // status: configured domains (setup, drifted; tickets or none) before monitoring and
+        // setup states in both directions, severity ordering inside each group.
+        assert_eq!(
+            order(&all, "status", true),
+            ["a.test", "c.test", "d.test", "b.test", "e.test"]
+        );
+        assert_eq!(
+            order(&all, "status", false),
+            ["c.test", "a.test", "e.test", "b.test", "d.test"]
+        );
+        let tested = [
+            "created_at",
+            "url",
+            "monitoring_status",
+            "dmarc_policy",
+            "score",
+            "last_14_days_volume",
+            "last_14_days_dmarc_pass_pct",
+            "last_14_days_spf_pass_pct",
+            "last_14_days_dkim_pass_pct",
+            "open_tasks_count",
+            "severity",
+            "status",
+            "group",
+        ];
+        assert!(SORT_KEYS.iter().all(|k| tested.contains(k)));
+    }
+}
