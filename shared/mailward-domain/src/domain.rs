@@ -393,6 +393,14 @@ pub struct ManagedRecord {
     /// Why `status` is error (none otherwise, or for an error older than reason tracking).
     #[serde(default, deserialize_with = "known_reason")]
     pub error_reason: Option<HostingErrorReason>,
+    /// Since when the hourly check could not tell whether the record is in place (DNS not
+    /// answering); none while checks answer. Long enough, the record is `check_failed`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub unchecked_since: Option<OffsetDateTime>,
 }
 
 /// Why a hosted record is in error (SPEC §2.1 `*_error_reason`).
@@ -703,6 +711,7 @@ mod tests {
                 status: ManagedStatus::Error,
                 since: None,
                 error_reason: Some(reason),
+                unchecked_since: None,
             };
             let json = serde_json::to_value(&record).unwrap();
             assert_eq!(json["error_reason"], reason.as_str());

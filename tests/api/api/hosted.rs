@@ -728,3 +728,55 @@ async fn two_organizations_hosting_one_domain_never_overwrite_each_other() {
         assert!(txt[0].contains(&format!("mailto:{rua}")), "{txt:?}");
     }
 }
+
+/// Issue 32, every field real: a hosted record whose check cannot tell whether it is in place
+/// (the customer's DNS answers SERVFAIL) keeps its state for a while, then is an error
+/// `check_failed` (no other reason names it), and is ready again once a check answers.
+#[tokio::test]
+async fn a_hosted_record_that_cannot_be_checked_for_hours_is_check_failed() {
+    use mailward_dns_fixture::{Fault, Scope};
+    let (dns, app, s) = start().await;
+    let domain = add_domain(&app, &s.key, "client.test").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let target = format!("{}._dmarc.{HOSTED_ZONE}", owner(&id, "client.test"));
+    let path = format!("/domains/{id}/hosted-dmarc");
+    let (status, _) = call(&app, Method::POST, &path, &s.key, None).await;
+    assert_eq!(status, 200);
+    let served = served_txt(&app, &target).await.unwrap();
+    dns.remove("_dmarc.client.test", None).unwrap();
+    dns.set(
+        "_dmarc.client.test",
+        RecordType::Cname,
+        vec![RecordData::Cname(format!("{target}."))],
+    )
+    .unwrap();
+    dns.set_txt(&target, &served[0]).unwrap();
+    let state = async || {
+        let (_, read) = call(&app, Method::GET, &format!("/domains/{id}"), &s.key, None).await;
+        (
+            read["managed_dns_status"]["dmarc"].clone(),
+            read["dmarc_error_reason"].clone(),
+        )
+    };
+    next_pass_and_reconcile(&app).await;
+    assert_eq!(state().await, (json!("ready"), Value::Null));
+
+    // The check stops answering: the state holds for a few passes...
+    dns.inject(Scope::name("_dmarc.client.test"), Fault::ServFail);
+    next_pass_and_reconcile(&app).await;
+    app.clock.advance(time::Duration::hours(3));
+    next_pass_and_reconcile(&app).await;
+    assert_eq!(state().await, (json!("ready"), Value::Null), "not yet");
+    // ... then, six hours on, the record is check_failed, with the event.
+    app.clock.advance(time::Duration::hours(3));
+    next_pass_and_reconcile(&app).await;
+    assert_eq!(state().await, (json!("error"), json!("check_failed")));
+    assert_eq!(
+        hosted_events(&app).await.last().unwrap(),
+        &("domain.hosted_record.error".to_owned(), "dmarc".to_owned())
+    );
+    // A check that answers again ends it.
+    dns.clear_all_faults();
+    next_pass_and_reconcile(&app).await;
+    assert_eq!(state().await, (json!("ready"), Value::Null));
+}

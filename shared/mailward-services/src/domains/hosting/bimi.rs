@@ -139,6 +139,7 @@ pub async fn upload(
                 status: ManagedStatus::Syncing,
                 since: Some(now),
                 error_reason: None,
+                unchecked_since: None,
             };
         }
         next.is_bimi_managed = true;
@@ -305,6 +306,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                     status: ManagedStatus::Error,
                     since: managed.since,
                     error_reason: Some(HostingErrorReason::PublishFailed),
+                    unchecked_since: None,
                 };
             }
         }
@@ -314,6 +316,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
             status: ManagedStatus::Error,
             since: managed.since,
             error_reason: Some(HostingErrorReason::CertificateInvalid),
+            unchecked_since: None,
         };
     } else if managed.error_reason != Some(HostingErrorReason::PublishFailed) {
         let host = format!("default._bimi.{}", domain.url);

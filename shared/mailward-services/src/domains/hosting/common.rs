@@ -47,8 +47,14 @@ pub(crate) async fn cname_points_at(app: &AppState, host: &str, target: &str) ->
     }
 }
 
-/// The next state of a hosted record (DMARC, SPF, MTA-STS, BIMI) from what DNS shows. `delegated` is `None` when DNS was
-/// inconclusive (the state stays); `window` is how long a new delegation may take.
+/// How long the hourly check may fail to tell whether a hosted record is in place (DNS not
+/// answering) before the record is `check_failed`: six passes.
+pub const CHECK_FAILED_AFTER: Duration = Duration::hours(6);
+
+/// The next state of a hosted record (DMARC, SPF, MTA-STS, BIMI) from what DNS shows.
+/// `delegated` is `None` when DNS was inconclusive: the state stays, unless checks have failed
+/// for [`CHECK_FAILED_AFTER`], which is an error `check_failed` (the reason none of the others
+/// names) until a check answers again. `window` is how long a new delegation may take.
 pub fn next_managed_state(
     current: &ManagedRecord,
     delegated: Option<bool>,
@@ -57,19 +63,47 @@ pub fn next_managed_state(
     window: Duration,
 ) -> ManagedRecord {
     let Some(delegated) = delegated else {
-        return current.clone();
+        let unchecked_since = current.unchecked_since.unwrap_or(now);
+        if now - unchecked_since >= CHECK_FAILED_AFTER {
+            return ManagedRecord {
+                status: ManagedStatus::Error,
+                since: current.since,
+                error_reason: Some(HostingErrorReason::CheckFailed),
+                unchecked_since: Some(unchecked_since),
+            };
+        }
+        return ManagedRecord {
+            unchecked_since: Some(unchecked_since),
+            ..current.clone()
+        };
+    };
+    // A check answered: a failure of checks is over, whatever the record's state was.
+    let current = &if current.error_reason == Some(HostingErrorReason::CheckFailed) {
+        ManagedRecord {
+            status: ManagedStatus::Syncing,
+            error_reason: None,
+            unchecked_since: None,
+            ..current.clone()
+        }
+    } else {
+        ManagedRecord {
+            unchecked_since: None,
+            ..current.clone()
+        }
     };
     if delegated {
         return ManagedRecord {
             status: ManagedStatus::Ready,
             since: current.since.or(Some(now)),
             error_reason: None,
+            unchecked_since: None,
         };
     }
     let error = |reason: HostingErrorReason| ManagedRecord {
         status: ManagedStatus::Error,
         since: current.since,
         error_reason: Some(reason),
+        unchecked_since: None,
     };
     match current.status {
         ManagedStatus::Ready => error(HostingErrorReason::Drift),
@@ -87,6 +121,7 @@ pub fn next_managed_state(
                     status: ManagedStatus::Syncing,
                     since: Some(since),
                     error_reason: None,
+                    unchecked_since: None,
                 }
             }
         }
@@ -168,6 +203,7 @@ mod tests {
             status,
             since: Some(at(0)),
             error_reason: reason,
+            unchecked_since: None,
         }
     }
 

@@ -178,6 +178,7 @@ pub fn aggregate(keys: &[DkimKey], current: &ManagedRecord, now: OffsetDateTime)
         status,
         since,
         error_reason: (status == ManagedStatus::Error).then_some(HostingErrorReason::DkimKeyError),
+        unchecked_since: None,
     }
 }
 

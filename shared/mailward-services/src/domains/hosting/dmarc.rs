@@ -94,6 +94,7 @@ pub async fn enable(
                 status: ManagedStatus::Syncing,
                 since: Some(now),
                 error_reason: None,
+                unchecked_since: None,
             }
         };
         next.managed_dmarc = match delegated {
@@ -146,6 +147,7 @@ pub async fn reconcile_dmarc(
             status: ManagedStatus::Error,
             since: domain.managed_dmarc.since,
             error_reason: Some(HostingErrorReason::PublishFailed),
+            unchecked_since: None,
         });
     }
     let (delegated, txt_instead) = match delegation {

@@ -412,6 +412,7 @@ pub async fn enable(
                 status: ManagedStatus::Syncing,
                 since: Some(now),
                 error_reason: None,
+                unchecked_since: None,
             };
         },
     )
@@ -595,6 +596,7 @@ async fn save_front(
             status: ManagedStatus::Syncing,
             since: Some(now),
             error_reason: None,
+            unchecked_since: None,
         };
         let mut ops = vec![domains::save_op(&next, fresh.version)?];
         ops.extend(activity::ops(
@@ -814,6 +816,7 @@ async fn follow(
                     status: ManagedStatus::Error,
                     since: managed.since,
                     error_reason: Some(HostingErrorReason::PublishFailed),
+                    unchecked_since: None,
                 };
                 policy = m.clone();
             }
@@ -897,6 +900,7 @@ fn with_front(
                     Some(now)
                 },
                 error_reason: Some(reason),
+                unchecked_since: None,
             }
         }
         Some(s) if s.serving() => managed,
@@ -904,6 +908,7 @@ fn with_front(
             status: ManagedStatus::Syncing,
             since: managed.since,
             error_reason: None,
+            unchecked_since: None,
         },
         _ => managed,
     }

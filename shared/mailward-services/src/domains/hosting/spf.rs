@@ -318,6 +318,7 @@ pub(crate) fn apply(change: &Change, domain: &mut Domain, now: OffsetDateTime) {
                     status: ManagedStatus::Syncing,
                     since: Some(now),
                     error_reason: None,
+                    unchecked_since: None,
                 };
             }
             domain.is_spf_managed = true;
@@ -398,6 +399,18 @@ async fn delegation(app: &AppState, domain: &Domain) -> (Option<bool>, bool) {
     }
 }
 
+/// Whether the zone still serves the first record of the chain flattened last.
+async fn served_intact(app: &AppState, previous: Option<&HostedSpf>) -> bool {
+    let Some(first) = previous.and_then(|p| p.records.first()) else {
+        return false;
+    };
+    app.zone.records(&first.name).await.is_ok_and(|served| {
+        served
+            .iter()
+            .any(|r| r.kind == ZoneRecordKind::Txt && r.values == [first.value.clone()])
+    })
+}
+
 /// One sweep pass over a hosted-SPF domain: re-flattens when due (hourly, or when the source
 /// or `force_flattening` changed, or the served chain is missing), then moves
 /// `managed_dns_status.spf` from live DNS, with `domain.hosted_record.*` (`record` spf).
@@ -414,17 +427,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
     };
     let mut managed = domain.managed_spf.clone();
     let mut customer_record = domain.hosted_spf_record.clone();
-    let served_intact = match &previous {
-        Some(p) => match p.records.first() {
-            Some(first) => app.zone.records(&first.name).await.is_ok_and(|served| {
-                served
-                    .iter()
-                    .any(|r| r.kind == ZoneRecordKind::Txt && r.values == [first.value.clone()])
-            }),
-            None => false,
-        },
-        None => false,
-    };
+    let served_intact = served_intact(app, previous.as_ref()).await;
     match source(app, domain, previous.as_ref()).await {
         Ok(source) => {
             let due = previous.as_ref().is_none_or(|p| {
@@ -442,6 +445,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                                 status: ManagedStatus::Syncing,
                                 since: managed.since,
                                 error_reason: None,
+                                unchecked_since: None,
                             };
                         }
                     }
@@ -451,6 +455,7 @@ pub async fn reconcile(app: &AppState, domain: &Domain, now: OffsetDateTime) {
                             status: ManagedStatus::Error,
                             since: managed.since,
                             error_reason: Some(HostingErrorReason::PublishFailed),
+                            unchecked_since: None,
                         };
                     }
                     // The served chain stays as it was; the next pass tries again.
