@@ -223,8 +223,13 @@ fn free_port(ip: IpAddr) -> Result<u16, FixtureError> {
     Err(FixtureError::Invalid("no free port".into()))
 }
 
-/// Waits until `addr` answers the SOA of `origin` with `serial` (NSD loaded that version), or
-/// answers at all when no serial is awaited.
+/// Answers in a row with the awaited serial before a reload counts as done: during a reload
+/// NSD's old server process may still answer a few queries from the old zone while the new
+/// one answers from the new (both read the same socket), so one answer is not enough.
+const SERIAL_STREAK: u32 = 5;
+
+/// Waits until `addr` answers the SOA of `origin` with `serial` (NSD loaded that version,
+/// [`SERIAL_STREAK`] times in a row), or answers at all when no serial is awaited.
 fn wait_for_serial(
     addr: SocketAddr,
     origin: &Name,
@@ -244,6 +249,7 @@ fn wait_for_serial(
         .to_vec()
         .map_err(|e| FixtureError::Invalid(e.to_string()))?;
     let mut buffer = [0u8; 4096];
+    let mut streak = 0;
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             let log = std::fs::read_to_string(dir.join("nsd.log")).unwrap_or_default();
@@ -272,9 +278,17 @@ fn wait_for_serial(
                 RData::SOA(soa) => Some(soa.serial),
                 _ => None,
             });
-            if serial.is_none() || served == serial {
+            if serial.is_none() {
                 return Ok(());
             }
+            if served == serial {
+                streak += 1;
+                if streak >= SERIAL_STREAK {
+                    return Ok(());
+                }
+                continue;
+            }
+            streak = 0;
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -214,10 +214,20 @@ mod tests {
         let ready = next_managed_state(&syncing, Some(true), false, at(60), window);
         assert_eq!(ready.status, ManagedStatus::Ready);
         assert_eq!(ready.since, Some(at(0)));
-        // Inconclusive DNS changes nothing.
+        // Inconclusive DNS changes nothing but noting since when checks fail; after
+        // CHECK_FAILED_AFTER it is check_failed, until a check answers again.
+        let unsure = next_managed_state(&ready, None, false, at(90), window);
         assert_eq!(
-            next_managed_state(&ready, None, false, at(90), window),
-            ready
+            (unsure.status, unsure.error_reason, unsure.unchecked_since),
+            (ManagedStatus::Ready, None, Some(at(90)))
+        );
+        let later = at(90) + CHECK_FAILED_AFTER;
+        let failed = next_managed_state(&unsure, None, false, later, window);
+        assert_eq!(failed.error_reason, Some(HostingErrorReason::CheckFailed));
+        let back = next_managed_state(&failed, Some(true), false, later, window);
+        assert_eq!(
+            (back.status, back.unchecked_since),
+            (ManagedStatus::Ready, None)
         );
         // A working delegation removed: drift, which stays until the CNAME is back.
         let drift = next_managed_state(&ready, Some(false), false, at(120), window);
