@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_SESSION: std::time::Duration = std::time::Duration::from_s
 /// What the listener needs to know.
 #[derive(Clone)]
 pub struct MailboxSettings {
-    /// Recipients must be `rua+<domain id>@<report_domain>`.
+    /// Recipients must be `rua+<domain id>@<report_domain>` (or `postmaster`).
     pub report_domain: String,
     /// Largest message accepted, in bytes.
     pub max_message_bytes: usize,
@@ -58,8 +58,18 @@ struct ReportHandler {
 
 impl Handler for ReportHandler {
     fn rcpt(&mut self, to: &str) -> Response {
-        if mailward_domain::domain::report_address_domain(to, &self.settings.report_domain)
-            .is_some()
+        // `postmaster` is accepted as RFC 5321 §4.5.1 requires; it names no domain, so what
+        // it receives is attributed to no one (and kept by no one).
+        let address = to.trim().trim_start_matches('<').trim_end_matches('>');
+        let postmaster = address.rsplit_once('@').is_some_and(|(local, host)| {
+            local.eq_ignore_ascii_case("postmaster")
+                && host
+                    .trim_end_matches('.')
+                    .eq_ignore_ascii_case(&self.settings.report_domain)
+        }) || address.eq_ignore_ascii_case("postmaster");
+        if postmaster
+            || mailward_domain::domain::report_address_domain(to, &self.settings.report_domain)
+                .is_some()
         {
             mailin::response::OK
         } else {

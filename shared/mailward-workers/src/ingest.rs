@@ -50,8 +50,6 @@ pub struct Delivery {
     pub recipients: Recipients,
     /// How to tell whether the mail is authentic.
     pub authentication: Authentication,
-    /// Whether it is (set by [`ingest_shared`] from `authentication`).
-    authenticated: bool,
 }
 
 /// How a delivery's authenticity is known: whether its mail passed DKIM aligned with its From
@@ -72,7 +70,6 @@ impl Delivery {
         Self {
             recipients: Recipients::Envelope(recipients.into_iter().map(Into::into).collect()),
             authentication: Authentication::Verify,
-            authenticated: false,
         }
     }
 
@@ -81,7 +78,6 @@ impl Delivery {
         Self {
             recipients: Recipients::Organization(org),
             authentication: Authentication::Verify,
-            authenticated: false,
         }
     }
 
@@ -298,10 +294,11 @@ async fn write_report(
     }
 }
 
-/// Imports one identified report for the domains its delivery was addressed to.
+/// Imports one identified report for the domains its delivery was addressed to;
+/// `authenticated`: whether its mail passed DKIM aligned with its From domain.
 async fn import(
     app: &AppState,
-    delivery: &Delivery,
+    authenticated: bool,
     report: Identified,
     body: Body<'_>,
     raw_key: Option<&str>,
@@ -330,7 +327,7 @@ async fn import(
         // unauthenticated one (which anyone could have mailed first to suppress it).
         let replacing = match &existing {
             None => None,
-            Some(old) if delivery.authenticated && !old.authenticated => Some(old),
+            Some(old) if authenticated && !old.authenticated => Some(old),
             Some(_) => continue,
         };
         let report = StoredReport {
@@ -348,14 +345,14 @@ async fn import(
             raw_key: raw_key.map(str::to_owned),
             warnings: warnings.to_vec(),
             imported_at: app.clock.now(),
-            authenticated: delivery.authenticated,
+            authenticated,
         };
         if write_report(app, &report, replacing, rows, tls).await? {
             imported += 1;
         }
     }
     outcome.organizations = imported;
-    outcome.authenticated = delivery.authenticated;
+    outcome.authenticated = authenticated;
     outcome.status = if imported > 0 {
         Status::Imported
     } else {
@@ -670,10 +667,6 @@ pub async fn ingest_shared(
                 mailward_services::header_analysis::dkim_aligned_with_from(app, &bytes).await
             }
         };
-    let delivery = &Delivery {
-        authenticated,
-        ..delivery.clone()
-    };
     let raw_key = if addressed {
         if authenticated {
             // Its own object: an unauthenticated delivery of the same identity kept first
@@ -691,7 +684,7 @@ pub async fn ingest_shared(
             Part::Dmarc(report, body) => {
                 import(
                     app,
-                    delivery,
+                    authenticated,
                     report,
                     Body::Dmarc(&body),
                     raw_key.as_deref(),
@@ -699,7 +692,14 @@ pub async fn ingest_shared(
                 .await?
             }
             Part::Tls(report, body) => {
-                import(app, delivery, report, Body::Tls(&body), raw_key.as_deref()).await?
+                import(
+                    app,
+                    authenticated,
+                    report,
+                    Body::Tls(&body),
+                    raw_key.as_deref(),
+                )
+                .await?
             }
         });
     }

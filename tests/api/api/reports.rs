@@ -356,12 +356,19 @@ Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text
         xml.replace('\n', "\r\n")
     );
     let rcpt = format!("RCPT TO:<{rua}>\r\n");
+    // Only report addresses and postmaster (RFC 5321 §4.5.1) are accepted at the report
+    // domain; postmaster names no domain, so it attributes nothing.
+    let report_domain = &app.stack.state.config.report_domain;
+    let other_local = format!("RCPT TO:<dmarc@{report_domain}>\r\n");
+    let postmaster = format!("RCPT TO:<Postmaster@{report_domain}>\r\n");
     let codes = smtp(
         addr,
         &[
             b"EHLO receiver.example\r\n",
             b"MAIL FROM:<noreply@receiver.example>\r\n",
             b"RCPT TO:<someone@elsewhere.example>\r\n",
+            other_local.as_bytes(),
+            postmaster.as_bytes(),
             rcpt.as_bytes(),
             b"DATA\r\n",
             message.as_bytes(),
@@ -369,7 +376,7 @@ Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text
         ],
     )
     .await;
-    assert_eq!(codes, [220, 250, 250, 550, 250, 354, 250, 221]);
+    assert_eq!(codes, [220, 250, 250, 550, 550, 250, 250, 354, 250, 221]);
     let path = format!("/domains/{}", domain["id"].as_str().unwrap());
     assert_eq!(
         crate::common::get(&app, &path, &s.key).await["last_14_days_volume"],
