@@ -40,7 +40,9 @@ async fn moto_ports(clock: Arc<dyn Clock>, max_receives: u32) -> Ports {
         .expect("create the queues on moto");
     Ports {
         store: Arc::new(mailward_aws::DynamoStore::new(dynamo, table, clock)),
-        queue: Arc::new(mailward_aws::SqsQueue::new(sqs, urls)),
+        // Delays are held on SQS for a second at most: the jobs' own `not_before`, checked
+        // against the manual clock, decides when they run (a moved clock releases them).
+        queue: Arc::new(mailward_aws::SqsQueue::new(sqs, urls).with_max_delay(1)),
     }
 }
 

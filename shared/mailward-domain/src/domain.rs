@@ -455,19 +455,72 @@ fn known_reason<'de, D: serde::Deserializer<'de>>(
 pub struct ReportFigures {
     /// The window's last day (`yyyy-mm-dd`, yesterday when computed).
     pub as_of: String,
+    /// Every message reported in the window.
     pub volume: u64,
+    /// The compliant and non-compliant messages (SPEC §2.12): what the pass percentages count
+    /// (SPEC §2.1); forwarded, unknown and undetermined mail is left out of them.
+    #[serde(default)]
+    pub counted: u64,
+    /// Of `counted`: the DMARC passes (the compliant messages).
     pub dmarc_pass: u64,
+    /// Of `counted`: the aligned SPF passes.
     pub spf_aligned_pass: u64,
+    /// Of `counted`: the aligned DKIM passes.
     pub dkim_aligned_pass: u64,
+    /// Whether these were summed over the whole window's rows. A report added to them makes
+    /// them approximate (its sources can turn earlier unknown failures non-compliant) until
+    /// the domain's next sweep sums the window again.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 impl ReportFigures {
-    /// `part` of the volume in percent, two decimals (0 without volume).
+    /// The figures of `rows`, taken as a whole window ending `as_of`: a failing row counts
+    /// as non-compliant when its source passed DMARC in any of the rows.
+    pub fn of_rows<'a>(
+        as_of: String,
+        rows: impl Iterator<Item = &'a crate::reports::SourceDay> + Clone,
+    ) -> Self {
+        let passing: std::collections::HashSet<&str> = rows
+            .clone()
+            .filter(|r| r.dmarc_pass > 0)
+            .map(|r| r.source_ip.as_str())
+            .collect();
+        let mut f = Self {
+            as_of,
+            exact: true,
+            ..Self::default()
+        };
+        for r in rows {
+            let split = r.split(passing.contains(r.source_ip.as_str()));
+            f.volume += r.volume;
+            f.counted += split.counted();
+            f.dmarc_pass += split.compliant;
+            f.spf_aligned_pass += r.spf_aligned_pass.min(split.compliant);
+            f.dkim_aligned_pass += r.dkim_aligned_pass.min(split.compliant);
+        }
+        f
+    }
+
+    /// These figures with `added`'s counts on top (no longer exact).
+    pub fn plus(&self, added: &Self) -> Self {
+        Self {
+            as_of: self.as_of.clone(),
+            volume: self.volume + added.volume,
+            counted: self.counted + added.counted,
+            dmarc_pass: self.dmarc_pass + added.dmarc_pass,
+            spf_aligned_pass: self.spf_aligned_pass + added.spf_aligned_pass,
+            dkim_aligned_pass: self.dkim_aligned_pass + added.dkim_aligned_pass,
+            exact: false,
+        }
+    }
+
+    /// `part` of the counted messages in percent, two decimals (0 without any).
     pub fn pct(&self, part: u64) -> f64 {
-        if self.volume == 0 {
+        if self.counted == 0 {
             0.0
         } else {
-            (part as f64 * 10_000.0 / self.volume as f64).round() / 100.0
+            (part as f64 * 10_000.0 / self.counted as f64).round() / 100.0
         }
     }
 }

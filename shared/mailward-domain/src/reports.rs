@@ -118,6 +118,48 @@ pub struct SourceDay {
     pub undetermined: u64,
 }
 
+impl SourceDay {
+    /// How this row's messages split (SPEC §2.12): forwarded mail is forwarded whatever its
+    /// result, then undetermined; of the rest, the DMARC passes are compliant and the failures
+    /// are non-compliant when `source_passes` (the source sent DMARC-passing mail for the
+    /// domain in the window), else unknown.
+    pub fn split(&self, source_passes: bool) -> RowSplit {
+        let forwarded = self.forwarded.min(self.volume);
+        let undetermined = self.undetermined.min(self.volume - forwarded);
+        let compliant = self.dmarc_pass.min(self.volume - forwarded - undetermined);
+        let failing = self.volume - forwarded - undetermined - compliant;
+        let (non_compliant, unknown) = if source_passes {
+            (failing, 0)
+        } else {
+            (0, failing)
+        };
+        RowSplit {
+            compliant,
+            non_compliant,
+            forwarded,
+            unknown,
+            undetermined,
+        }
+    }
+}
+
+/// One row's messages split into the five totals (they sum to its volume).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowSplit {
+    pub compliant: u64,
+    pub non_compliant: u64,
+    pub forwarded: u64,
+    pub unknown: u64,
+    pub undetermined: u64,
+}
+
+impl RowSplit {
+    /// The messages the pass percentages count: compliant and non-compliant.
+    pub fn counted(&self) -> u64 {
+        self.compliant + self.non_compliant
+    }
+}
+
 /// A domain's messages on one UTC day, summed over every report and source: what the
 /// organization-wide report data and the time series read instead of the per-source rows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -47,19 +47,12 @@ pub fn totals(rows: &[(String, SourceDay)]) -> Totals {
         .collect();
     let mut t = Totals::default();
     for (_, r) in rows {
-        let forwarded = r.forwarded.min(r.volume);
-        let undetermined = r.undetermined.min(r.volume - forwarded);
-        // Forwarded mail is counted as forwarded whatever its result; the rest splits.
-        let passing = r.dmarc_pass.min(r.volume - forwarded - undetermined);
-        let failing = r.volume - forwarded - undetermined - passing;
-        t.forwarded += forwarded;
-        t.undetermined += undetermined;
-        t.compliant += passing;
-        if passing_sources.contains(r.source_ip.as_str()) {
-            t.non_compliant += failing;
-        } else {
-            t.unknown += failing;
-        }
+        let split = r.split(passing_sources.contains(r.source_ip.as_str()));
+        t.compliant += split.compliant;
+        t.non_compliant += split.non_compliant;
+        t.forwarded += split.forwarded;
+        t.unknown += split.unknown;
+        t.undetermined += split.undetermined;
     }
     t
 }

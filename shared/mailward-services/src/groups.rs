@@ -75,6 +75,7 @@ fn figures(domains: &[&Domain]) -> GroupDomains {
     for d in domains {
         if let Some(f) = &d.report_figures {
             window.volume += f.volume;
+            window.counted += f.counted;
             window.dmarc_pass += f.dmarc_pass;
         }
     }

@@ -236,10 +236,11 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     .unwrap();
     assert_eq!(out[0].status, Status::Imported, "{out:?}");
     let after = crate::common::get(&app, &path, &s.key).await;
+    // 203.0.113.9 never passes: its 10 failures are unknown mail, outside the percentages.
     assert_eq!(after["last_14_days_volume"], 50);
-    assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0);
-    assert_eq!(after["last_14_days_spf_pass_pct"], 80.0);
-    assert_eq!(after["last_14_days_dkim_pass_pct"], 60.0);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 100.0);
+    assert_eq!(after["last_14_days_spf_pass_pct"], 100.0);
+    assert_eq!(after["last_14_days_dkim_pass_pct"], 75.0);
     let yesterday = app.clock.now().date().previous_day().unwrap();
     assert_eq!(
         after["monitoring_since"],
@@ -250,7 +251,7 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     assert_eq!(groups["data"][0]["domains"]["last_14_days_volume"], 50);
     assert_eq!(
         groups["data"][0]["domains"]["last_14_days_dmarc_pass_pct"],
-        80.0
+        100.0
     );
     let usage = crate::common::get(&app, "/usage?expand[]=aligned_messages", &s.key).await;
     // Yesterday may fall in the previous month; then this month has none yet.
@@ -272,7 +273,109 @@ async fn reports_feed_the_domain_group_and_usage_figures() {
     assert_eq!(out[0].status, Status::Imported, "{out:?}");
     let after = crate::common::get(&app, &path, &s.key).await;
     assert_eq!(after["last_14_days_volume"], 100);
-    assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 100.0);
+}
+
+/// A report of `domain` for the day `days_ago` days before the app's clock, one record per
+/// `(source, count, dkim, spf, override)`.
+fn report_with_reasons(
+    app: &mailward_api_tests::TestApp,
+    domain: &str,
+    id: &str,
+    days_ago: i64,
+    records: &[(&str, u64, &str, &str, Option<&str>)],
+) -> Vec<u8> {
+    let begin = crate::common::today_start(app) - 86_400 * days_ago;
+    let end = begin + 86_399;
+    let mut xml = format!(
+        r#"<?xml version="1.0"?><feedback><report_metadata><org_name>Receiver</org_name>
+<report_id>{id}</report_id><date_range><begin>{begin}</begin><end>{end}</end></date_range></report_metadata>
+<policy_published><domain>{domain}</domain><p>none</p></policy_published>"#
+    );
+    for (ip, count, dkim, spf, reason) in records {
+        let reason = reason
+            .map(|r| format!("<reason><type>{r}</type></reason>"))
+            .unwrap_or_default();
+        xml.push_str(&format!(
+            r#"<record><row><source_ip>{ip}</source_ip><count>{count}</count><policy_evaluated><disposition>none</disposition>
+<dkim>{dkim}</dkim><spf>{spf}</spf>{reason}</policy_evaluated></row><identifiers><header_from>{domain}</header_from></identifiers></record>"#
+        ));
+    }
+    xml.push_str("</feedback>");
+    xml.into_bytes()
+}
+
+#[tokio::test]
+async fn pass_percentages_count_compliant_and_non_compliant_mail_only() {
+    let (_dns, app) =
+        crate::common::app_on(vec![mailward_dns_fixture::Zone::new("pct.example")]).await;
+    let state = &app.stack.state;
+    let s = app.sign_up("pct@pct.example", "Pct").await;
+    let domain = add_domain(&app, &s.key, "pct.example").await;
+    let path = format!("/domains/{}", domain["id"].as_str().unwrap());
+    // Day 2: a sender passing (30, DKIM only), one failing that has not passed yet (10).
+    let first = report_with_reasons(
+        &app,
+        "pct.example",
+        "p1",
+        2,
+        &[
+            ("192.0.2.10", 30, "pass", "fail", None),
+            ("198.51.100.7", 10, "fail", "fail", None),
+        ],
+    );
+    ingest(state, &first, &to(&domain), &Limits::default())
+        .await
+        .unwrap();
+    let after = crate::common::get(&app, &path, &s.key).await;
+    assert_eq!(after["last_14_days_volume"], 40);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 100.0, "{after}");
+    assert_eq!(after["last_14_days_spf_pass_pct"], 0.0);
+    assert_eq!(after["last_14_days_dkim_pass_pct"], 100.0);
+
+    // Day 1: 198.51.100.7 passes with SPF (10), and mail forwarded by a list (20, failing)
+    // is left out whatever its result.
+    let second = report_with_reasons(
+        &app,
+        "pct.example",
+        "p2",
+        1,
+        &[
+            ("198.51.100.7", 10, "fail", "pass", None),
+            ("203.0.113.9", 20, "fail", "fail", Some("mailing_list")),
+        ],
+    );
+    ingest(state, &second, &to(&domain), &Limits::default())
+        .await
+        .unwrap();
+    let after = crate::common::get(&app, &path, &s.key).await;
+    assert_eq!(after["last_14_days_volume"], 70);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 100.0, "{after}");
+
+    // 198.51.100.7 has now passed in the window, so its earlier 10 failures are
+    // non-compliant: the sweep sums the window again, 40 passing of 50 counted.
+    mailward_workers::sweep::sweep_now(state).await.unwrap();
+    let after = crate::common::get(&app, &path, &s.key).await;
+    assert_eq!(after["last_14_days_volume"], 70);
+    assert_eq!(after["last_14_days_dmarc_pass_pct"], 80.0, "{after}");
+    assert_eq!(after["last_14_days_spf_pass_pct"], 20.0);
+    assert_eq!(after["last_14_days_dkim_pass_pct"], 60.0);
+    let summary = crate::common::get(
+        &app,
+        &format!("{path}/reports/summary?period=last_14_days"),
+        &s.key,
+    )
+    .await;
+    let totals = &summary["totals"];
+    assert_eq!(
+        (
+            totals["compliant"].as_u64(),
+            totals["non_compliant"].as_u64()
+        ),
+        (Some(40), Some(10)),
+        "{summary}"
+    );
+    assert_eq!(totals["forwarded"], 20);
 }
 
 #[tokio::test]

@@ -395,11 +395,11 @@ fn pct_cmp(
     part: impl Fn(&mailward_domain::domain::ReportFigures) -> u64,
 ) -> Ordering {
     let (fa, fb) = (figures(a), figures(b));
-    let left = u128::from(part(&fa)) * u128::from(fb.volume.max(1));
-    let right = u128::from(part(&fb)) * u128::from(fa.volume.max(1));
+    let left = u128::from(part(&fa)) * u128::from(fb.counted.max(1));
+    let right = u128::from(part(&fb)) * u128::from(fa.counted.max(1));
     let (left, right) = (
-        if fa.volume == 0 { 0 } else { left },
-        if fb.volume == 0 { 0 } else { right },
+        if fa.counted == 0 { 0 } else { left },
+        if fb.counted == 0 { 0 } else { right },
     );
     left.cmp(&right)
 }
@@ -947,10 +947,12 @@ mod tests {
             x.dmarc_policy = policy;
             x.report_figures = Some(ReportFigures {
                 as_of: "2026-11-25".into(),
-                volume,
+                volume: volume + 7,
+                counted: volume,
                 dmarc_pass: pass,
                 spf_aligned_pass: pass,
                 dkim_aligned_pass: pass,
+                exact: true,
             });
         }
         let (g1, g2) = (uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2));

@@ -58,14 +58,15 @@ pub async fn commit(
     }
 }
 
-/// After the commit: the 14-day report window slides daily even when no report arrives (a
-/// write of its own, with its own retries), and a long streak of inconclusive DNS is logged.
+/// After the commit: the 14-day report window slides daily even when no report arrives, and
+/// figures a report was added to are summed over the window again (a write of its own, with
+/// its own retries), and a long streak of inconclusive DNS is logged.
 pub async fn after(state: &AppState, claimed: &Domain, derived: &Derived, now: OffsetDateTime) {
     let yesterday = now.date().previous_day().unwrap_or(now.date());
     if claimed
         .report_figures
         .as_ref()
-        .is_some_and(|f| f.as_of < mailward_store::reports::day_string(yesterday))
+        .is_some_and(|f| !f.exact || f.as_of < mailward_store::reports::day_string(yesterday))
         && let Err(e) =
             crate::reports::figures::refresh_figures(state, claimed.org_id, claimed.id, None).await
     {

@@ -26,22 +26,16 @@ pub fn figures_window(app: &AppState) -> (time::Date, time::Date) {
     (yesterday - time::Duration::days(13), yesterday)
 }
 
-/// What one report's rows add to the figures of the window.
+/// What one report's rows add to the figures of the window (its failures classed by its own
+/// passing sources; exact only when it is the window's first report).
 pub fn contribution(
     rows: &BTreeMap<time::Date, Vec<SourceDay>>,
     (from, to): (time::Date, time::Date),
 ) -> mailward_domain::domain::ReportFigures {
-    let mut added = mailward_domain::domain::ReportFigures {
-        as_of: stored::day_string(to),
-        ..Default::default()
-    };
-    for r in rows.range(from..=to).flat_map(|(_, day)| day) {
-        added.volume += r.volume;
-        added.dmarc_pass += r.dmarc_pass;
-        added.spf_aligned_pass += r.spf_aligned_pass;
-        added.dkim_aligned_pass += r.dkim_aligned_pass;
-    }
-    added
+    mailward_domain::domain::ReportFigures::of_rows(
+        stored::day_string(to),
+        rows.range(from..=to).flat_map(|(_, day)| day),
+    )
 }
 
 /// Saves the domain's figures: the stored ones plus `added` when they are of today's window
@@ -63,21 +57,14 @@ pub async fn update_figures(
             return Ok(());
         };
         let figures = match (added, &current.value.report_figures) {
-            (Some(added), Some(stored)) if stored.as_of == as_of => {
-                mailward_domain::domain::ReportFigures {
-                    as_of: as_of.clone(),
-                    volume: stored.volume + added.volume,
-                    dmarc_pass: stored.dmarc_pass + added.dmarc_pass,
-                    spf_aligned_pass: stored.spf_aligned_pass + added.spf_aligned_pass,
-                    dkim_aligned_pass: stored.dkim_aligned_pass + added.dkim_aligned_pass,
-                }
-            }
+            (Some(added), Some(stored)) if stored.as_of == as_of => stored.plus(added),
             // The domain's first report (no report day, no figures yet): nothing was counted
             // before it, so its own rows are the figures; reading them back would only cost.
             // A concurrent first report then finds these figures and adds its own.
             (Some(added), None) if current.value.monitoring_since.is_none() => {
                 mailward_domain::domain::ReportFigures {
                     as_of: as_of.clone(),
+                    exact: true,
                     ..added.clone()
                 }
             }
@@ -133,17 +120,10 @@ async fn window_figures(
     (from, to): (time::Date, time::Date),
 ) -> Result<mailward_domain::domain::ReportFigures, ServiceError> {
     let rows = stored::rows_between(app.store.as_ref(), org, domain_id, from, to).await?;
-    let mut f = mailward_domain::domain::ReportFigures {
-        as_of: stored::day_string(to),
-        ..Default::default()
-    };
-    for (_, r) in &rows {
-        f.volume += r.volume;
-        f.dmarc_pass += r.dmarc_pass;
-        f.spf_aligned_pass += r.spf_aligned_pass;
-        f.dkim_aligned_pass += r.dkim_aligned_pass;
-    }
-    Ok(f)
+    Ok(mailward_domain::domain::ReportFigures::of_rows(
+        stored::day_string(to),
+        rows.iter().map(|(_, r)| r),
+    ))
 }
 
 /// Queues the `first_report` mail of a domain (once per domain: the occurrence is the domain).
