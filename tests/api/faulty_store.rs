@@ -8,12 +8,12 @@ use std::sync::Arc;
 /// One store call, as the fault rule sees it.
 #[derive(Debug)]
 pub enum StoreCall<'a> {
-    /// `get`.
-    Get,
+    /// `get` of this key (`pk`, `sk`).
+    Get(&'a str, &'a str),
     /// `put` of this item.
     Put(&'a Item),
-    /// `delete`.
-    Delete,
+    /// `delete` of this key (`pk`, `sk`).
+    Delete(&'a str, &'a str),
     /// `query`.
     Query,
     /// `transact` of these operations.
@@ -47,7 +47,7 @@ impl std::fmt::Debug for FaultyStore {
 #[async_trait]
 impl ItemStore for FaultyStore {
     async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError> {
-        (self.rule)(&StoreCall::Get)?;
+        (self.rule)(&StoreCall::Get(pk, sk))?;
         self.inner.get(pk, sk, consistent).await
     }
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
@@ -55,7 +55,7 @@ impl ItemStore for FaultyStore {
         self.inner.put(item, condition).await
     }
     async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<bool, StoreError> {
-        (self.rule)(&StoreCall::Delete)?;
+        (self.rule)(&StoreCall::Delete(pk, sk))?;
         self.inner.delete(pk, sk, condition).await
     }
     async fn query(&self, query: Query) -> Result<Page, StoreError> {

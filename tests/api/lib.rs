@@ -1,6 +1,7 @@
 //! `TestApp`: the local stack on a random loopback port with a manual clock and a temporary data
 //! directory, plus helpers to sign up, read the emailed code and call the API as a client would.
 
+pub mod faulty_queue;
 pub mod faulty_store;
 pub mod receiver;
 pub mod smtp_tls;
@@ -44,6 +45,19 @@ async fn moto_ports(clock: Arc<dyn Clock>, max_receives: u32) -> Ports {
         // against the manual clock, decides when they run (a moved clock releases them).
         queue: Arc::new(mailward_aws::SqsQueue::new(sqs, urls).with_max_delay(1)),
     }
+}
+
+/// A fresh S3 bucket on moto, for one test's stack.
+async fn moto_objects() -> mailward_local_stack::ObjectsOverride {
+    let endpoint = std::env::var("MOTO_ENDPOINT").expect("MOTO_ENDPOINT");
+    let config = mailward_aws::emulator_config(&endpoint).await;
+    let bucket = format!("mailward-api-{}", uuid::Uuid::new_v4().simple());
+    let store = mailward_aws::S3ObjectStore::new(&config, bucket);
+    store
+        .create_bucket()
+        .await
+        .expect("create the bucket on moto");
+    mailward_local_stack::ObjectsOverride(Arc::new(store))
 }
 
 /// A running local stack for one test.
@@ -93,10 +107,15 @@ impl TestApp {
         settings.sweep_interval = None;
         settings.reconcile_interval = None;
         settings.evaluate_new_domains = false;
+        // No registry on the internet either: the registrar tests serve one on loopback.
+        settings.rdap_bootstrap_url = None;
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());
         if backend_is_aws() && settings.ports.is_none() {
             settings.ports = Some(moto_ports(clock.clone(), settings.max_receives).await);
+            if settings.objects.is_none() {
+                settings.objects = Some(moto_objects().await);
+            }
         }
         let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())
             .await
@@ -172,7 +191,7 @@ impl TestApp {
 
     /// The newest email in the outbox, as text.
     pub fn last_email(&self) -> String {
-        let outbox = self.dir.path().join("outbox");
+        let outbox = self.settings.data_dir.join("outbox");
         let mut files: Vec<_> = std::fs::read_dir(&outbox)
             .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
             .unwrap_or_default();
@@ -185,7 +204,7 @@ impl TestApp {
 
     /// The six-digit code in the newest email to `to`.
     pub fn code_for(&self, to: &str) -> String {
-        let outbox = self.dir.path().join("outbox");
+        let outbox = self.settings.data_dir.join("outbox");
         let mut files: Vec<_> = std::fs::read_dir(&outbox)
             .expect("outbox")
             .filter_map(Result::ok)

@@ -3,11 +3,11 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use mailward_api_types::ErrorBody;
 use mailward_api_types::dns_connections::{
     CreateDnsConnection, DnsConnection, DnsConnectionCoverage, DnsConnectionList, DnsPublishResult,
     PublishDnsRecords,
 };
+use mailward_api_types::{ErrorBody, RateLimitBody};
 use mailward_http::dns_quota::DnsQuota;
 use mailward_http::extract::{Json, PathId};
 use mailward_http::{ApiError, AppState, Principal, Routes};
@@ -123,7 +123,7 @@ pub async fn get_dns_connection_coverage(
     description = "Editors, administrators or read-write keys. Writes the records the records guidance (`GET /domains/{id}/dns-records`) asks the domain to create or change into the connection's public zone that serves it (the longest one), with the connection's credentials: a TXT set keeps the values of other kinds at its name (a verification token stays when the SPF record is replaced) and drops those the guidance deletes; a CNAME replaces the TXT standing where it belongs. Records already published are left alone. Each record set's outcome is in `record_sets` (`published`, or `failed` with the provider's reason; the others are still written). 422 `domain_not_covered` (param `domain_id`) when no zone of the connection serves the domain; 404 for a connection or domain the caller cannot see. It reads the records guidance from live DNS, so it counts in the DNS buckets (`dns`, and `api_key_dns` for API keys; 429 over them).",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = DnsPublishResult), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = RateLimitBody), (status = 503, body = ErrorBody)))]
 pub async fn publish_dns_records(
     State(app): State<AppState>,
     principal: Principal,

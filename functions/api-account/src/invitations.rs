@@ -45,7 +45,7 @@ in the `invite` bucket per caller (with POST /members; 30 an hour): 429 past it.
     responses(
         (status = 201, body = Invitation),
         (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 503, body = ErrorBody),
+        (status = 429, body = RateLimitBody), (status = 503, body = ErrorBody),
     ))]
 pub async fn create_invitation(
     State(app): State<AppState>,

@@ -3,8 +3,8 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use mailward_api_types::ErrorBody;
 use mailward_api_types::admin::{AddMemberRequest, Member, MemberMfaStatus, UpdateMemberRequest};
+use mailward_api_types::{ErrorBody, RateLimitBody};
 use mailward_http::extract::{Json, PathId};
 use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
 use mailward_http::{ApiError, AppState, Principal, Routes};
@@ -45,7 +45,7 @@ so addresses cannot be tried in bulk.",
     security(("api_key" = []), ("session" = [])),
     responses(
         (status = 201, description = "Added", body = Member),
-        (status = 429, body = ErrorBody),
+        (status = 429, body = RateLimitBody),
         (status = 200, description = "Already a member; roles and groups applied", body = Member),
         (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
     ))]

@@ -104,8 +104,8 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
 #[utoipa::path(get, path = "/oauth/authorize", tag = "oauth", security(()),
     params(
         ("response_type" = String, Query, description = "`code`"),
-        ("client_id" = String, Query, description = "The connector client id"),
-        ("redirect_uri" = String, Query, description = "A loopback callback: `http://127.0.0.1:<port>/…`, `http://localhost:<port>/…` or `http://[::1]:<port>/…` (any port; 8765 for Claude-Code-style clients)"),
+        ("client_id" = String, Query, min_length = 1, description = "The connector client id"),
+        ("redirect_uri" = String, Query, pattern = r"^http://(127\.0\.0\.1|localhost|\[::1\])(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[^#]*)?$", description = "A loopback callback: `http://127.0.0.1:<port>/…`, `http://localhost:<port>/…` or `http://[::1]:<port>/…` (any port; 8765 for Claude-Code-style clients)"),
         ("code_challenge" = String, Query, description = "PKCE: base64url SHA-256 of the verifier"),
         ("code_challenge_method" = String, Query, description = "`S256` (plain is refused)"),
         ("state" = Option<String>, Query, description = "Returned unchanged"),
@@ -116,7 +116,8 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
     responses(
         (status = 200, description = "The sign-in page", content_type = "text/html"),
         (status = 303, description = "An error sent back to the client's redirect URI"),
-        (status = 400, description = "Missing client id or a redirect URI that is not a loopback callback (a page)", content_type = "text/html"),
+        (status = 400, description = "Missing client id or a redirect URI that is not a loopback callback (a page); a parameter given twice or of the wrong shape (JSON naming it)",
+            content((String = "text/html"), (mailward_api_types::ErrorBody = "application/json"))),
         (status = 403, description = "Not the connector client (a page naming the one to use)", content_type = "text/html"),
     ))]
 pub async fn authorize(
@@ -160,7 +161,7 @@ struct StepForm {
 
 /// One step of the sign-in pages.
 #[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", security(()),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+    request_body(content = mailward_api_types::oauth::AuthorizeStepForm, content_type = "application/x-www-form-urlencoded",
         description = "The page's form: `step` (`email`, `code` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`)."),
     description = "Submitted by the sign-in pages of `GET /oauth/authorize`. Wrong codes are counted (five end the sign-in; an address takes at most 20 a day from one client address, across sign-ins, as on `POST /oauth/session`); the signed state expires after 15 minutes. Every step counts in the `signin` bucket per client address (IPv6 per /64): over it, a 429 page with `Retry-After`.",
     responses(

@@ -5,7 +5,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use mailward_api_types::oauth::{Session, SessionRequest, SessionStartRequest, SessionStarted};
-use mailward_api_types::{ErrorBody, ThrottledBody};
+use mailward_api_types::{ErrorBody, RateLimitBody, ThrottledBody};
 use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, SessionClaims, mint_session_token};
 use mailward_http::extract::Json;
 use mailward_http::middleware::ClientIp;
@@ -47,7 +47,7 @@ pub async fn start_session(
         (status = 200, description = "The session", body = Session),
         (status = 400, description = "`param` code, signin_id or organization_id", body = ErrorBody),
         (status = 403, description = "Not a member of an active organization", body = ErrorBody),
-        (status = 429, description = "The `signin` bucket, or the address's daily budget of wrong codes from this client", body = ErrorBody),
+        (status = 429, description = "The `signin` bucket, or the address's daily budget of wrong codes from this client (scope `signin`)", body = RateLimitBody),
     ))]
 pub async fn create_session(
     State(app): State<AppState>,

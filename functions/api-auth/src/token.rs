@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 /// Trades a code or a refresh token for tokens.
 #[utoipa::path(post, path = "/oauth/token", tag = "oauth", security(()),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+    request_body(content = mailward_api_types::oauth::TokenForm, content_type = "application/x-www-form-urlencoded",
         description = "`grant_type=authorization_code` with `code`, `redirect_uri`, `client_id` and `code_verifier` (PKCE S256), optionally `resource`; or `grant_type=refresh_token` with `refresh_token` and `client_id`. No client secret."),
     description = "The access token is an ES256 JWT for the MCP endpoint (`aud` = the resource, `{base_url}/mcp` by default), carrying the person (`sub`), the organization and role they picked, the scopes and the connection; it lives 15 minutes. A refresh token is issued only when the authorization asked for the `offline_access` scope (without it the connection ends with its access token); it rotates on every use: presenting an old one again revokes the whole connection. Grants other than these two (client credentials, the ID-JAG / JWT-bearer and token-exchange grants) answer `unsupported_grant_type`.",
     responses(
@@ -47,7 +47,7 @@ struct RevokeForm {
 
 /// Revokes a token's connection.
 #[utoipa::path(post, path = "/oauth/revoke", tag = "oauth", security(()),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+    request_body(content = mailward_api_types::oauth::RevokeForm, content_type = "application/x-www-form-urlencoded",
         description = "`token` (a refresh or access token), optionally `token_type_hint` and `client_id`."),
     description = "RFC 7009: revokes the connection the token belongs to, so its refresh token and every access token of it stop working (the MCP endpoints check the connection on every call). An unknown or already revoked token also answers 200.",
     responses(

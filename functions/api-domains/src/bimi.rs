@@ -3,7 +3,7 @@
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::{StatusCode, header};
 use mailward_api_types::ErrorBody;
-use mailward_api_types::bimi::{BimiAssets, BimiAssetsRequest};
+use mailward_api_types::bimi::{BimiAssets, BimiAssetsBody, BimiAssetsRequest};
 use mailward_http::extract::{PathId, parse_json};
 use mailward_http::{ApiError, AppState, Principal, Routes};
 use mailward_services::domains::hosting::bimi::{self, CertificateSource};
@@ -77,7 +77,7 @@ async fn source(app: &AppState, req: Request) -> Result<CertificateSource, ApiEr
 /// Validates a mark certificate and hosts it with its logo.
 #[utoipa::path(post, path = "/domains/{id}/bimi/assets", tag = "domains",
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
-    request_body(content = BimiAssetsRequest, description = "JSON with `certificate_pem` or `certificate_url`; or `multipart/form-data` with a `certificate` file part."),
+    request_body(content = BimiAssetsBody, description = "JSON with `certificate_pem` or `certificate_url`; or `multipart/form-data` with a `certificate` file part."),
     description = "Editors, administrators or read-write keys. Validates the VMC or CMC bundle \
 in full at the service clock: a private key anywhere refuses it; the first certificate must \
 carry the BIMI extended key usage; its RFC 3709 logotype must embed the logo (gunzipped) \

@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 use mailward_api_types::ErrorBody;
-use mailward_api_types::tasks::{DomainPlan, PreviewRequest, PreviewResponse};
+use mailward_api_types::tasks::{DomainPlan, PreviewBody, PreviewRequest, PreviewResponse};
 use mailward_http::dns_quota::DnsQuota;
 use mailward_http::extract::{Json, PathId};
 use mailward_http::{ApiError, AppState, Principal, Routes};
@@ -35,7 +35,7 @@ pub async fn get_plan(
 }
 
 /// Previews proposed records.
-#[utoipa::path(post, path = "/domains/{id}/preview", tag = "domains", request_body = PreviewRequest,
+#[utoipa::path(post, path = "/domains/{id}/preview", tag = "domains", request_body = PreviewBody,
     params(("id" = uuid::Uuid, Path, description = "Domain id")),
     description = "What the domain would look like with the proposed record values (any of \
 `dmarc`, `spf`, `dkim` [{selector, value}], `mta_sts`, `tls_rpt`, `bimi`), without storing \

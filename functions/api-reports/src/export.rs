@@ -17,14 +17,26 @@ use utoipa::IntoParams;
 #[into_params(parameter_in = Query)]
 pub struct ExportQuery {
     /// csv (default) or json.
+    #[param(value_type = Option<ExportFormat>, inline)]
     pub format: Option<String>,
     /// last_7_days, last_30_days (default), last_90_days or last_365_days; ending yesterday
     /// (UTC), clamped to the plan's retention.
+    #[param(value_type = Option<mailward_api_types::tls_reports::LongPeriod>, inline)]
     pub period: Option<String>,
     /// daily (default: one line per domain and day) or sources (one line per domain, day,
     /// source IP and header-from).
+    #[param(value_type = Option<ExportData>, inline)]
     pub data: Option<String>,
 }
+
+mailward_api_types::words!(
+    /// `format` of an export.
+    pub ExportFormat = ["csv", "json"]
+);
+mailward_api_types::words!(
+    /// `data` of an export.
+    pub ExportData = ["daily", "sources"]
+);
 
 impl From<ExportQuery> for ExportParams {
     fn from(q: ExportQuery) -> Self {
@@ -72,7 +84,7 @@ at a time (`Content-Disposition: attachment` with a file name).";
     description = COLUMNS,
     security(("api_key" = []), ("session" = [])),
     responses(
-        (status = 200, description = "CSV or JSON, streamed", content((String = "text/csv"), (String = "application/json"))),
+        (status = 200, description = "CSV or JSON, streamed", content((String = "text/csv"), (Vec<Object> = "application/json"))),
         (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn export_domain_reports(
     State(app): State<AppState>,
@@ -92,7 +104,7 @@ pub async fn export_domain_reports(
     description = COLUMNS,
     security(("api_key" = []), ("session" = [])),
     responses(
-        (status = 200, description = "CSV or JSON, streamed, domains by name", content((String = "text/csv"), (String = "application/json"))),
+        (status = 200, description = "CSV or JSON, streamed, domains by name", content((String = "text/csv"), (Vec<Object> = "application/json"))),
         (status = 400, body = ErrorBody)))]
 pub async fn export_organization_reports(
     State(app): State<AppState>,

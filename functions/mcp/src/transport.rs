@@ -75,8 +75,28 @@ async fn authenticate(
     }
 }
 
+/// What the SDK wants to read in `Accept`: both types, named. A request that sends no `Accept`,
+/// or a wildcard (`*/*`, as HTTP clients do by default), accepts both by HTTP's own rules
+/// (RFC 9110 §12.5.1), so it is given the explicit list instead of a 406.
+fn accept_both(headers: &mut HeaderMap) {
+    let accepts_anything = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|range| range.split(';').next().unwrap_or("").trim())
+        .any(|range| range == "*/*");
+    if accepts_anything || !headers.contains_key(header::ACCEPT) {
+        headers.insert(
+            header::ACCEPT,
+            header::HeaderValue::from_static("application/json, text/event-stream"),
+        );
+    }
+}
+
 /// Hands the request to the SDK's stateless Streamable HTTP service.
-async fn serve(server: McpServer, request: Request) -> Response {
+async fn serve(server: McpServer, mut request: Request) -> Response {
+    accept_both(request.headers_mut());
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -119,11 +139,40 @@ async fn endpoint(
     Ok(serve(server, request).await)
 }
 
+mailward_api_types::schema_type!(
+    /// A JSON-RPC 2.0 request (with `id`) or notification (without) of the Model Context
+    /// Protocol; anything else answers 415.
+    pub JsonRpcMessage = {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, SchemaType, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .required("jsonrpc")
+            .required("method")
+            .property("jsonrpc", mailward_api_types::constraints::one_of(["2.0"]))
+            .property("method", ObjectBuilder::new().schema_type(Type::String))
+            .property(
+                "id",
+                OneOfBuilder::new()
+                    .item(ObjectBuilder::new().schema_type(Type::String))
+                    .item(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .minimum(Some(i64::MIN))
+                            .maximum(Some(i64::MAX)),
+                    ),
+            )
+            .property(
+                "params",
+                ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::Object, Type::Null])),
+            )
+    }
+);
+
 const TRANSPORT: &str = "Streamable HTTP (JSON-RPC 2.0), stateless: `initialize`, `tools/list` and `tools/call` each stand alone (no session id); protocol revisions 2025-06-18, 2025-11-25 and 2026-07-28 (an unsupported `MCP-Protocol-Version` header is 400). Send `Accept: application/json, text/event-stream`; answers are JSON.";
 
 /// The main MCP endpoint.
 #[utoipa::path(post, path = "/mcp", tag = "mcp",
-    request_body(content = Object, description = "A JSON-RPC 2.0 request or notification"),
+    request_body(content = JsonRpcMessage, description = "A JSON-RPC 2.0 request or notification"),
     security(("mcp_oauth" = [])),
     description = "Every Mailward tool for AI agents. OAuth access tokens only (from the authorization server of `/.well-known/oauth-authorization-server`); API keys are refused. Without a token: 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` (RFC 9728). A viewer cannot call writing tools. Throttled per person in the `mcp_oauth` bucket.",
     responses(
@@ -131,7 +180,7 @@ const TRANSPORT: &str = "Streamable HTTP (JSON-RPC 2.0), stateless: `initialize`
         (status = 202, description = "A notification was accepted"),
         (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
-        (status = 415, description = "The body is not `application/json`"),
+        (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
         (status = 401, description = "No, an expired, revoked or wrong-audience token, or an API key", body = ErrorBody),
         (status = 429, description = "The `mcp_oauth` bucket is exhausted"),
     ))]
@@ -148,7 +197,7 @@ pub async fn mcp(
 
 /// The read-only directory endpoint.
 #[utoipa::path(post, path = "/mcp/directory", tag = "mcp",
-    request_body(content = Object, description = "A JSON-RPC 2.0 request or notification"),
+    request_body(content = JsonRpcMessage, description = "A JSON-RPC 2.0 request or notification"),
     security(("mcp_oauth" = [])),
     description = "The fourteen read-only monitoring and diagnosis tools (get_account, audit_domain, validate_spf_include, list_domains, get_domain, get_dns_records, get_domain_plan, get_spf, preview_dns_change, list_tasks, get_task, get_dmarc_summary, list_dmarc_senders, list_groups), for directory listings of connectors. Accepts tokens issued for `{mcp_url}/directory` or `{mcp_url}`; every token carries the organization the person picked at sign-in.",
     responses(
@@ -156,7 +205,7 @@ pub async fn mcp(
         (status = 202, description = "A notification was accepted"),
         (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
-        (status = 415, description = "The body is not `application/json`"),
+        (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
         (status = 401, description = "No or a refused token", body = ErrorBody),
     ))]
 pub async fn mcp_directory(
@@ -172,7 +221,7 @@ pub async fn mcp_directory(
 
 /// The public endpoint.
 #[utoipa::path(post, path = "/mcp/public", tag = "mcp",
-    request_body(content = Object, description = "A JSON-RPC 2.0 request or notification"),
+    request_body(content = JsonRpcMessage, description = "A JSON-RPC 2.0 request or notification"),
     security(()),
     description = "No account or credential (a credential sent is ignored): `audit_domain` and `validate_spf_include`. Each call counts per client address in the `dns` bucket of the REST DNS endpoints and in `mcp_dns`; over either limit a call answers a tool error whose `error.scope` names the bucket (`dns` or `mcp_dns`), with `retry_after_seconds`. `audit_domain` answers from the ten-minute cache here: `refresh` needs a signed-in caller.",
     responses(
@@ -180,7 +229,7 @@ pub async fn mcp_directory(
         (status = 202, description = "A notification was accepted"),
         (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
-        (status = 415, description = "The body is not `application/json`"),
+        (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
     ))]
 pub async fn mcp_public(
     State(app): State<AppState>,

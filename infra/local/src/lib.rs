@@ -55,6 +55,11 @@ pub struct Settings {
     pub extra_ca: Option<PathBuf>,
     /// Time a webhook receiver has to answer.
     pub webhook_timeout: Duration,
+    /// The RDAP bootstrap registry for DNS the registrar lookups start from; `None` turns them
+    /// off (the black-box tests' default, which point it at a fixture server where they need it).
+    pub rdap_bootstrap_url: Option<String>,
+    /// Let RDAP lookups reach loopback over plain HTTP (local tests only).
+    pub rdap_allow_loopback: bool,
     /// DNS servers (`host:port`, comma-separated); `None` means the system's.
     pub dns: Option<String>,
     /// Longest time the resolver caches an answer (`None`: the resolver's default; tests that
@@ -101,6 +106,9 @@ pub struct Settings {
     /// Other adapters for the store and queue ports (the black-box tests run the whole service
     /// on DynamoDB and SQS this way); `None` keeps the embedded SQLite ones.
     pub ports: Option<Ports>,
+    /// Wraps whichever store and queue were chosen (embedded or `ports`) before the service
+    /// uses them: the fault tests put a failing layer (throttling, an outage) in front.
+    pub wrap_ports: Option<PortWrapper>,
     /// Another adapter for the hosted zone (tests inject a failing one); `None` keeps the
     /// records in the item store.
     pub zone: Option<ZoneOverride>,
@@ -110,6 +118,19 @@ pub struct Settings {
     /// Another MTA-STS policy-front provider (tests use ACM and CloudFront in moto, or a
     /// scripted one); `None` serves the policy hosts from this process over HTTP.
     pub fronts: Option<FrontsOverride>,
+    /// Another object store (the AWS pass of the black-box tests uses S3 in moto); `None`
+    /// keeps objects under `<data-dir>/objects`, uploaded through this process's `/uploads`.
+    pub objects: Option<ObjectsOverride>,
+}
+
+/// An object store to run the stack with.
+#[derive(Clone)]
+pub struct ObjectsOverride(pub Arc<dyn mailward_domain::objects::ObjectStore>);
+
+impl std::fmt::Debug for ObjectsOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ObjectsOverride")
+    }
 }
 
 /// An MTA-STS policy-front provider to run the stack with.
@@ -151,6 +172,16 @@ pub struct Ports {
     pub queue: Arc<dyn Queue>,
 }
 
+/// A layer put in front of the store and queue ports ([`Settings::wrap_ports`]).
+#[derive(Clone)]
+pub struct PortWrapper(pub Arc<dyn Fn(Ports) -> Ports + Send + Sync>);
+
+impl std::fmt::Debug for PortWrapper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PortWrapper")
+    }
+}
+
 impl std::fmt::Debug for Ports {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ports").finish_non_exhaustive()
@@ -176,6 +207,10 @@ impl Settings {
             role_trust_probe: true,
             extra_ca: None,
             webhook_timeout: Duration::from_secs(10),
+            rdap_bootstrap_url: Some(
+                mailward_services::config::DEFAULT_RDAP_BOOTSTRAP_URL.to_owned(),
+            ),
+            rdap_allow_loopback: false,
             dns: None,
             dns_cache_ttl_cap: None,
             dns_concurrency: None,
@@ -200,9 +235,11 @@ impl Settings {
             smtp_max_sessions: smtp::DEFAULT_MAX_SESSIONS,
             dns_listen: None,
             ports: None,
+            wrap_ports: None,
             zone: None,
             dns_hosts: None,
             fronts: None,
+            objects: None,
         }
     }
 }
@@ -325,6 +362,10 @@ pub fn assemble(
     config.nameserver_port = settings.nameserver_port;
     config.nameserver_ports = settings.nameserver_ports.clone();
     config.outbound.timeout = settings.webhook_timeout;
+    config
+        .rdap_bootstrap_url
+        .clone_from(&settings.rdap_bootstrap_url);
+    config.rdap_allow_loopback = settings.rdap_allow_loopback;
     if let Some(path) = &settings.extra_ca {
         config.outbound.extra_ca_pem = Some(
             std::fs::read(path)
@@ -360,6 +401,13 @@ pub fn assemble(
             )),
         ),
     };
+    let (store, queue) = match &settings.wrap_ports {
+        Some(wrap) => {
+            let wrapped = (wrap.0)(Ports { store, queue });
+            (wrapped.store, wrapped.queue)
+        }
+        None => (store, queue),
+    };
     let mailer = Arc::new(FileMailer::new(
         settings.data_dir.join("outbox"),
         settings.mail_from.clone(),
@@ -367,7 +415,10 @@ pub fn assemble(
     ));
     let mut state = AppState::new(store, queue, mailer, clock, resolver, config)
         .with_direct_dns(direct)
-        .with_objects(objects.clone());
+        .with_objects(match &settings.objects {
+            Some(other) => Arc::clone(&other.0),
+            None => objects.clone(),
+        });
     if let Some(zone) = &settings.zone {
         state = state.with_zone(Arc::clone(&zone.0));
     }
@@ -466,6 +517,8 @@ pub struct LocalStack {
     pub state: AppState,
     /// Where the report mailbox listens, when it does.
     pub smtp_addr: Option<SocketAddr>,
+    /// The SQLite database (the fault tests cap its growth as a full disk would).
+    pub db: Database,
     /// The hosted zone's DNS server, when it runs (`dns_addr()`).
     zone_server: Option<dns_server::ZoneServer>,
     shutdown: watch::Sender<bool>,
@@ -533,7 +586,11 @@ impl LocalStack {
                 watcher.clone(),
             )));
         }
-        tasks.push(tokio::spawn(reaper(db, state.clock.clone(), watcher)));
+        tasks.push(tokio::spawn(reaper(
+            db.clone(),
+            state.clock.clone(),
+            watcher,
+        )));
         let smtp_addr = match settings.smtp_listen {
             Some(at) => {
                 let smtp = tokio::net::TcpListener::bind(at)
@@ -576,6 +633,7 @@ impl LocalStack {
             addr,
             state,
             smtp_addr,
+            db,
             zone_server,
             shutdown,
             tasks,

@@ -113,6 +113,28 @@ struct Cli {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     webhook_allow_loopback: bool,
+    /// The RDAP bootstrap registry for DNS (RFC 9224) the registrar lookups start from;
+    /// `off` turns registrar lookups off.
+    #[arg(
+        long,
+        env = "MAILWARD_RDAP_BOOTSTRAP_URL",
+        global = true,
+        default_value = mailward_services::config::DEFAULT_RDAP_BOOTSTRAP_URL
+    )]
+    rdap_bootstrap_url: String,
+    /// Let RDAP lookups reach loopback addresses over plain HTTP (a fixture registry). For
+    /// local testing only; true/false, 1/0, yes/no, on/off.
+    #[arg(
+        long,
+        env = "MAILWARD_RDAP_ALLOW_LOOPBACK",
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    rdap_allow_loopback: bool,
     /// An extra trusted root certificate (PEM file) for webhook receivers. For local testing only.
     #[arg(long, env = "MAILWARD_EXTRA_CA", global = true)]
     extra_ca: Option<PathBuf>,
@@ -324,6 +346,9 @@ async fn main() -> anyhow::Result<()> {
     settings.signup_codes_per_hour = cli.signup_codes_per_hour;
     settings.webhook_allow_loopback = cli.webhook_allow_loopback;
     settings.extra_ca = cli.extra_ca.clone();
+    settings.rdap_bootstrap_url =
+        mailward_services::config::parse_rdap_bootstrap_url(&cli.rdap_bootstrap_url);
+    settings.rdap_allow_loopback = cli.rdap_allow_loopback;
     settings.dns = cli.dns.clone();
     settings.dns_concurrency = cli.dns_concurrency;
     settings.nameserver_port = cli.nameserver_port;
@@ -874,5 +899,34 @@ mod tests {
             );
         }
         assert!(loopback(&["--webhook-allow-loopback=maybe"]).is_err());
+    }
+
+    #[test]
+    fn registrar_lookups_start_at_iana_unless_pointed_elsewhere_or_off() {
+        let rdap = |args: &[&str]| {
+            let mut argv = vec!["mailward"];
+            argv.extend_from_slice(args);
+            let cli = Cli::try_parse_from(argv).unwrap();
+            (
+                mailward_services::config::parse_rdap_bootstrap_url(&cli.rdap_bootstrap_url),
+                cli.rdap_allow_loopback,
+            )
+        };
+        assert_eq!(
+            rdap(&[]),
+            (
+                Some("https://data.iana.org/rdap/dns.json".to_owned()),
+                false
+            )
+        );
+        assert_eq!(rdap(&["--rdap-bootstrap-url", "off"]), (None, false));
+        assert_eq!(
+            rdap(&[
+                "--rdap-bootstrap-url",
+                "http://127.0.0.1:8081/dns.json",
+                "--rdap-allow-loopback"
+            ]),
+            (Some("http://127.0.0.1:8081/dns.json".to_owned()), true)
+        );
     }
 }

@@ -43,22 +43,35 @@ pub struct ActivityList {
 #[into_params(parameter_in = Query)]
 pub struct ActivityParams {
     /// USER, API_KEY, SERVICE_STAFF or SYSTEM.
+    #[param(value_type = Option<ActorType>, inline)]
     pub actor_type: Option<String>,
     /// An action of `GET /activity-log/actions`.
+    #[param(value_type = Option<Action>, inline)]
     pub action: Option<String>,
     /// The target's id.
     pub target_id: Option<Uuid>,
     /// The kind of target.
     pub target_type: Option<String>,
     /// Entries at or after this time (RFC 3339).
+    #[param(format = DateTime)]
     pub since: Option<String>,
     /// Entries before this time (RFC 3339).
+    #[param(format = DateTime)]
     pub until: Option<String>,
-    /// 1-based page.
+    /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
-    /// 1-100.
+    /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
+
+crate::words!(
+    /// An action of the activity log's catalogue.
+    pub Action = mailward_domain::admin::ACTIONS.iter().map(|(action, _)| *action)
+);
 
 /// One action of the catalogue.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -1,7 +1,7 @@
 //! Organization administration (SPEC §2.4, §2.12, §4.2): groups, members, invitations and
 //! usage.
 
-use crate::common::PageInfo;
+use crate::common::{Order, PageInfo};
 use mailward_domain::model::Role;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -82,16 +82,33 @@ pub struct GroupList {
 #[into_params(parameter_in = Query)]
 pub struct ListGroupsParams {
     /// created_at (default) or name.
+    #[param(value_type = Option<GroupSort>, inline)]
     pub sort: Option<String>,
     /// desc (default) or asc.
+    #[param(value_type = Option<Order>, inline)]
     pub order: Option<String>,
     /// domains.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<GroupExpand>, inline)]
     pub expand: Vec<String>,
+    /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
+    /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
+
+crate::words!(
+    /// `sort` of `GET /groups`.
+    pub GroupSort = ["created_at", "name"]
+);
+crate::words!(
+    /// `expand[]` of the group reads.
+    pub GroupExpand = ["domains"]
+);
 
 /// `GET /groups/{id}` parameters.
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -99,7 +116,7 @@ pub struct ListGroupsParams {
 pub struct GroupExpandParams {
     /// domains.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<GroupExpand>, inline)]
     pub expand: Vec<String>,
 }
 
@@ -107,24 +124,42 @@ pub struct GroupExpandParams {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateGroupRequest {
-    /// 1 to 128 characters.
-    #[schema(min_length = 1, max_length = 128)]
+    /// 1 to 128 characters without control characters (surrounding spaces are trimmed).
+    #[schema(value_type = GroupName)]
     pub name: String,
+    /// At most 255 characters without control characters; blank clears it.
+    #[schema(value_type = Option<ExternalId>)]
     pub external_customer_id: Option<String>,
+    /// At most 255 characters without control characters; blank clears it.
+    #[schema(value_type = Option<ExternalId>)]
     pub external_billing_entity_id: Option<String>,
 }
+
+crate::schema_type!(
+    /// A group's name: 1 to 128 characters without control characters, surrounding spaces
+    /// trimmed.
+    pub GroupName = crate::constraints::text(1, 128)
+);
+crate::schema_type!(
+    /// An external id of a group: at most 255 characters without control characters,
+    /// surrounding spaces trimmed.
+    pub ExternalId = crate::constraints::text(0, 255)
+);
 
 /// `POST /groups/{id}` body: any subset; null clears the external ids.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateGroupRequest {
-    #[schema(min_length = 1, max_length = 128)]
+    /// 1 to 128 characters without control characters.
+    #[schema(value_type = Option<GroupName>)]
     pub name: Option<String>,
+    /// At most 255 characters; blank or null clears it.
     #[serde(default, deserialize_with = "crate::common::double_option")]
-    #[schema(value_type = Option<String>, nullable)]
+    #[schema(value_type = Option<ExternalId>, nullable)]
     pub external_customer_id: Option<Option<String>>,
+    /// At most 255 characters; blank or null clears it.
     #[serde(default, deserialize_with = "crate::common::double_option")]
-    #[schema(value_type = Option<String>, nullable)]
+    #[schema(value_type = Option<ExternalId>, nullable)]
     pub external_billing_entity_id: Option<Option<String>>,
     /// `true` queues a re-derivation of the tasks of every domain of the group.
     pub backfill_tickets: Option<bool>,
@@ -179,6 +214,7 @@ pub struct AddMemberRequest {
     #[schema(format = "email")]
     pub email: String,
     /// At least one role.
+    #[schema(min_items = 1)]
     pub roles: Vec<RoleView>,
     /// Groups to limit the member to (empty or omitted: none).
     #[serde(default)]
@@ -189,6 +225,8 @@ pub struct AddMemberRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateMemberRequest {
+    /// At least one role.
+    #[schema(min_items = 1)]
     pub roles: Option<Vec<RoleView>>,
     pub groups: Option<Vec<Uuid>>,
 }
@@ -234,6 +272,7 @@ pub struct CreateInvitationRequest {
     #[schema(format = "email")]
     pub email: String,
     /// At least one role.
+    #[schema(min_items = 1)]
     pub roles: Vec<RoleView>,
     #[serde(default)]
     pub groups: Vec<Uuid>,
@@ -315,6 +354,11 @@ pub struct Usage {
 pub struct UsageParams {
     /// domains, organizations, line_items and/or aligned_messages.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<UsageExpand>, inline)]
     pub expand: Vec<String>,
 }
+
+crate::words!(
+    /// `expand[]` of `GET /usage`.
+    pub UsageExpand = ["domains", "organizations", "line_items", "aligned_messages"]
+);

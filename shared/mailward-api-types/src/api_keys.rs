@@ -88,8 +88,9 @@ pub struct ApiKeyList {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKeyRequest {
-    /// A label for people, 1 to 100 characters.
-    #[schema(min_length = 1, max_length = 100)]
+    /// A label for people, 1 to 100 characters without control characters (surrounding spaces
+    /// are trimmed).
+    #[schema(value_type = crate::constraints::Label)]
     pub name: String,
     /// `read_write` (default) or `read_only`.
     #[serde(default)]

@@ -9,12 +9,25 @@ use utoipa::ToSchema;
 pub struct BimiAssetsRequest {
     /// The VMC or CMC bundle: the mark certificate first, then its intermediates (at most
     /// 256 KiB; never a private key).
+    #[schema(min_length = 1, max_length = 262144)]
     pub certificate_pem: Option<String>,
     /// An https URL where the bundle is published (fetched once, through the outbound-safe
     /// client: public addresses only, no redirects to private ones).
-    #[schema(format = "uri")]
+    #[schema(value_type = Option<crate::constraints::HttpsUrl>)]
     pub certificate_url: Option<String>,
 }
+
+crate::schema_type!(
+    /// The JSON body of `POST /domains/{id}/bimi/assets`: exactly one of `certificate_pem` and
+    /// `certificate_url` (400 naming `certificate_pem` otherwise).
+    pub BimiAssetsBody = crate::constraints::refined(
+        "BimiAssetsRequest",
+        utoipa::openapi::schema::OneOfBuilder::new()
+            .item(crate::constraints::carries("certificate_pem", <String as utoipa::PartialSchema>::schema(), &["certificate_url"]))
+            .item(crate::constraints::carries("certificate_url", <String as utoipa::PartialSchema>::schema(), &["certificate_pem"])),
+    );
+    uses BimiAssetsRequest
+);
 
 /// The hosted certificate's facts.
 #[derive(Debug, Clone, Serialize, ToSchema)]

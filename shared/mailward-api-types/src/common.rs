@@ -24,7 +24,8 @@ pub struct ErrorBody {
 pub struct RateLimitBody {
     /// Always `rate_limit_exceeded`.
     pub error: String,
-    /// The bucket that is exhausted: global, dns, api_key, api_key_dns, signup or mcp_oauth.
+    /// The bucket that is exhausted: global, dns, api_key, api_key_dns, signup, signin, invite,
+    /// mcp_oauth or mcp_dns.
     pub scope: String,
     /// For a person.
     pub message: String,
@@ -79,12 +80,19 @@ pub const MAX_PER_PAGE: u32 = 100;
 #[into_params(parameter_in = Query)]
 pub struct PageParams {
     /// 1-based page number (default 1, at most 1,000,000).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
     /// Items per page (default 25, 1 to 100).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
+
+crate::words!(
+    /// `order` of a list: `desc` or `asc`.
+    pub Order = ["desc", "asc"]
+);
 
 /// An accepted API version (SPEC §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

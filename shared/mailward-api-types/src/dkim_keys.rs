@@ -11,12 +11,17 @@ use uuid::Uuid;
 #[serde(deny_unknown_fields)]
 pub struct DkimKeyRequest {
     /// The selector (`<selector>._domainkey.<domain>`): DNS labels of letters, digits and
-    /// hyphens, dot-separated.
+    /// hyphens, dot-separated, at most 200 characters.
+    #[schema(
+        pattern = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$",
+        max_length = 200
+    )]
     pub selector: String,
     /// TXT (the key record) or CNAME (the sending service's key host).
-    #[schema(value_type = String, example = "TXT")]
     pub record_type: DkimRecordType,
-    /// TXT: a DKIM key record with a usable key (`v=DKIM1; k=rsa; p=…`); CNAME: a host name.
+    /// TXT: a DKIM key record with a usable key (`v=DKIM1; k=rsa; p=…`, at most 4096
+    /// characters); CNAME: a host name.
+    #[schema(pattern = r"\S", max_length = 4096)]
     pub value: String,
     /// Seconds, 1 to 86400 (default 3600).
     #[schema(example = 300, minimum = 1, maximum = 86400)]
@@ -28,7 +33,7 @@ pub struct DkimKeyRequest {
 #[into_params(parameter_in = Query)]
 pub struct ListDkimKeysParams {
     /// Only keys in this state: unknown, syncing, ready or error.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<DkimDnsStatus>, inline)]
     pub dns_status: Option<DkimDnsStatus>,
 }
 

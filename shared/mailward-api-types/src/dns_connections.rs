@@ -10,28 +10,67 @@ use uuid::Uuid;
 #[serde(deny_unknown_fields)]
 pub struct DnsCredentialsInput {
     /// Keys: the access key id (`AKIA…`, 16 to 128 letters and digits).
+    #[schema(pattern = "^[A-Za-z0-9]{16,128}$")]
     pub access_key_id: Option<String>,
-    /// Keys: the secret access key.
+    /// Keys: the secret access key (1 to 256 printable characters without spaces).
+    #[schema(pattern = "^[!-~]{1,256}$")]
     pub secret_access_key: Option<String>,
     /// Role: `arn:aws:iam::<account>:role/<name>` in the account that hosts the zones. Mailward
     /// assumes it with the organization's own external id (`external_id` of
     /// `GET /dns-connections`), which the role's trust policy should require; an external id is
     /// never taken from input.
+    #[schema(
+        pattern = "^arn:aws[!-~]*:iam::[!-~]*:role/[!-~]*$",
+        min_length = 20,
+        max_length = 2048
+    )]
     pub role_arn: Option<String>,
 }
+
+crate::schema_type!(
+    /// The credentials of `POST /dns-connections`: the keys (`access_key_id` with
+    /// `secret_access_key`) or a role (`role_arn`), not both.
+    pub DnsCredentials = crate::constraints::refined(
+        "DnsCredentialsInput",
+        utoipa::openapi::schema::OneOfBuilder::new()
+            .item(
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .required("access_key_id")
+                    .required("secret_access_key")
+                    .property("access_key_id", <String as utoipa::PartialSchema>::schema())
+                    .property("secret_access_key", <String as utoipa::PartialSchema>::schema())
+                    .property("role_arn", utoipa::openapi::schema::ObjectBuilder::new()
+                        .schema_type(utoipa::openapi::schema::Type::Null)),
+            )
+            .item(crate::constraints::carries(
+                "role_arn",
+                <String as utoipa::PartialSchema>::schema(),
+                &["access_key_id", "secret_access_key"],
+            )),
+    );
+    uses DnsCredentialsInput
+);
 
 /// `POST /dns-connections` body.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateDnsConnection {
     /// `route53` (the only provider so far).
-    #[schema(example = "route53")]
+    #[schema(value_type = DnsProvider)]
     pub provider: String,
-    /// A label, 1 to 100 characters.
+    /// A label, 1 to 100 characters without control characters (surrounding spaces are
+    /// trimmed).
+    #[schema(value_type = crate::constraints::Label)]
     pub name: String,
     /// Keys or a role; never answered back.
+    #[schema(value_type = DnsCredentials)]
     pub credentials: DnsCredentialsInput,
 }
+
+crate::words!(
+    /// A DNS host provider.
+    pub DnsProvider = ["route53"]
+);
 
 /// A zone a connection's provider hosts.
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -2,7 +2,7 @@
 //! and `tasks`, which appear only with `expand[]`), the list and bulk shapes, and the bodies and
 //! parameters of the domain routes.
 
-use crate::common::{PageInfo, double_option};
+use crate::common::{Order, PageInfo, double_option};
 use mailward_domain::conflicts::StoredConflict;
 use mailward_domain::domain::{
     self as model, FailureDetail, FailureReason, Policy, ScoreBand, SubdomainPolicy,
@@ -17,27 +17,34 @@ use uuid::Uuid;
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DmarcOptionsView {
-    /// Extra aggregate-report addresses (Mailward's own is always added).
+    /// Extra aggregate-report addresses (Mailward's own is always added), at most 20.
     #[serde(default)]
+    #[schema(format = Email, max_items = 20)]
     pub additional_emails: Vec<String>,
-    /// Failure-report addresses (`ruf`).
+    /// Failure-report addresses (`ruf`), at most 20.
     #[serde(default)]
+    #[schema(format = Email, max_items = 20)]
     pub legacy_ruf_emails: Vec<String>,
     /// none, quarantine or reject.
-    #[schema(value_type = String, example = "none")]
+    #[schema(example = "none")]
     pub policy: Policy,
     /// 0-100. RFC 9989 dropped `pct`: 100 publishes no `t` tag; below 100 publishes `t=y`
     /// ("testing": receivers apply the policy one step weaker).
     #[schema(minimum = 0, maximum = 100)]
     pub pct: u8,
     /// none, quarantine, reject or same.
-    #[schema(value_type = String, example = "same")]
+    #[schema(value_type = SubdomainPolicyWord, example = "same")]
     pub sp: SubdomainPolicy,
     /// `aspf=s`.
     pub strict_spf: bool,
     /// `adkim=s`.
     pub strict_dkim: bool,
 }
+
+crate::words!(
+    /// `dmarc_options.sp`.
+    pub SubdomainPolicyWord = ["none", "quarantine", "reject", "same"]
+);
 
 impl From<&model::DmarcOptions> for DmarcOptionsView {
     fn from(o: &model::DmarcOptions) -> Self {
@@ -59,9 +66,24 @@ impl From<&model::DmarcOptions> for DmarcOptionsView {
 pub struct SpfOptionsView {
     pub force_flattening: bool,
     pub enabled: bool,
+    /// Notes for people on the SPF mechanisms (key: the mechanism, 1 to 255 characters; value:
+    /// at most 500), at most 50, without control characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<MechanismDescriptions>)]
     pub mechanism_descriptions: Option<BTreeMap<String, String>>,
 }
+
+crate::schema_type!(
+    /// `spf_options.mechanism_descriptions`: at most 50 notes, keyed by mechanism (1 to 255
+    /// characters, not blank), each at most 500 characters, none with a control character.
+    pub MechanismDescriptions = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Object)
+        .property_names(Some(crate::constraints::plain_text(true, 255)))
+        .additional_properties(Some(utoipa::openapi::schema::ObjectBuilder::from(
+            crate::constraints::plain_text(false, 500),
+        )))
+        .max_properties(Some(50))
+);
 
 /// `bimi_options`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -69,8 +91,10 @@ pub struct SpfOptionsView {
 pub struct BimiOptionsView {
     pub enabled: bool,
     /// https URL of an SVG Tiny PS logo, or null.
+    #[schema(value_type = Option<crate::constraints::RecordUrl>)]
     pub logo: Option<String>,
     /// https URL of the VMC/CMC, or null.
+    #[schema(value_type = Option<crate::constraints::RecordUrl>)]
     pub certificate: Option<String>,
 }
 
@@ -301,6 +325,7 @@ pub fn domain_view(d: &model::Domain, zones: ServiceZones<'_>) -> Domain {
 #[serde(deny_unknown_fields)]
 pub struct CreateDomainRequest {
     /// The domain name (a pasted URL is reduced to its host).
+    #[schema(value_type = PastedDomain)]
     pub url: String,
     /// A group of the organization.
     pub group_id: Option<Uuid>,
@@ -314,38 +339,78 @@ pub struct CreateDomainRequest {
 #[into_params(parameter_in = Query)]
 pub struct ListDomainsParams {
     /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
     /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
     /// Filter: none, pending, setup, drifted or failed.
+    #[param(value_type = Option<model::MonitoringStatus>, inline)]
     pub monitoring_status: Option<String>,
     /// Filter: none, quarantine or reject (the policy observed in DNS).
+    #[param(value_type = Option<Policy>, inline)]
     pub dmarc_policy: Option<String>,
     /// Filter: true or false.
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     pub is_parked: Option<bool>,
     /// Filter: true or false (whether Mailward hosts the DMARC record).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     pub is_dmarc_managed: Option<bool>,
     /// Filter: true or false (whether Mailward hosts the SPF record).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     pub is_spf_managed: Option<bool>,
     /// Filter: true or false (whether Mailward hosts the DKIM records).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     pub is_dkim_managed: Option<bool>,
     /// Filter: true or false (whether Mailward hosts the BIMI record).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     pub is_bimi_managed: Option<bool>,
     /// Filter: true or false (whether Mailward hosts MTA-STS).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
     pub is_mta_sts_managed: Option<bool>,
     /// Filter: a group id.
     pub group_id: Option<Uuid>,
     /// created_at (default), url, monitoring_status, dmarc_policy, score, last_14_days_volume,
     /// last_14_days_dmarc_pass_pct, last_14_days_spf_pass_pct, last_14_days_dkim_pass_pct,
     /// open_tasks_count, severity, status or group.
+    #[param(value_type = Option<DomainSort>, inline)]
     pub sort: Option<String>,
     /// desc (default) or asc.
+    #[param(value_type = Option<Order>, inline)]
     pub order: Option<String>,
     /// group and/or tasks.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<DomainExpand>, inline)]
     pub expand: Vec<String>,
 }
+
+/// The `sort` keys of `GET /domains`.
+pub const SORT_KEYS: &[&str] = &[
+    "created_at",
+    "url",
+    "monitoring_status",
+    "dmarc_policy",
+    "score",
+    "last_14_days_volume",
+    "last_14_days_dmarc_pass_pct",
+    "last_14_days_spf_pass_pct",
+    "last_14_days_dkim_pass_pct",
+    "open_tasks_count",
+    "severity",
+    "status",
+    "group",
+];
+
+crate::words!(
+    /// `sort` of `GET /domains`.
+    pub DomainSort = SORT_KEYS.iter().copied()
+);
+crate::words!(
+    /// `expand[]` of the domain reads.
+    pub DomainExpand = ["group", "tasks"]
+);
 
 /// A page of domains.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -360,7 +425,7 @@ pub struct DomainList {
 pub struct ExpandParams {
     /// group and/or tasks.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<DomainExpand>, inline)]
     pub expand: Vec<String>,
 }
 
@@ -409,10 +474,33 @@ pub struct BulkDomain {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkRequest {
-    /// 1 to 500 entries `{url, group_id}`, each checked on its own.
-    #[schema(value_type = Vec<BulkDomain>)]
+    /// 1 to 500 entries `{url, group_id}`, each checked on its own: an entry that is not one
+    /// fails alone, with its reason in the answer.
+    #[schema(value_type = BulkEntries)]
     pub domains: Vec<serde_json::Value>,
 }
+
+crate::schema_type!(
+    /// A domain to watch as people paste it: a domain name (letters, digits and hyphens in
+    /// dot-separated labels, the last starting with a letter), optionally after `http://` or
+    /// `https://` and before a path, which are dropped.
+    pub PastedDomain = crate::constraints::pasted_domain()
+);
+crate::schema_type!(
+    /// The entries of a bulk add: 1 to 500, each meant to be a `BulkDomain`; any other value is
+    /// taken too and fails alone (`result` failed).
+    pub BulkEntries = utoipa::openapi::schema::ArrayBuilder::new()
+        .items(
+            utoipa::openapi::schema::AnyOfBuilder::new()
+                .item(utoipa::openapi::Ref::from_schema_name("BulkDomain"))
+                .item(utoipa::openapi::schema::Object::with_type(
+                    utoipa::openapi::schema::SchemaType::AnyValue,
+                )),
+        )
+        .min_items(Some(1))
+        .max_items(Some(MAX_BULK));
+    uses BulkDomain
+);
 
 /// One bulk result, in request order.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

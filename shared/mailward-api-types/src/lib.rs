@@ -10,6 +10,7 @@ pub mod admin;
 pub mod api_keys;
 pub mod bimi;
 pub mod common;
+pub mod constraints;
 pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domains;

@@ -10,7 +10,6 @@ use uuid::Uuid;
 #[serde(deny_unknown_fields)]
 pub struct MtaStsRequest {
     /// testing, enforce or none. POST: default testing; PUT: unchanged when absent.
-    #[schema(value_type = Option<String>, example = "testing")]
     pub mode: Option<StsMode>,
     /// Seconds senders cache the policy: 86400 to 31557600. POST: default 86400; PUT:
     /// unchanged when absent.

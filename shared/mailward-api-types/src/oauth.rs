@@ -65,6 +65,7 @@ pub struct TokenResponse {
 #[serde(deny_unknown_fields)]
 pub struct SessionStartRequest {
     /// The email address of a Mailward account.
+    #[schema(format = "email", max_length = 254)]
     pub email: String,
 }
 
@@ -84,6 +85,7 @@ pub struct SessionRequest {
     /// From `POST /oauth/session/start`.
     pub signin_id: Uuid,
     /// The six-digit code from the email.
+    #[schema(pattern = "^[0-9]{6}$")]
     pub code: String,
     /// The organization to open the session in (needed when the account belongs to several).
     #[serde(default)]
@@ -104,3 +106,67 @@ pub struct Session {
     /// The person's role there: `admin`, `editor` or `viewer`.
     pub role: String,
 }
+
+/// `POST /oauth/token` form (RFC 6749 §4.1.3 and §6, with PKCE): `grant_type=authorization_code`
+/// with `code`, `redirect_uri`, `client_id` and `code_verifier`, optionally `resource`; or
+/// `grant_type=refresh_token` with `refresh_token` and `client_id`. No client secret. Documents
+/// the form; the route reads it itself.
+#[derive(Debug, ToSchema)]
+pub struct TokenForm {
+    /// `authorization_code` or `refresh_token`.
+    #[schema(value_type = GrantType)]
+    pub grant_type: String,
+    /// The connector client id (any other, or none, is `invalid_client`, 401).
+    pub client_id: String,
+    /// authorization_code: the code the redirect carried.
+    pub code: Option<String>,
+    /// authorization_code: the redirect URI of the authorization request.
+    pub redirect_uri: Option<String>,
+    /// authorization_code: the PKCE verifier.
+    pub code_verifier: Option<String>,
+    /// refresh_token: the refresh token.
+    pub refresh_token: Option<String>,
+    /// RFC 8707: the resource of the authorization request.
+    pub resource: Option<String>,
+}
+
+crate::words!(
+    /// The grants the token endpoint accepts.
+    pub GrantType = ["authorization_code", "refresh_token"]
+);
+
+/// `POST /oauth/revoke` form (RFC 7009). Documents the form; the route reads it itself.
+#[derive(Debug, ToSchema)]
+pub struct RevokeForm {
+    /// A refresh or access token.
+    #[schema(min_length = 1)]
+    pub token: String,
+    /// `refresh_token` or `access_token` (a hint only).
+    pub token_type_hint: Option<String>,
+    /// The connector client id.
+    pub client_id: Option<String>,
+}
+
+/// `POST /oauth/authorize` form: one step of the sign-in pages. Documents the form; the route
+/// reads it itself.
+#[derive(Debug, ToSchema)]
+pub struct AuthorizeStepForm {
+    /// `email`, `code` or `consent`.
+    #[schema(value_type = SignInStep)]
+    pub step: String,
+    /// The signed state of the page (expires after 15 minutes).
+    pub state: String,
+    /// step email: the address.
+    pub email: Option<String>,
+    /// step code: the emailed code.
+    pub code: Option<String>,
+    /// step consent: the organization picked.
+    pub organization_id: Option<String>,
+    /// step consent: `allow` or `deny`.
+    pub decision: Option<String>,
+}
+
+crate::words!(
+    /// A step of the sign-in pages.
+    pub SignInStep = ["email", "code", "consent"]
+);

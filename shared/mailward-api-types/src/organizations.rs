@@ -162,8 +162,8 @@ pub struct OrganizationWithKey {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateOrganizationRequest {
-    /// 3 to 128 characters.
-    #[schema(min_length = 3, max_length = 128)]
+    /// 3 to 128 characters without control characters (surrounding spaces are trimmed).
+    #[schema(value_type = OrganizationName)]
     pub name: String,
     /// Invites this address as an administrator. Must be omitted or null with an API key.
     /// Invites this address as the new organization's administrator (sessions only: with an
@@ -222,22 +222,44 @@ pub struct SettingsUpdate {
 #[serde(deny_unknown_fields)]
 pub struct UpdateOrganizationRequest {
     pub is_active: Option<bool>,
-    #[schema(min_length = 3, max_length = 128)]
+    /// 3 to 128 characters without control characters.
+    #[schema(value_type = Option<OrganizationName>)]
     pub name: Option<String>,
+    /// An absolute http(s) URL, or null.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, nullable, format = "uri")]
+    #[schema(value_type = Option<WebUrl>, nullable)]
     pub logo_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, nullable, format = "email")]
     pub email: Option<Option<String>>,
+    /// 4 to 20 digits with optional `+ - ( ) .` and spaces, or null.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, nullable)]
+    #[schema(value_type = Option<PhoneNumber>, nullable)]
     pub phone_number: Option<Option<String>>,
+    /// An absolute http(s) URL, or null.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, nullable, format = "uri")]
+    #[schema(value_type = Option<WebUrl>, nullable)]
     pub website: Option<Option<String>>,
     pub settings: Option<SettingsUpdate>,
     /// Changeable only by an administrator's signed-in session that completed MFA; otherwise
     /// 403 `mfa_confirmation_required`.
     pub require_mfa: Option<bool>,
 }
+
+crate::schema_type!(
+    /// An organization's name: 3 to 128 characters without control characters, surrounding
+    /// spaces trimmed.
+    pub OrganizationName = crate::constraints::text(3, 128)
+);
+crate::schema_type!(
+    /// An absolute http or https URL on a host name, at most 2048 characters.
+    pub WebUrl = crate::constraints::url("https?", r"[\s\S]", true)
+);
+crate::schema_type!(
+    /// A phone number: 4 to 20 digits with optional `+ - ( ) .` and spaces, at most 32
+    /// characters.
+    pub PhoneNumber = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some(r"^\s*[ +().-]*([0-9][ +().-]*){4,20}\s*$"))
+        .max_length(Some(32))
+);

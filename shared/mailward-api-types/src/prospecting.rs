@@ -67,10 +67,14 @@ macro_rules! report_options {
         #[derive(Debug, Clone, Deserialize, ToSchema)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
-            /// Who the report is prepared for (a company or person), 1 to 200 characters.
+            /// Who the report is prepared for (a company or person), 1 to 200 characters
+            /// without control characters (surrounding spaces are trimmed).
+            #[schema(value_type = GeneratedFor)]
             pub generated_for: String,
-            /// 1 to 10 domain names, audited from live DNS; they need not be in the account.
-            /// Duplicates count once; names that are not valid domains are listed as skipped.
+            /// 1 to 10 domain names of at most 253 characters, audited from live DNS; they need
+            /// not be in the account. Duplicates count once; names that are not valid domains
+            /// are listed as skipped.
+            #[schema(min_items = 1, max_items = 10, max_length = 253)]
             pub domains: Vec<String>,
             #[serde(default)]
             pub language: Language,
@@ -98,6 +102,12 @@ macro_rules! report_options {
         }
     };
 }
+
+crate::schema_type!(
+    /// Who a prospecting report is for: 1 to 200 characters without control characters,
+    /// surrounding spaces trimmed.
+    pub GeneratedFor = crate::constraints::text(1, 200)
+);
 
 report_options!(
     /// `POST /prospecting-reports` body.

@@ -11,8 +11,14 @@ use uuid::Uuid;
 pub struct ReportDataParams {
     /// last_1_day (yesterday), last_7_days (default), last_30_days or last_365_days; the
     /// window ends yesterday (UTC) and starts no earlier than the plan keeps data.
+    #[param(value_type = Option<ReportDataPeriod>, inline)]
     pub period: Option<String>,
 }
+
+crate::words!(
+    /// `period` of the report-data routes.
+    pub ReportDataPeriod = ["last_1_day", "last_7_days", "last_30_days", "last_365_days"]
+);
 
 /// Messages of a period and their pass shares.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -128,16 +128,25 @@ pub struct ReportSummary {
 #[into_params(parameter_in = Query)]
 pub struct SummaryParams {
     /// last_7_days (default), last_14_days or last_30_days.
+    #[param(value_type = Option<SummaryPeriod>, inline)]
     pub period: Option<String>,
 }
+
+crate::words!(
+    /// `period` of a domain's DMARC summary and senders.
+    pub SummaryPeriod = ["last_7_days", "last_14_days", "last_30_days"]
+);
 
 /// `GET /domains/{id}/reports/senders` parameters.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SendersParams {
     /// last_7_days (default), last_14_days or last_30_days.
+    #[param(value_type = Option<SummaryPeriod>, inline)]
     pub period: Option<String>,
     /// Most senders listed, 1-20 (default 20), highest volume first.
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 20)]
     pub limit: Option<u32>,
 }
 
@@ -182,8 +191,14 @@ pub struct SendersView {
 pub struct ImpactParams {
     /// quarantine or reject; default: the next policy up from the published one (reject at
     /// the top).
+    #[param(value_type = Option<ImpactPolicy>, inline)]
     pub policy: Option<String>,
 }
+
+crate::words!(
+    /// `policy` of the enforcement impact.
+    pub ImpactPolicy = ["quarantine", "reject"]
+);
 
 /// One sender's share of what enforcement would stop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -94,6 +94,11 @@ pub struct UpdateDomainSourceRequest {
     /// confirmed, discarded or requires_confirmation. Confirming closes the sender's
     /// confirm_source tasks; discarding closes them too and opens cleanup_sender_records when
     /// the SPF record still authorizes the sender.
-    #[schema(pattern = "^(confirmed|discarded|requires_confirmation)$")]
+    #[schema(value_type = SourceConfirmation)]
     pub confirmation_status: Option<String>,
 }
+
+crate::words!(
+    /// A sender's `confirmation_status` as a person sets it.
+    pub SourceConfirmation = ["confirmed", "discarded", "requires_confirmation"]
+);

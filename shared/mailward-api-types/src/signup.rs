@@ -21,8 +21,8 @@ pub struct SignupRequest {
     /// Work or personal address; disposable domains are refused.
     #[schema(format = "email")]
     pub email: String,
-    /// 3 to 128 characters.
-    #[schema(min_length = 3, max_length = 128)]
+    /// 3 to 128 characters without control characters (surrounding spaces are trimmed).
+    #[schema(value_type = crate::organizations::OrganizationName)]
     pub organization_name: String,
     /// Plan; defaults to `free`.
     pub pricing_type: Option<PricingTypeView>,

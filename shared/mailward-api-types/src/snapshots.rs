@@ -62,11 +62,15 @@ pub struct SnapshotList {
 pub struct SnapshotFilters {
     /// spf, dmarc, bimi, mx, dkim, ns, mta_sts or tls_rpt.
     #[serde(rename = "type")]
-    #[param(rename = "type")]
+    #[param(rename = "type", value_type = Option<SnapshotType>, inline)]
     pub record_type: Option<String>,
-    /// 1-based page.
+    /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
-    /// 1-100.
+    /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
 
@@ -76,6 +80,15 @@ pub struct SnapshotFilters {
 pub struct DiffParam {
     /// Include the change from the previous snapshot of the same type: bare `diff`, `true` or
     /// `1` turn it on; `false`, `0` or leaving it out turn it off.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<DiffFlag>, inline)]
     pub diff: Option<String>,
 }
+
+crate::words!(
+    /// `type` of the snapshot list.
+    pub SnapshotType = mailward_domain::snapshots::TYPES.iter().copied()
+);
+crate::words!(
+    /// `diff` of a snapshot read; empty is the bare flag.
+    pub DiffFlag = ["", "true", "1", "false", "0"]
+);

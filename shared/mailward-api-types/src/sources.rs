@@ -40,6 +40,7 @@ impl SourceView {
 #[into_params(parameter_in = Query)]
 pub struct SourceFilters {
     /// ACTIVE, PENDING_REVIEW or REJECTED.
+    #[param(value_type = Option<mailward_domain::sources::SourceStatus>, inline)]
     pub status: Option<String>,
     /// Origin of the entries (the embedded catalogue's is `CURATED`).
     pub origin: Option<String>,

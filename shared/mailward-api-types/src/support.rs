@@ -64,32 +64,58 @@ pub struct TicketList {
 #[into_params(parameter_in = Query)]
 pub struct ListTicketsParams {
     /// open or closed (default: both).
+    #[param(value_type = Option<TicketStatus>, inline)]
     pub status: Option<String>,
+    /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
+    /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
+
+crate::words!(
+    /// `status` of a ticket.
+    pub TicketStatus = ["open", "closed"]
+);
 
 /// `POST /support/tickets` body.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTicketRequest {
-    /// 1 to 200 characters.
+    /// 1 to 200 characters (surrounding spaces are trimmed).
+    #[schema(value_type = TicketSubject)]
     pub subject: String,
-    /// 1 to 10,000 characters.
+    /// 1 to 10,000 characters (surrounding spaces are trimmed).
+    #[schema(value_type = MessageBody)]
     pub body: String,
     /// Up to 5 object keys from POST /support/presigned-url, already uploaded.
     #[serde(default)]
+    #[schema(max_items = 5)]
     pub attachments: Vec<String>,
 }
+
+crate::schema_type!(
+    /// A ticket's subject: 1 to 200 characters, surrounding spaces trimmed.
+    pub TicketSubject = crate::constraints::prose(200)
+);
+crate::schema_type!(
+    /// A support message: 1 to 10,000 characters, surrounding spaces trimmed.
+    pub MessageBody = crate::constraints::prose(10_000)
+);
 
 /// `POST /support/tickets/{id}/replies` body.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReplyRequest {
-    /// 1 to 10,000 characters.
+    /// 1 to 10,000 characters (surrounding spaces are trimmed).
+    #[schema(value_type = MessageBody)]
     pub body: String,
     /// Up to 5 object keys, as on creation.
     #[serde(default)]
+    #[schema(max_items = 5)]
     pub attachments: Vec<String>,
 }
 
@@ -104,12 +130,30 @@ pub struct UnreadCount {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PresignRequest {
-    /// 1 to 255 characters, no path separators.
-    #[schema(min_length = 1, max_length = 255)]
+    /// 1 to 255 characters, not blank, without path separators or control characters.
+    #[schema(
+        pattern = r"^[^/\\\u0000-\u001F\u007F-\u009F]*[^/\\\s\u0000-\u001F\u007F-\u009F][^/\\\u0000-\u001F\u007F-\u009F]*$",
+        max_length = 255
+    )]
     pub file_name: String,
     /// image/png, image/jpeg, image/gif, image/webp or application/pdf.
+    #[schema(value_type = AttachmentType)]
     pub mime_type: String,
 }
+
+/// The attachment types accepted.
+pub const MIME_TYPES: [&str; 5] = [
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+];
+
+crate::words!(
+    /// The type of a support attachment.
+    pub AttachmentType = MIME_TYPES
+);
 
 /// `POST /support/presigned-url` response: an upload form.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

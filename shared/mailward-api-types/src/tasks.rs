@@ -1,6 +1,6 @@
 //! Remediation tasks (SPEC §2.3, §4.3), the rollout plan (SPEC §2.9) and the change preview.
 
-use crate::common::PageInfo;
+use crate::common::{Order, PageInfo};
 use mailward_tasks::instructions::Instructions;
 use mailward_tasks::plan::{PlanStage, PlanStep, ScanFindingItem};
 use mailward_tasks::{ResolutionReason, TaskStatus, TaskType};
@@ -146,23 +146,45 @@ pub struct TaskList {
 pub struct ListTasksParams {
     /// Statuses to list, comma-separated (open, snoozed, canceled, dismissed, pending, done);
     /// default `open,pending`.
+    #[param(
+        pattern = r"^\s*((open|snoozed|canceled|dismissed|pending|done)\s*(,\s*(open|snoozed|canceled|dismissed|pending|done)\s*)*)?$"
+    )]
     pub statuses: Option<String>,
     /// Only the tasks of this domain.
     pub domain_id: Option<Uuid>,
     /// created_at, priority (default), resolved_at, sequence or status.
+    #[param(value_type = Option<TaskSort>, inline)]
     pub sort: Option<String>,
     /// asc or desc; default asc for priority, sequence and status (most severe, earliest in
     /// the rollout, pending first), desc for created_at and resolved_at (newest first).
+    #[param(value_type = Option<Order>, inline)]
     pub order: Option<String>,
     /// domain and/or source.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<TaskListExpand>, inline)]
     pub expand: Vec<String>,
     /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
     /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
+
+crate::words!(
+    /// `sort` of `GET /tasks`.
+    pub TaskSort = mailward_tasks::sort::SORT_KEYS
+);
+crate::words!(
+    /// `expand[]` of `GET /tasks`.
+    pub TaskListExpand = ["domain", "source"]
+);
+crate::words!(
+    /// `expand[]` of `GET /tasks/{id}`.
+    pub TaskExpand = ["domain", "instructions", "source"]
+);
 
 /// `GET /tasks/{id}` parameters.
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -170,7 +192,7 @@ pub struct ListTasksParams {
 pub struct TaskExpandParams {
     /// domain, instructions and/or source.
     #[serde(rename = "expand[]", default)]
-    #[param(rename = "expand[]")]
+    #[param(rename = "expand[]", value_type = Vec<TaskExpand>, inline)]
     pub expand: Vec<String>,
 }
 
@@ -226,9 +248,14 @@ pub struct DomainPlan {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DkimProposal {
-    /// The selector (`<selector>._domainkey.<domain>`).
+    /// The selector (`<selector>._domainkey.<domain>`): DNS labels of letters, digits,
+    /// hyphens and underscores.
+    #[schema(
+        pattern = r"^\s*[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\s*$"
+    )]
     pub selector: String,
     /// The TXT value (`v=DKIM1; k=...; p=...`).
+    #[schema(value_type = RecordText)]
     pub value: String,
 }
 
@@ -238,19 +265,52 @@ pub struct DkimProposal {
 #[serde(deny_unknown_fields)]
 pub struct PreviewRequest {
     /// The DMARC TXT value for `_dmarc.<domain>`.
+    #[schema(value_type = Option<RecordText>)]
     pub dmarc: Option<String>,
     /// The SPF TXT value for the domain (replaces every `v=spf1` record there).
+    #[schema(value_type = Option<RecordText>)]
     pub spf: Option<String>,
     /// DKIM keys (at most 10).
     #[serde(default)]
+    #[schema(max_items = 10)]
     pub dkim: Vec<DkimProposal>,
     /// The MTA-STS TXT value for `_mta-sts.<domain>`.
+    #[schema(value_type = Option<RecordText>)]
     pub mta_sts: Option<String>,
     /// The TLS-RPT TXT value for `_smtp._tls.<domain>`.
+    #[schema(value_type = Option<RecordText>)]
     pub tls_rpt: Option<String>,
     /// The BIMI TXT value for `default._bimi.<domain>`.
+    #[schema(value_type = Option<RecordText>)]
     pub bimi: Option<String>,
 }
+
+crate::schema_type!(
+    /// A proposed record's text: 1 to 4080 bytes without control characters, surrounding
+    /// spaces trimmed (whether receivers could use it is in the answer's findings).
+    pub RecordText = crate::constraints::text(1, 4080)
+);
+crate::schema_type!(
+    /// The body of `POST /domains/{id}/preview`: at least one record proposed (a value for
+    /// dmarc, spf, mta_sts, tls_rpt or bimi, or a DKIM key); 400 naming `dmarc` otherwise.
+    pub PreviewBody = crate::constraints::refined("PreviewRequest", {
+        let text = || utoipa::openapi::Ref::from_schema_name("RecordText");
+        utoipa::openapi::schema::AnyOfBuilder::new()
+            .item(crate::constraints::carries("dmarc", text(), &[]))
+            .item(crate::constraints::carries("spf", text(), &[]))
+            .item(crate::constraints::carries("mta_sts", text(), &[]))
+            .item(crate::constraints::carries("tls_rpt", text(), &[]))
+            .item(crate::constraints::carries("bimi", text(), &[]))
+            .item(crate::constraints::carries(
+                "dkim",
+                utoipa::openapi::schema::ArrayBuilder::new()
+                    .items(utoipa::openapi::Ref::from_schema_name("DkimProposal"))
+                    .min_items(Some(1)),
+                &[],
+            ))
+    });
+    uses PreviewRequest
+);
 
 /// What a proposed record's own parser says of it.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

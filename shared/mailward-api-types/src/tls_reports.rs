@@ -14,14 +14,25 @@ use uuid::Uuid;
 pub struct ListTlsReportsParams {
     /// day (default; the report's first UTC day), total_successful, total_failure or
     /// organization_name.
+    #[param(value_type = Option<TlsReportSort>, inline)]
     pub sort: Option<String>,
     /// desc (default) or asc.
+    #[param(value_type = Option<crate::common::Order>, inline)]
     pub order: Option<String>,
     /// 1-based page (default 1).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u32>,
     /// Page size, 1-100 (default 25).
+    #[serde(default, deserialize_with = "crate::constraints::present")]
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u32>,
 }
+
+crate::words!(
+    /// `sort` of the TLS report list.
+    pub TlsReportSort = ["day", "total_successful", "total_failure", "organization_name"]
+);
 
 /// The window of the chart and the summary.
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -29,8 +40,14 @@ pub struct ListTlsReportsParams {
 pub struct TlsWindowParams {
     /// last_7_days, last_30_days (default), last_90_days or last_365_days; the window ends
     /// yesterday (UTC) and starts no earlier than the plan keeps data.
+    #[param(value_type = Option<LongPeriod>, inline)]
     pub period: Option<String>,
 }
+
+crate::words!(
+    /// `period` of the TLS views and the exports.
+    pub LongPeriod = ["last_7_days", "last_30_days", "last_90_days", "last_365_days"]
+);
 
 /// A TLS report in a list (without its failure details).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

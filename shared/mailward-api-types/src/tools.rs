@@ -1,6 +1,7 @@
 //! The DNS tools and the audit (SPEC §2.11, §2.12, §4.8): request bodies, parameters and
 //! answers.
 
+use crate::constraints::HostName;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -9,10 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 #[serde(deny_unknown_fields)]
 pub struct DnsLookupRequest {
     /// The name to look up, e.g. `example.com` or `_dmarc.example.com`.
-    #[schema(
-        pattern = r"^([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$",
-        max_length = 253
-    )]
+    #[schema(value_type = HostName)]
     pub host: String,
 }
 
@@ -60,10 +58,7 @@ pub struct DnsLookupResult {
 #[into_params(parameter_in = Query)]
 pub struct DomainParam {
     /// The domain, e.g. `example.com`.
-    #[param(
-        pattern = r"^([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$",
-        max_length = 253
-    )]
+    #[param(value_type = HostName, inline)]
     pub domain: String,
 }
 
@@ -121,8 +116,10 @@ pub struct MailboxProviderResult {
 #[into_params(parameter_in = Query)]
 pub struct AuditParams {
     /// The domain to audit.
+    #[param(value_type = HostName, inline)]
     pub domain: String,
     /// Captures a lead and is echoed in `summary.email`.
+    #[param(format = Email)]
     pub email: Option<String>,
     /// Save the result for `GET /tools/activation-scan` (24 hours).
     #[serde(default)]
@@ -138,6 +135,7 @@ pub struct AuditParams {
 #[into_params(parameter_in = Query)]
 pub struct ScanParams {
     /// The audited domain.
+    #[param(value_type = HostName, inline)]
     pub domain: String,
 }
 
@@ -145,8 +143,14 @@ pub struct ScanParams {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeaderAnalyzeRequest {
-    /// The message's headers as received (10 to 100,000 characters), optionally followed by a
-    /// blank line and the body (then body hashes are checked too).
+    /// The message's headers as received (10 to 100,000 characters, starting with a
+    /// `Name: value` line), optionally followed by a blank line and the body (then body hashes
+    /// are checked too).
+    #[schema(
+        pattern = r"^[\r\n \t]*[!-9;-~]+:[\s\S]*$",
+        min_length = 10,
+        max_length = 100000
+    )]
     pub headers: String,
     /// Re-verify live (DKIM and ARC signatures against DNS keys, SPF of the connecting IP,
     /// DMARC alignment). Default true.

@@ -158,15 +158,21 @@ pub struct WebhookEventList {
 #[serde(deny_unknown_fields)]
 pub struct CreateWebhookEndpointRequest {
     /// HTTPS URL. Private, loopback, link-local and metadata addresses are refused.
-    #[schema(format = "uri")]
+    #[schema(value_type = crate::constraints::HttpsUrl)]
     pub url: String,
     /// Up to 500 characters.
     #[schema(max_length = 500)]
     pub description: Option<String>,
     /// Event types from `GET /webhook-events`; omitted or empty means every event.
     #[serde(default)]
+    #[schema(value_type = Vec<EventName>)]
     pub enabled_events: Vec<String>,
 }
+
+crate::words!(
+    /// An event type of the catalogue (`GET /webhook-events`).
+    pub EventName = mailward_domain::events::CATALOGUE.iter().map(|e| e.name)
+);
 
 /// Endpoint status a person may set.
 #[derive(Debug, Deserialize, ToSchema, Clone, Copy)]
@@ -182,11 +188,14 @@ pub enum SettableStatus {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateWebhookEndpointRequest {
-    #[schema(format = "uri")]
+    /// HTTPS URL, as on creation.
+    #[schema(value_type = Option<crate::constraints::HttpsUrl>)]
     pub url: Option<String>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, nullable, max_length = 500)]
     pub description: Option<Option<String>>,
+    /// Event types from `GET /webhook-events`; empty means every event.
+    #[schema(value_type = Option<Vec<EventName>>)]
     pub enabled_events: Option<Vec<String>>,
     /// `ENABLED` or `DISABLED`; `AUTO_DISABLED` is set only by the service.
     pub status: Option<SettableStatus>,

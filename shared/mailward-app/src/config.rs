@@ -203,6 +203,23 @@ pub struct Config {
     /// Evaluate a newly added domain at once through a queued job, instead of waiting for the
     /// next sweep period (on in every deployment; tests that script the sweep turn it off).
     pub evaluate_new_domains: bool,
+    /// The RDAP bootstrap registry for DNS (RFC 9224) the registrar lookups start from
+    /// (`MAILWARD_RDAP_BOOTSTRAP_URL`, default [`DEFAULT_RDAP_BOOTSTRAP_URL`]); `None` turns
+    /// registrar lookups off.
+    pub rdap_bootstrap_url: Option<String>,
+    /// Let RDAP lookups reach loopback addresses over plain HTTP (local tests only: a fixture
+    /// server); elsewhere they are HTTPS to public addresses alone.
+    pub rdap_allow_loopback: bool,
+}
+
+/// IANA's bootstrap registry for DNS (RFC 9224).
+pub const DEFAULT_RDAP_BOOTSTRAP_URL: &str = "https://data.iana.org/rdap/dns.json";
+
+/// Reads the bootstrap URL setting: empty, `off` or `none` turns registrar lookups off.
+pub fn parse_rdap_bootstrap_url(value: &str) -> Option<String> {
+    let value = value.trim();
+    (!value.is_empty() && !matches!(value.to_ascii_lowercase().as_str(), "off" | "none"))
+        .then(|| value.to_owned())
 }
 
 /// Default of [`Config::pending_grace_secs`]: 72 hours.
@@ -264,11 +281,14 @@ impl Config {
             mx_tls_probe: false,
             mx_tls_port: 25,
             evaluate_new_domains: true,
+            rdap_bootstrap_url: Some(DEFAULT_RDAP_BOOTSTRAP_URL.to_owned()),
+            rdap_allow_loopback: false,
         }
     }
 
-    /// Applies `MAILWARD_RATE_<SCOPE>`, `MAILWARD_SIGNUP_CODES_PER_HOUR` and
-    /// `MAILWARD_TRUST_PROXY` from the environment.
+    /// Applies `MAILWARD_RATE_<SCOPE>`, `MAILWARD_SIGNUP_CODES_PER_HOUR`,
+    /// `MAILWARD_TRUST_PROXY`, `MAILWARD_RDAP_BOOTSTRAP_URL` and the other settings the
+    /// Lambda functions read from the environment.
     pub fn with_env_overrides(mut self) -> Result<Self, String> {
         for scope in Scope::ALL {
             if let Ok(value) = std::env::var(scope.env_var()) {
@@ -318,6 +338,9 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_OAUTH_CLIENT_ID") {
             self.oauth_client_id = value;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_RDAP_BOOTSTRAP_URL") {
+            self.rdap_bootstrap_url = parse_rdap_bootstrap_url(&value);
         }
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = parse_bool("MAILWARD_TRUST_PROXY", &value)?;
@@ -386,6 +409,17 @@ mod tests {
             assert_eq!(parse_bool("X", no), Ok(false), "{no}");
         }
         assert!(parse_bool("X", "maybe").unwrap_err().contains("X"));
+    }
+
+    #[test]
+    fn the_rdap_bootstrap_can_be_turned_off() {
+        assert_eq!(
+            parse_rdap_bootstrap_url(" https://rdap.example/dns.json "),
+            Some("https://rdap.example/dns.json".to_owned())
+        );
+        for off in ["", " ", "off", "OFF", "none"] {
+            assert_eq!(parse_rdap_bootstrap_url(off), None, "{off:?}");
+        }
     }
 
     #[test]

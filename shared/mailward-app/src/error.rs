@@ -54,6 +54,11 @@ struct Inner {
     internal: Option<String>,
 }
 
+/// The `Retry-After` of a 503 for an unavailable backing service (a throttled table, a queue
+/// outage, a full disk): long enough for a throttle to clear, short enough not to stall a
+/// client's retry loop.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
+
 impl ServiceError {
     /// A new error of `kind`.
     pub fn new(
@@ -116,6 +121,7 @@ impl ServiceError {
             "service_unavailable",
             "a backing service is unavailable; retry later and quote the request id if it persists",
         )
+        .retry_after(UNAVAILABLE_RETRY_AFTER_SECS)
         .with_internal(cause)
     }
 

@@ -11,7 +11,7 @@
 //! - [`unsubscribe`]: signed links in mails; [`secret_box`]: encryption at rest; [`html`]: the one
 //!   HTML escaper;
 //! - [`outbound`]: the one HTTP client for customer URLs (SSRF-safe), MTA-STS and VMC fetches,
-//!   the MX STARTTLS probe.
+//!   the MX STARTTLS probe, the registrar lookups over RDAP.
 //!
 //! Nothing here knows axum, utoipa's routers, the AWS SDK or SQLite.
 

@@ -47,6 +47,8 @@ pub struct App {
     outbound: OnceLock<Result<reqwest::Client, String>>,
     /// The sweep's DNS lane, sized by `config.sweep_dns_in_flight` on first use.
     sweep_dns_lane: OnceLock<tokio::sync::Semaphore>,
+    /// The RDAP client, the bootstrap registry read and the lookups' in-flight bound.
+    rdap: crate::outbound::rdap::Rdap,
 }
 
 impl AppState {
@@ -78,6 +80,7 @@ impl AppState {
             config,
             outbound: OnceLock::new(),
             sweep_dns_lane: OnceLock::new(),
+            rdap: crate::outbound::rdap::Rdap::default(),
         }))
     }
 
@@ -152,6 +155,11 @@ impl AppState {
         self.0
             .sweep_dns_lane
             .get_or_init(|| tokio::sync::Semaphore::new(self.config.sweep_dns_in_flight.max(1)))
+    }
+
+    /// What the registrar lookups keep in this process (see `outbound::rdap`).
+    pub fn rdap(&self) -> &crate::outbound::rdap::Rdap {
+        &self.0.rdap
     }
 
     /// The client for customer-supplied URLs (see `outbound::client`), built on first use.

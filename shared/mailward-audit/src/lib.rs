@@ -178,6 +178,28 @@ pub struct AuditResult {
     pub tls_rpt: Option<TlsRptResult>,
 }
 
+impl AuditResult {
+    /// Whether a DNS lookup failed anywhere in the audit (a dimension's record is unknown, not
+    /// missing): its score then counts a guess for that dimension, not an observation.
+    pub fn lookups_failed(&self) -> bool {
+        fn failed(a: &verdict::Assessment) -> bool {
+            a.errors
+                .iter()
+                .chain(&a.warnings)
+                .chain(&a.info)
+                .any(|code| code.ends_with("lookup_failed"))
+        }
+        self.nameservers_status.as_deref() == Some(verdict::DNS_LOOKUP_FAILED)
+            || self.mx.as_ref().is_some_and(|r| failed(&r.assessment))
+            || self.spf.as_ref().is_some_and(|r| failed(&r.assessment))
+            || self.dkim.as_ref().is_some_and(|r| failed(&r.assessment))
+            || self.dmarc.as_ref().is_some_and(|r| failed(&r.assessment))
+            || self.bimi.as_ref().is_some_and(|r| failed(&r.assessment))
+            || self.mta_sts.as_ref().is_some_and(|r| failed(&r.assessment))
+            || self.tls_rpt.as_ref().is_some_and(|r| failed(&r.assessment))
+    }
+}
+
 fn error_result(input: &AuditInput, code: &str) -> AuditResult {
     AuditResult {
         status: AuditStatus::Error,

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 /// How the key is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum DkimRecordType {
     /// The key record itself (`v=DKIM1; k=…; p=…`).
@@ -18,6 +19,7 @@ pub enum DkimRecordType {
 
 /// SPEC §2.7 `dns_status`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum DkimDnsStatus {
     /// Not published yet.

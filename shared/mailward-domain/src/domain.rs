@@ -244,7 +244,14 @@ pub struct Domain {
     pub monitoring_failure_reason: Option<FailureReason>,
     pub monitoring_failure_detail: Option<FailureDetail>,
     pub score: u8,
+    /// The registrar, as RDAP last named it (`mailward_rdap`); kept when a lookup fails.
     pub registrar: Option<String>,
+    /// When an RDAP lookup last answered for the domain (the next is due a week later).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub registrar_checked_at: Option<OffsetDateTime>,
+    /// When an RDAP lookup was last tried, answered or not (a failed one waits a day).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub registrar_tried_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub dmarc_setup_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339::option")]
@@ -545,6 +552,8 @@ impl Domain {
             monitoring_failure_detail: None,
             score: 0,
             registrar: None,
+            registrar_checked_at: None,
+            registrar_tried_at: None,
             dmarc_setup_at: None,
             dmarc_verified_at: None,
             last_checked_at: None,

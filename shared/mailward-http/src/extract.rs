@@ -58,55 +58,99 @@ fn is_json_content_type(req: &Request) -> bool {
 }
 
 /// Parses JSON bytes into `T`, mapping serde's error to an [`ApiError`] naming the field.
+/// Every body is a JSON object: an array is refused even where serde would read a struct from
+/// one. A number with a zero fraction (`76.0`) is an integer in JSON (and in JSON Schema), so a
+/// field that wants an integer takes it.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed = serde_path_to_error::deserialize::<_, T>(&mut de);
-    match parsed {
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(value) => {
-            de.end().map_err(|e| {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_json",
-                    format!(
-                        "the body is not valid JSON: {}",
-                        strip_position(&e.to_string())
-                    ),
-                )
-            })?;
-            Ok(value)
-        }
-        Err(err) => {
-            let path = err.path().to_string();
-            let inner = err.into_inner();
-            if inner.is_syntax() || inner.is_eof() {
+            de.end().map_err(|e| invalid_json(&e.to_string()))?;
+            if bytes.trim_ascii_start().first() != Some(&b'{') {
                 return Err(ApiError::new(
                     StatusCode::BAD_REQUEST,
-                    "invalid_json",
-                    format!("the body is not valid JSON: {inner}"),
+                    "parameter_invalid_or_missing",
+                    "the body must be a JSON object",
                 ));
             }
-            let message = inner.to_string();
-            // serde reports a missing or unknown field at the parent path; name the field itself.
-            let field = field_from_message(&message);
-            let param = match (path.as_str(), field) {
-                (".", Some(f)) | ("", Some(f)) => f,
-                (".", None) | ("", None) => String::new(),
-                // serde_path_to_error already ends an unknown field's path with the field.
-                (p, Some(f)) if message.starts_with("missing field") => format!("{p}.{f}"),
-                (p, _) => p.to_owned(),
-            };
-            let message = strip_position(&message);
-            let mut e = ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "parameter_invalid_or_missing",
-                message,
-            );
-            if !param.is_empty() {
-                e = e.param(param);
-            }
-            Err(e)
+            Ok(value)
         }
+        Err(err)
+            if err
+                .inner()
+                .to_string()
+                .starts_with("invalid type: floating point") =>
+        {
+            let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+                return Err(field_error(err));
+            };
+            integral_floats_as_integers(&mut value);
+            serde_path_to_error::deserialize::<_, T>(value).map_err(field_error)
+        }
+        Err(err) => Err(field_error(err)),
     }
+}
+
+fn invalid_json(message: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "invalid_json",
+        format!("the body is not valid JSON: {}", strip_position(message)),
+    )
+}
+
+/// Rewrites every number with a zero fraction that an integer holds exactly as that integer.
+fn integral_floats_as_integers(value: &mut serde_json::Value) {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: every integer below is a float exactly
+    match value {
+        serde_json::Value::Number(n) => {
+            if let Some(f) = n
+                .as_f64()
+                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < EXACT)
+            {
+                *n = serde_json::Number::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
+}
+
+/// serde's error as a 400: `invalid_json` for a syntax error, otherwise
+/// `parameter_invalid_or_missing` naming the field.
+fn field_error<E: serde::de::Error + Into<serde_json::Error>>(
+    err: serde_path_to_error::Error<E>,
+) -> ApiError {
+    let path = err.path().to_string();
+    let inner: serde_json::Error = err.into_inner().into();
+    if inner.is_syntax() || inner.is_eof() {
+        return ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not valid JSON: {inner}"),
+        );
+    }
+    let message = inner.to_string();
+    // serde reports a missing or unknown field at the parent path; name the field itself.
+    let field = field_from_message(&message);
+    let param = match (path.as_str(), field) {
+        (".", Some(f)) | ("", Some(f)) => f,
+        (".", None) | ("", None) => String::new(),
+        // serde_path_to_error already ends an unknown field's path with the field.
+        (p, Some(f)) if message.starts_with("missing field") => format!("{p}.{f}"),
+        (p, _) => p.to_owned(),
+    };
+    let message = strip_position(&message);
+    let mut e = ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "parameter_invalid_or_missing",
+        message,
+    );
+    if !param.is_empty() {
+        e = e.param(param);
+    }
+    e
 }
 
 /// Pulls the field name out of serde's "missing field `x`" / "unknown field `x`" messages.
@@ -146,8 +190,8 @@ where
     }
 }
 
-/// A JSON body that may be absent: an empty body (with or without a content type) reads as
-/// `T::default()`; anything else is parsed like [`Json`].
+/// A JSON body that may be absent: an empty body (with or without a content type) or a JSON
+/// `null` reads as `T::default()`; anything else is parsed like [`Json`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptionalJson<T>(pub T);
 
@@ -170,6 +214,9 @@ where
                 "unsupported_media_type",
                 "send the body as JSON with Content-Type: application/json",
             ));
+        }
+        if bytes.trim_ascii() == b"null" {
+            return Ok(OptionalJson(T::default()));
         }
         parse_json(&bytes).map(OptionalJson)
     }
@@ -291,5 +338,35 @@ mod tests {
         );
         assert_eq!(param_of(r#"{"name": "a"} trailing"#).0, "invalid_json");
         assert_eq!(param_of("[]").0, "parameter_invalid_or_missing");
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Counts {
+        weeks: u8,
+        nested: Option<Vec<u32>>,
+    }
+
+    #[test]
+    fn bodies_are_objects_and_integers_may_carry_a_zero_fraction() {
+        // serde would read a struct from an array of its fields: a body is an object.
+        let e = parse_json::<Counts>(b"[6, null]").unwrap_err();
+        assert_eq!(e.code, "parameter_invalid_or_missing");
+        // 6.0 is an integer in JSON and in JSON Schema.
+        assert_eq!(
+            parse_json::<Counts>(br#"{"weeks": 6.0, "nested": [1.0, 2]}"#).unwrap(),
+            Counts {
+                weeks: 6,
+                nested: Some(vec![1, 2])
+            }
+        );
+        // A fraction is still refused, naming the field.
+        let e = parse_json::<Counts>(br#"{"weeks": 6.5}"#).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("weeks"));
+        let e = parse_json::<Counts>(br#"{"weeks": 1, "nested": [1.0, 2.5]}"#).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("nested[1]"));
+        // An integer out of range stays refused.
+        let e = parse_json::<Counts>(br#"{"weeks": 300.0}"#).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("weeks"));
     }
 }

@@ -139,13 +139,20 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     })
 }
 
+/// The service [`run_http`] hands to `lambda_http`: one group's routes, finished with the shared
+/// conventions over `state`. Public so tests can push API Gateway payloads through
+/// `lambda_http`'s own conversion to exactly what a function serves (`tests/api/lambda`).
+pub fn http_service(routes: OpenApiRouter<AppState>, state: AppState) -> axum::Router {
+    mailward_http::finish(routes, state)
+}
+
 /// Serves one group's routes as an API Gateway HTTP API Lambda.
 pub async fn run_http(routes: OpenApiRouter<AppState>) -> Result<(), lambda_http::Error> {
     init_tracing();
     let state = state_from_env()
         .await
         .map_err(|e| lambda_http::Error::from(format!("{e:#}")))?;
-    lambda_http::run(mailward_http::finish(routes, state)).await
+    lambda_http::run(http_service(routes, state)).await
 }
 
 /// Runs an event-driven worker: builds the state once per cold start, then calls `handler`

@@ -140,6 +140,23 @@ impl Database {
         .map_err(|e| format!("database task failed: {e}"))
     }
 
+    /// Caps the database file at its current size plus `extra_pages` pages (`None` lifts the
+    /// cap): writes that need more fail as on a full disk (SQLite's `SQLITE_FULL`). For fault
+    /// tests on machines where a small file system cannot be mounted.
+    pub async fn limit_growth(&self, extra_pages: Option<u64>) -> Result<(), String> {
+        self.with(move |conn| {
+            let pages: i64 = conn
+                .query_row("PRAGMA page_count", [], |r| r.get(0))
+                .map_err(|e| e.to_string())?;
+            let cap = extra_pages.map_or(i64::from(u32::MAX - 1), |extra| {
+                pages.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX))
+            });
+            conn.query_row(&format!("PRAGMA max_page_count = {cap}"), [], |_| Ok(()))
+                .map_err(|e| e.to_string())
+        })
+        .await?
+    }
+
     /// Deletes items whose TTL has passed (the local stand-in for DynamoDB's TTL reaper).
     pub async fn reap_expired(&self, now_unix: i64) -> Result<usize, String> {
         self.with(move |conn| {

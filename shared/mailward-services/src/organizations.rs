@@ -506,8 +506,17 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
             format!("requested the deletion of {}", org.name),
         ),
     )?;
-    orgs::save(app.store.as_ref(), &org, current.version, entry).await?;
-    crate::job::enqueue(app, &DeleteOrganization { org_id: id }, 0).await?;
+    let previous = current.version;
+    let version = orgs::save(app.store.as_ref(), &org, previous, entry).await?;
+    if let Err(e) = crate::job::enqueue(app, &DeleteOrganization { org_id: id }, 0).await {
+        // No purge is queued (a queue outage): undo the mark rather than leave the
+        // organization locked out with its data kept, and answer 503 so the caller retries.
+        org.state = OrgState::Active;
+        if let Err(undo) = orgs::save(app.store.as_ref(), &org, version, Vec::new()).await {
+            tracing::error!(org.id = %id, error = %undo, "the organization stays marked deleting without a queued purge");
+        }
+        return Err(e.into());
+    }
     tracing::info!(org.id = %id, "organization deletion accepted");
     Ok(())
 }

@@ -24,13 +24,7 @@ use time::Duration;
 use uuid::Uuid;
 
 /// The attachment types accepted.
-pub const MIME_TYPES: [&str; 5] = [
-    "image/png",
-    "image/jpeg",
-    "image/gif",
-    "image/webp",
-    "application/pdf",
-];
+pub use mailward_api_types::support::MIME_TYPES;
 /// The largest attachment, in bytes (10 MB).
 pub const MAX_ATTACHMENT_BYTES: u64 = 10 * 1024 * 1024;
 /// How long an upload form stays valid.

@@ -506,60 +506,29 @@ Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text
     assert_eq!(codes, [220, 250, 250, 250, 354, 552, 221]);
 }
 
-/// The Lambda event SNS delivers for an SES receipt whose S3 action stored `key`: the shape of
-/// AWS's documented examples (SNS record around the SES notification, itself a JSON string).
+/// A payload of `tests/api/fixtures/lambda` (its README names the AWS shape of each).
+fn lambda_fixture(name: &str) -> serde_json::Value {
+    let path = format!("{}/fixtures/lambda/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The Lambda event SNS delivers for an SES receipt whose S3 action stored `key`
+/// (`sns-ses-receipt.json`: the SNS record around the SES notification, itself a JSON string),
+/// with the recipients and SES's DKIM and DMARC verdicts of this message.
 fn ses_receipt_event(key: &str, recipients: &[&str], dkim: &str, dmarc: &str) -> serde_json::Value {
-    let notification = serde_json::json!({
-        "notificationType": "Received",
-        "mail": {
-            "timestamp": "2026-11-25T20:32:33.936Z",
-            "source": "noreply-dmarc-support@receiver.example",
-            "messageId": key.trim_start_matches("inbound/"),
-            "destination": recipients,
-            "headersTruncated": false,
-            "headers": [{"name": "From", "value": "noreply-dmarc-support@receiver.example"}],
-            "commonHeaders": {
-                "returnPath": "noreply-dmarc-support@receiver.example",
-                "from": ["noreply-dmarc-support@receiver.example"],
-                "to": recipients,
-                "subject": "Report domain: ses.example"
-            }
-        },
-        "receipt": {
-            "timestamp": "2026-11-25T20:32:33.936Z",
-            "processingTimeMillis": 406,
-            "recipients": recipients,
-            "spamVerdict": {"status": "PASS"},
-            "virusVerdict": {"status": "PASS"},
-            "spfVerdict": {"status": "PASS"},
-            "dkimVerdict": {"status": dkim},
-            "dmarcVerdict": {"status": dmarc},
-            "action": {
-                "type": "S3",
-                "topicArn": "arn:aws:sns:us-east-1:012345678912:example-topic",
-                "bucketName": "mailward-objects-example",
-                "objectKey": key
-            }
-        }
-    });
-    serde_json::json!({"Records": [{
-        "EventSource": "aws:sns",
-        "EventVersion": "1.0",
-        "EventSubscriptionArn": "arn:aws:sns:us-east-1:012345678912:example-topic:2bcfbf39-05c3-41de-beaa-fcfcc21c8f55",
-        "Sns": {
-            "Type": "Notification",
-            "MessageId": "95df01b4-ee98-5cb9-9903-4c221d41eb5e",
-            "TopicArn": "arn:aws:sns:us-east-1:012345678912:example-topic",
-            "Subject": "Amazon SES Email Receipt Notification",
-            "Message": notification.to_string(),
-            "Timestamp": "2026-11-25T20:32:34.000Z",
-            "SignatureVersion": "1",
-            "Signature": "EXAMPLE",
-            "SigningCertUrl": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem",
-            "UnsubscribeUrl": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe",
-            "MessageAttributes": {}
-        }
-    }]})
+    let mut event = lambda_fixture("sns-ses-receipt.json");
+    let message = &mut event["Records"][0]["Sns"]["Message"];
+    let mut notification: serde_json::Value =
+        serde_json::from_str(message.as_str().unwrap()).unwrap();
+    notification["mail"]["destination"] = serde_json::json!(recipients);
+    notification["mail"]["commonHeaders"]["to"] = serde_json::json!(recipients);
+    let receipt = &mut notification["receipt"];
+    receipt["recipients"] = serde_json::json!(recipients);
+    receipt["dkimVerdict"]["status"] = serde_json::json!(dkim);
+    receipt["dmarcVerdict"]["status"] = serde_json::json!(dmarc);
+    receipt["action"]["objectKey"] = serde_json::json!(key);
+    *message = serde_json::json!(notification.to_string());
+    event
 }
 
 /// Tenant trust, finding 1 on AWS: SES's receipt (through SNS) says whom the mail was for and
@@ -644,6 +613,17 @@ Content-Type: text/xml\r\n\r\n{}",
         (&serde_json::json!("imported"), &serde_json::json!(false)),
         "{answer}"
     );
+    // The function is subscribed to the SNS topic only: an S3 notification of the inbound
+    // object (which names no recipient) is refused, and the object is left for the receipt.
+    let xml = yesterday_report(&app, "ses.example", "ses-3");
+    let key = "inbound/o3vrnil0e2ic28trm7dfhrc2v0clambda";
+    objects
+        .put(key, xml.into(), "message/rfc822")
+        .await
+        .unwrap();
+    let s3 = lambda_fixture("s3-object-created.json");
+    assert!(worker_ingest::handle_sns_event(state, &s3).await.is_err());
+    assert!(objects.head(key).await.unwrap().is_some());
 }
 
 /// A one-day report for yesterday with `records` of (ip, count, dkim pass, spf pass).

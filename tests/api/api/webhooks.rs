@@ -18,10 +18,16 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
+    setup_wrapped(None).await
+}
+
+/// [`setup`], with a layer in front of the store and queue ports.
+async fn setup_wrapped(wrap: Option<mailward_local_stack::PortWrapper>) -> Setup {
     let certs = tempfile::tempdir().unwrap();
     let receiver = Receiver::start(certs.path()).await;
     let ca = receiver.ca_path.clone();
     let app = TestApp::start_with(|s| {
+        s.wrap_ports = wrap;
         s.webhook_allow_loopback = true;
         s.extra_ca = Some(ca);
         // Short enough to keep the hang test quick, long enough for a loaded CI machine.
@@ -638,4 +644,57 @@ async fn read_only_callers_see_webhook_urls_masked() {
     )
     .await;
     assert_eq!(attempts["data"][0]["url"], masked.as_str(), "{attempts}");
+}
+
+#[tokio::test]
+async fn a_queue_outage_answers_503_and_loses_no_event() {
+    let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = down.clone();
+    let wrap = mailward_local_stack::PortWrapper(std::sync::Arc::new(move |ports| {
+        mailward_local_stack::Ports {
+            store: ports.store,
+            queue: std::sync::Arc::new(mailward_api_tests::faulty_queue::FaultyQueue::new(
+                ports.queue,
+                flag.clone(),
+            )),
+        }
+    }));
+    let s = setup_wrapped(Some(wrap)).await;
+    s.create_endpoint("/hook", json!([])).await;
+
+    down.store(true, std::sync::atomic::Ordering::SeqCst);
+    // What needs the queue answers 503 with Retry-After and changes nothing: the
+    // organization's deletion (its purge is a queued job) is refused whole.
+    let res = s
+        .app
+        .with_key(
+            Method::DELETE,
+            &format!("/organizations/{}", s.org.org_id),
+            &s.org.key,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(res.headers()["retry-after"], "5");
+    // What needs only the table still works; its event waits for the queue.
+    s.trigger("During The Outage").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        s.receiver.requests().is_empty(),
+        "nothing can be delivered yet"
+    );
+
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let got = s.receiver.wait_for(1, WAIT).await;
+    assert_eq!(got.len(), 1, "the event survived the outage");
+    let event: Value = serde_json::from_slice(&got[0].body).unwrap();
+    assert_eq!(event["type"], "organization.updated", "{event}");
+    assert_eq!(
+        event["data"]["object"]["name"], "During The Outage",
+        "{event}"
+    );
+    // The organization was never marked for deletion: its key still works.
+    let domains = crate::common::get(&s.app, "/domains", &s.org.key).await;
+    assert_eq!(domains["page_info"]["total_count"], 0, "{domains}");
 }

@@ -53,6 +53,9 @@ pub enum Fault {
     /// Lose the next this many queries that arrive over UDP (no answer, as a datagram lost on
     /// the way), then answer normally: a client must resend, not wait out its timeout.
     Lose(u32),
+    /// Lose every other query, over any transport (the flag: whether the next one is lost),
+    /// as a flaky path that drops half the answers.
+    LoseHalf(bool),
 }
 
 /// What to do with one query.
@@ -103,6 +106,12 @@ impl Faults {
                             *left -= 1;
                             plan.action = Some(Fault::Timeout);
                         }
+                    }
+                    Fault::LoseHalf(next) => {
+                        if *next {
+                            plan.action = Some(Fault::Timeout);
+                        }
+                        *next = !*next;
                     }
                     other => plan.action = Some(*other),
                 }

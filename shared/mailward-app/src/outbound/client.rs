@@ -121,17 +121,9 @@ pub fn build(
     policy: &OutboundPolicy,
     dns: Arc<dyn DnsResolver>,
 ) -> Result<reqwest::Client, String> {
-    let mut builder = reqwest::Client::builder()
+    let mut builder = guarded(policy.timeout, policy.allow_loopback, dns)
         .https_only(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .timeout(policy.timeout)
-        .connect_timeout(policy.timeout.min(Duration::from_secs(5)))
-        .user_agent("Mailward-Webhooks/1")
-        .dns_resolver(Arc::new(GuardedResolver {
-            allow_loopback: policy.allow_loopback,
-            dns,
-        }));
+        .user_agent("Mailward-Webhooks/1");
     if let Some(pem) = &policy.extra_ca_pem {
         let certs =
             reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("extra CA: {e}"))?;
@@ -140,6 +132,59 @@ pub fn build(
     builder
         .build()
         .map_err(|e| format!("building the outbound HTTP client: {e}"))
+}
+
+/// The client for public registries (RDAP): the same guarded resolver, no redirects (the caller
+/// follows and checks each one), no proxy, the time limit. Plain HTTP is possible only with
+/// `allow_loopback` (tests); the caller checks every URL with [`check_registry_url`] first.
+pub fn build_for_registries(
+    timeout: Duration,
+    allow_loopback: bool,
+    dns: Arc<dyn DnsResolver>,
+) -> Result<reqwest::Client, String> {
+    guarded(timeout, allow_loopback, dns)
+        .https_only(!allow_loopback)
+        .user_agent("Mailward-RDAP/1")
+        .build()
+        .map_err(|e| format!("building the registry HTTP client: {e}"))
+}
+
+fn guarded(
+    timeout: Duration,
+    allow_loopback: bool,
+    dns: Arc<dyn DnsResolver>,
+) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(5)))
+        .dns_resolver(Arc::new(GuardedResolver {
+            allow_loopback,
+            dns,
+        }))
+}
+
+/// [`check_url`] for a registry URL, which also admits plain `http` to a loopback host when
+/// `allow_loopback` (a test's fixture server), and nothing else over plain HTTP.
+pub fn check_registry_url(raw: &str, allow_loopback: bool) -> Result<url::Url, String> {
+    if allow_loopback
+        && let Ok(url) = url::Url::parse(raw)
+        && url.scheme() == "http"
+        && url.username().is_empty()
+        && url.password().is_none()
+    {
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        };
+        if loopback {
+            return Ok(url);
+        }
+    }
+    check_url(raw, allow_loopback)
 }
 
 /// Checks a URL for the outbound policy before any request: https, a host, no credentials, and an
@@ -215,5 +260,20 @@ mod tests {
         assert!(check_url("https://localhost/x", false).is_err());
         assert!(check_url("https://localhost:8443/x", true).is_ok());
         assert!(check_url("not a url", false).is_err());
+    }
+
+    #[test]
+    fn registry_urls_are_https_unless_a_test_allows_loopback_http() {
+        assert!(check_registry_url("https://rdap.example/dns.json", false).is_ok());
+        assert!(check_registry_url("http://rdap.example/dns.json", false).is_err());
+        assert!(check_registry_url("http://127.0.0.1:8080/dns.json", false).is_err());
+        assert!(check_registry_url("http://127.0.0.1:8080/dns.json", true).is_ok());
+        assert!(check_registry_url("http://localhost:8080/dns.json", true).is_ok());
+        assert!(check_registry_url("http://[::1]:8080/dns.json", true).is_ok());
+        // The allowance is for loopback only: plain HTTP elsewhere, or private hosts, stay out.
+        assert!(check_registry_url("http://rdap.example/dns.json", true).is_err());
+        assert!(check_registry_url("http://10.0.0.1/dns.json", true).is_err());
+        assert!(check_registry_url("https://10.0.0.1/dns.json", true).is_err());
+        assert!(check_registry_url("http://u:p@127.0.0.1/dns.json", true).is_err());
     }
 }

@@ -260,21 +260,7 @@ fn parse_enum<T: for<'de> Deserialize<'de>>(
 }
 
 /// The `sort` keys of `GET /domains`.
-pub const SORT_KEYS: &[&str] = &[
-    "created_at",
-    "url",
-    "monitoring_status",
-    "dmarc_policy",
-    "score",
-    "last_14_days_volume",
-    "last_14_days_dmarc_pass_pct",
-    "last_14_days_spf_pass_pct",
-    "last_14_days_dkim_pass_pct",
-    "open_tasks_count",
-    "severity",
-    "status",
-    "group",
-];
+pub use mailward_api_types::domains::SORT_KEYS;
 
 /// Reads one `is_*_managed` flag of a Domain view.
 type ManagedFlag = fn(&DomainView) -> bool;

@@ -40,7 +40,11 @@ pub fn derive(
     now: OffsetDateTime,
 ) -> Result<Derived, ServiceError> {
     let audit = observed.audit.as_ref();
-    let score = audit.map_or(claimed.score, |a| a.summary.score);
+    // A score from answers that went missing would move on the loss, not on the domain: a
+    // domain checked before keeps its score until an audit without failed lookups.
+    let score = audit
+        .filter(|a| claimed.last_checked_at.is_none() || !a.lookups_failed())
+        .map_or(claimed.score, |a| a.summary.score);
     let moved = step(
         &monitoring_state(claimed),
         &observed.verdict,

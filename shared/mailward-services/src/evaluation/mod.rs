@@ -11,7 +11,9 @@
 //! 4. [`derive`]: pure: the state machine's move, the domain's next fields, the merged conflicts,
 //!    the task writes and the snapshots to record: tested without storage;
 //! 5. [`commit`]: one transaction with the outbox events and activity entries, then what
-//!    follows it (task-event checks, the report window's slide).
+//!    follows it (task-event checks, the report window's slide);
+//! 6. [`registrar`]: when due, the registrar from RDAP, a bounded lookup and a write of its
+//!    own after the commit, so the pass never waits on a registry to be stored.
 //!
 //! [`plan`] is what an evaluation is made of for the records guidance and the change preview
 //! too: the plan's context, the planned records, the resolver that notes TTLs.
@@ -22,6 +24,7 @@ pub mod derive;
 pub mod observe;
 pub mod plan;
 pub mod reconcile;
+pub mod registrar;
 
 use crate::state::AppState;
 pub use mailward_app::jobs::{SWEEP_BATCH, SweepBatch};
@@ -68,7 +71,8 @@ pub enum Swept {
     Gone,
 }
 
-/// Evaluates one domain end to end: claim, observe, reconcile, derive, commit.
+/// Evaluates one domain end to end: claim, observe, reconcile, derive, commit, then the
+/// registrar when due.
 pub async fn evaluate(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<Swept> {
     let now = state.clock.now();
     let claimed = match claim::claim(state, org, id, now).await? {
@@ -80,5 +84,11 @@ pub async fn evaluate(state: &AppState, org: Uuid, id: Uuid) -> anyhow::Result<S
     let derived = derive::derive(&state.config, &claimed.domain, &observed, &hosted, now)?;
     let swept = commit::commit(state, &claimed, &derived, now).await?;
     commit::after(state, &claimed.domain, &derived, now).await;
+    let organizational = observed
+        .audit
+        .as_ref()
+        .and_then(|a| a.dmarc.as_ref())
+        .and_then(|d| d.organizational_domain.as_deref());
+    registrar::refresh(state, &claimed.domain, organizational, now).await;
     Ok(swept)
 }

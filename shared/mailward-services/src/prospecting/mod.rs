@@ -75,7 +75,7 @@ fn validate(request: &mut CreateProspectingReport) -> Result<(), ServiceError> {
             "domains must list 1 to 10 domain names",
         ));
     }
-    if let Some(i) = request.domains.iter().position(|d| d.len() > 253 * 4) {
+    if let Some(i) = request.domains.iter().position(|d| d.chars().count() > 253) {
         return Err(ServiceError::invalid(
             format!("domains[{i}]"),
             "a domain name is at most 253 characters",

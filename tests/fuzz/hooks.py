@@ -1,0 +1,98 @@
+"""The refusals of schema-valid requests that the service makes by design, for tests/fuzz/run.
+
+schemathesis expects a request that fits the document to be accepted (its
+`positive_data_acceptance` check takes 2xx, 3xx, 401, 403, 404, 409, 429 and 5xx). A few
+operations refuse a request that fits the document because of something no schema can say: a
+secret the fuzzer cannot know (an emailed code, a signed token), the content of a text a parser
+must read (a DKIM key, an SPF record, a certificate), an id that names nothing in the
+organization, the kind of the task or of the credential. Those refusals are documented on each
+operation; this table lists them.
+
+tests/fuzz/schemathesis.toml adds the status (400 or 422) to the accepted ones of exactly these
+operations, and the check below takes the status back for everything else: on these operations,
+a 400 or 422 answering schema-valid data fails unless its `code` and `param` are listed here.
+"""
+
+import schemathesis
+from schemathesis.specs.openapi.checks import is_unexpected_http_status_case
+
+INVALID = "parameter_invalid_or_missing"
+# HTML pages carry neither code nor param.
+PAGE = (None, None)
+
+# operation -> status -> {(code, param)}: why the request is refused.
+DOCUMENTED = {
+    # Secrets: only the emailed code or the signed token is right.
+    "POST /signup/verify": {
+        400: {("signup_code_incorrect", "code"), ("signup_challenge_invalid", "signup_id")}
+    },
+    "POST /oauth/session": {
+        400: {("signin_code_incorrect", "code"), ("signin_challenge_invalid", "signin_id")}
+    },
+    "POST /invitations/accept": {400: {("invitation_token_invalid", "token")}},
+    "GET /notifications/unsubscribe": {400: {(INVALID, "token")}},
+    "POST /notifications/unsubscribe": {400: {(INVALID, "token")}},
+    # The sign-in page's state is a signed field of the previous page.
+    "POST /oauth/authorize": {400: {PAGE}},
+    # Content a parser must read: a usable DKIM key, an SPF record, a mark certificate.
+    "POST /domains/{id}/dkim-keys": {400: {(INVALID, "value")}},
+    "POST /domains/{id}/dkim-keys/{key_id}": {400: {(INVALID, "value")}},
+    "POST /domains/{id}/bimi/assets": {
+        422: {("bimi_certificate_invalid", None), ("certificate_url_unreachable", "certificate_url")}
+    },
+    # The DNS host (a stub refusing every credential, tests/fuzz/stubs.py) is asked.
+    "POST /dns-connections": {422: {("dns_connection_failed", None)}},
+    # Ids that must name a group of the organization; SPF text; the account an email must have.
+    "POST /domains": {400: {(INVALID, "group_id")}},
+    "POST /domains/{id}": {400: {(INVALID, "group_id"), (INVALID, "target_spf")}},
+    "POST /members": {400: {(INVALID, "email"), (INVALID, "groups")}},
+    "POST /members/{id}": {400: {(INVALID, "groups")}},
+    "POST /invitations": {400: {(INVALID, "groups")}},
+    # Attachments must have been uploaded with a form of POST /support/presigned-url.
+    "POST /support/tickets": {400: {(INVALID, "attachments")}},
+    "POST /support/tickets/{id}/replies": {400: {(INVALID, "attachments")}},
+    # The credential: an API key may not name an administrator to invite.
+    "POST /organizations": {400: {(INVALID, "invite_email")}},
+    # The task: the confirm_source fields fit only that kind of task; a snooze must end within
+    # 90 days and goes only with status snoozed; confirming a sender closes the task as done.
+    "POST /tasks/{id}": {
+        400: {
+            (INVALID, "ignore_spf"),
+            (INVALID, "ignore_dkim"),
+            (INVALID, "confirm_source"),
+            (INVALID, "confirm_source_in_use"),
+            (INVALID, "snoozed_until"),
+            (INVALID, "status"),
+        }
+    },
+}
+
+
+def _code_and_param(response):
+    if "json" not in response.headers.get("content-type", [""])[0]:
+        return PAGE
+    try:
+        body = response.json()
+    except ValueError:
+        return PAGE
+    if not isinstance(body, dict):
+        return PAGE
+    return body.get("code"), body.get("param")
+
+
+@schemathesis.check
+def refusals_of_valid_data_are_documented(ctx, response, case):
+    """On the operations of DOCUMENTED, a 400 or 422 to schema-valid data names a listed cause."""
+    documented = DOCUMENTED.get(case.operation.label)
+    meta = case.meta
+    if documented is None or meta is None or not meta.generation.mode.is_positive:
+        return None
+    if is_unexpected_http_status_case(case) or response.status_code not in (400, 422):
+        return None
+    cause = _code_and_param(response)
+    if cause not in documented.get(response.status_code, set()):
+        raise AssertionError(
+            f"Valid data refused with {response.status_code} {cause}, "
+            f"not a documented refusal of {case.operation.label}"
+        )
+    return None
