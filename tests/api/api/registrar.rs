@@ -26,6 +26,8 @@ struct Script {
     hits: Vec<String>,
     /// Paths answered only after a minute (a registry that hangs).
     hanging: Vec<String>,
+    /// Hanging requests that got to their answer (the caller waited the whole minute).
+    hung_answered: usize,
 }
 
 /// A registry on 127.0.0.1: the bootstrap file and whatever domain answers a test sets.
@@ -50,7 +52,10 @@ async fn serve(State(script): State<Arc<Mutex<Script>>>, uri: Uri) -> Response {
     if hangs {
         tokio::time::sleep(std::time::Duration::from_secs(60)).await;
     }
-    let script = script.lock().unwrap();
+    let mut script = script.lock().unwrap();
+    if hangs {
+        script.hung_answered += 1;
+    }
     let (status, content_type, body) = script.answers.get(uri.path()).cloned().unwrap_or((
         404,
         "application/rdap+json",
@@ -302,22 +307,17 @@ async fn a_hanging_registry_holds_the_sweep_for_the_request_limit_at_most() {
     let s = app.sign_up("slow@example.com", "Slow Org").await;
     let id = id(&add_domain(&app, &s.key, "slow.test").await);
 
-    let started = std::time::Instant::now();
+    // Without a request limit the sweep would wait the registry's whole minute for its answer;
+    // it returns with the answer still pending (no wall-clock bound: the minute is the margin).
     sweep(&app).await;
-    let took = started.elapsed();
-    let limit = mailward_services::outbound::rdap::REQUEST_TIMEOUT;
-    assert!(
-        took < limit + std::time::Duration::from_secs(5),
-        "the sweep took {took:?}"
-    );
+    assert_eq!(registry.hits("/rdap/domain/slow.test"), 1);
+    assert_eq!(registry.script.lock().unwrap().hung_answered, 0);
     let domain = read(&app, &s.key, &id).await;
     assert_eq!(domain["monitoring_status"], "pending", "{domain}");
     assert_eq!(domain["registrar"], Value::Null);
     // A timeout is a failure: the next pass does not wait on the registry again.
     app.clock.advance(time::Duration::seconds(301));
-    let started = std::time::Instant::now();
     sweep(&app).await;
-    assert!(started.elapsed() < limit, "{:?}", started.elapsed());
     assert_eq!(registry.hits("/rdap/domain/slow.test"), 1);
 }
 
