@@ -8,10 +8,17 @@ wrapper runs the stock moto application behind a WSGI middleware that
 serialises DynamoDB requests (and only those: SQS long polls keep their own
 threads), so the conformance suite tests our code rather than moto's races.
 
+It also keeps every SES v2 SendEmail request as sent (moto stores only the
+subject and one body of a simple message, not its text part or headers) and
+serves them, in order, at GET /_mailward/ses-sent: the black-box tests' AWS
+pass reads the mail it sent through SES there.
+
 Usage: python tests/moto-serve.py -H 127.0.0.1 -p PORT  (same flags as moto_server)
 """
 
 import argparse
+import io
+import json
 import os
 import threading
 
@@ -45,6 +52,44 @@ class SerialDynamoDB:
             return list(self.app(environ, start_response))
 
 
+class SesCapture:
+    """WSGI middleware: keeps each SES v2 SendEmail request body that moto accepted."""
+
+    PATH = "/v2/email/outbound-emails"
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+        self.sent = []
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path == "/_mailward/ses-sent":
+            with self.lock:
+                body = json.dumps(self.sent).encode()
+            start_response(
+                "200 OK",
+                [("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
+            )
+            return [body]
+        if path != self.PATH or environ.get("REQUEST_METHOD") != "POST":
+            return self.app(environ, start_response)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        raw = environ["wsgi.input"].read(length)
+        environ["wsgi.input"] = io.BytesIO(raw)
+        statuses = []
+
+        def record_status(status, headers, exc_info=None):
+            statuses.append(status)
+            return start_response(status, headers, exc_info)
+
+        response = list(self.app(environ, record_status))
+        if statuses and statuses[0].startswith("200"):
+            with self.lock:
+                self.sent.append(json.loads(raw))
+        return response
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("-H", "--host", default="127.0.0.1")
@@ -55,7 +100,7 @@ def main():
     run_simple(
         args.host,
         args.port,
-        SerialDynamoDB(app),
+        SesCapture(SerialDynamoDB(app)),
         threaded=True,
         request_handler=MotoRequestHandler,
     )

@@ -17,18 +17,15 @@ use std::time::Duration;
 pub const VERSION: &str = "2025-04-30";
 
 /// Which adapters a test's stack runs on: `MAILWARD_TEST_BACKEND=aws` runs the whole service on
-/// DynamoDB and SQS (moto at `MOTO_ENDPOINT`, as `tests/run` starts it); anything else, or
-/// nothing, on the embedded SQLite store and queue.
+/// DynamoDB, SQS, S3, SES and Route 53 (moto at `MOTO_ENDPOINT`, as `tests/run` starts it), each
+/// unless the test chose another adapter; anything else, or nothing, on the embedded ones.
 pub fn backend_is_aws() -> bool {
     std::env::var("MAILWARD_TEST_BACKEND").is_ok_and(|b| b.eq_ignore_ascii_case("aws"))
 }
 
 /// A fresh DynamoDB table and SQS queues on moto, for one test's stack.
 async fn moto_ports(clock: Arc<dyn Clock>, max_receives: u32) -> Ports {
-    let endpoint = std::env::var("MOTO_ENDPOINT").expect(
-        "MAILWARD_TEST_BACKEND=aws needs MOTO_ENDPOINT (a moto server, as tests/run starts it)",
-    );
-    let config = mailward_aws::emulator_config(&endpoint).await;
+    let config = mailward_aws::emulator_config(&moto_endpoint()).await;
     let suffix = uuid::Uuid::new_v4().simple().to_string();
     let dynamo = aws_sdk_dynamodb::Client::new(&config);
     let table = format!("mailward-api-{suffix}");
@@ -49,8 +46,7 @@ async fn moto_ports(clock: Arc<dyn Clock>, max_receives: u32) -> Ports {
 
 /// A fresh S3 bucket on moto, for one test's stack.
 async fn moto_objects() -> mailward_local_stack::ObjectsOverride {
-    let endpoint = std::env::var("MOTO_ENDPOINT").expect("MOTO_ENDPOINT");
-    let config = mailward_aws::emulator_config(&endpoint).await;
+    let config = mailward_aws::emulator_config(&moto_endpoint()).await;
     let bucket = format!("mailward-api-{}", uuid::Uuid::new_v4().simple());
     let store = mailward_aws::S3ObjectStore::new(&config, bucket);
     store
@@ -58,6 +54,116 @@ async fn moto_objects() -> mailward_local_stack::ObjectsOverride {
         .await
         .expect("create the bucket on moto");
     mailward_local_stack::ObjectsOverride(Arc::new(store))
+}
+
+/// The moto server the AWS pass runs on (`MOTO_ENDPOINT`).
+fn moto_endpoint() -> String {
+    std::env::var("MOTO_ENDPOINT").expect(
+        "MAILWARD_TEST_BACKEND=aws needs MOTO_ENDPOINT (a moto server, as tests/run starts it)",
+    )
+}
+
+/// An SES v2 client on moto.
+async fn moto_ses() -> aws_sdk_sesv2::Client {
+    aws_sdk_sesv2::Client::new(&mailward_aws::emulator_config(&moto_endpoint()).await)
+}
+
+/// SES in moto as the mailer, sending from an address of this stack's own (`noreply-<id>`,
+/// verified as an email identity, the domain never), so that a test reads only its own mail
+/// among everything the shared moto server captured, and can make SES refuse it.
+async fn moto_mailer() -> (mailward_local_stack::MailerOverride, String) {
+    let ses = moto_ses().await;
+    let from = format!(
+        "noreply-{}@ses.mailward.test",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    ses.create_email_identity()
+        .email_identity(&from)
+        .send()
+        .await
+        .expect("verify the sender on moto");
+    let mailer = mailward_aws::SesMailer::new(ses, format!("Mailward <{from}>"));
+    (mailward_local_stack::MailerOverride(Arc::new(mailer)), from)
+}
+
+/// Route 53 in moto as the hosted zone: a zone of this stack's own for the hosted zone and one
+/// for the report host (moto, like Route 53, allows several zones of one name); the stack's
+/// authoritative DNS server answers from them.
+async fn moto_zone() -> mailward_local_stack::ZoneOverride {
+    let config = mailward_aws::emulator_config(&moto_endpoint()).await;
+    let route53 = aws_sdk_route53::Client::new(&config);
+    let defaults = mailward_services::config::Config::new("http://127.0.0.1", Vec::new());
+    let mut zones = Vec::new();
+    for apex in [defaults.hosted_zone, defaults.report_domain] {
+        let created = route53
+            .create_hosted_zone()
+            .name(&apex)
+            .caller_reference(uuid::Uuid::new_v4().to_string())
+            .send()
+            .await
+            .expect("create a hosted zone on moto");
+        let id = created.hosted_zone().expect("zone").id().to_owned();
+        zones.push((apex, id.trim_start_matches("/hostedzone/").to_owned()));
+    }
+    let zone = mailward_aws::route53::Route53Zone::from_config(&config, zones)
+        .with_backoff(Duration::from_millis(20));
+    mailward_local_stack::ZoneOverride(Arc::new(zone))
+}
+
+/// The SES v2 SendEmail requests moto accepted from `from`, oldest first, as the local outbox
+/// would have written them (`tests/moto-serve.py` keeps the requests whole).
+fn ses_sent(from: &str) -> Vec<String> {
+    use std::io::{Read, Write};
+    let endpoint = moto_endpoint();
+    let authority = endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&authority).expect("reach moto");
+    write!(
+        stream,
+        "GET /_mailward/ses-sent HTTP/1.0\r\nHost: {authority}\r\n\r\n"
+    )
+    .expect("ask moto");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("moto's answer");
+    let body = answer.split_once("\r\n\r\n").expect("an HTTP answer").1;
+    let sent: Vec<Value> = serde_json::from_str(body).expect("captured requests");
+    sent.iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r["FromEmailAddress"]
+                .as_str()
+                .is_some_and(|f| f.contains(&format!("<{from}>")))
+        })
+        .map(|(i, request)| {
+            let simple = &request["Content"]["Simple"];
+            let text = |part: &str| simple["Body"][part]["Data"].as_str().map(str::to_owned);
+            let header = |name: &str| {
+                simple["Headers"].as_array().and_then(|all| {
+                    all.iter()
+                        .find(|h| h["Name"] == name)
+                        .and_then(|h| h["Value"].as_str())
+                })
+            };
+            let email = mailward_domain::mailer::OutboundEmail {
+                to: request["Destination"]["ToAddresses"][0]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                subject: simple["Subject"]["Data"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                text: text("Text").unwrap_or_default(),
+                html: text("Html"),
+                unsubscribe_url: header("List-Unsubscribe")
+                    .map(|v| v.trim_matches(['<', '>']).to_owned()),
+            };
+            let from = request["FromEmailAddress"].as_str().unwrap_or_default();
+            mailward_local::render_eml(from, &email, "", &format!("{i}@ses.moto"))
+        })
+        .collect()
 }
 
 /// A running local stack for one test.
@@ -71,6 +177,8 @@ pub struct TestApp {
     /// Data directory (kept alive for the test).
     pub dir: tempfile::TempDir,
     settings: Settings,
+    /// The SES sender address of this stack in the AWS pass (its mail is read from moto).
+    ses_from: Option<String>,
 }
 
 /// Organization and key returned by a completed signup.
@@ -111,10 +219,19 @@ impl TestApp {
         settings.rdap_bootstrap_url = None;
         adjust(&mut settings);
         let clock = Arc::new(ManualClock::starting_now());
+        let mut ses_from = None;
         if backend_is_aws() && settings.ports.is_none() {
             settings.ports = Some(moto_ports(clock.clone(), settings.max_receives).await);
             if settings.objects.is_none() {
                 settings.objects = Some(moto_objects().await);
+            }
+            if settings.mailer.is_none() {
+                let (mailer, from) = moto_mailer().await;
+                settings.mailer = Some(mailer);
+                ses_from = Some(from);
+            }
+            if settings.zone.is_none() {
+                settings.zone = Some(moto_zone().await);
             }
         }
         let stack = LocalStack::start_with_clock(settings.clone(), clock.clone())
@@ -130,6 +247,7 @@ impl TestApp {
             http,
             dir,
             settings,
+            ses_from,
         }
     }
 
@@ -142,6 +260,7 @@ impl TestApp {
             http,
             dir,
             mut settings,
+            ses_from,
         } = self;
         settings.listen = stack.addr;
         stack.stop().await;
@@ -154,6 +273,7 @@ impl TestApp {
             http,
             dir,
             settings,
+            ses_from,
         }
     }
 
@@ -189,32 +309,63 @@ impl TestApp {
         self.request(method, path).bearer_auth(token)
     }
 
-    /// The newest email in the outbox, as text.
-    pub fn last_email(&self) -> String {
+    /// Every mail the stack sent, oldest first, as text: the local outbox's files, or in the
+    /// AWS pass what it sent through SES in moto, written the same way.
+    pub fn mails(&self) -> Vec<String> {
+        if let Some(from) = &self.ses_from {
+            return ses_sent(from);
+        }
         let outbox = self.settings.data_dir.join("outbox");
         let mut files: Vec<_> = std::fs::read_dir(&outbox)
             .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
             .unwrap_or_default();
         files.sort();
         files
-            .last()
+            .iter()
             .map(|p| std::fs::read_to_string(p).expect("read eml"))
-            .unwrap_or_default()
+            .collect()
+    }
+
+    /// Makes sending mail fail (`true`) or work again: SES refuses a sender whose identity was
+    /// deleted; the local outbox cannot be written where a file stands in its place.
+    pub async fn set_mail_failing(&self, failing: bool) {
+        if let Some(from) = &self.ses_from {
+            let ses = moto_ses().await;
+            if failing {
+                ses.delete_email_identity()
+                    .email_identity(from)
+                    .send()
+                    .await
+                    .expect("unverify the sender");
+            } else {
+                ses.create_email_identity()
+                    .email_identity(from)
+                    .send()
+                    .await
+                    .expect("verify the sender again");
+            }
+            return;
+        }
+        let outbox = self.settings.data_dir.join("outbox");
+        if failing {
+            let _ = std::fs::remove_dir_all(&outbox);
+            std::fs::write(&outbox, b"not a directory").expect("outbox replaced by a file");
+        } else if outbox.is_file() {
+            std::fs::remove_file(&outbox).expect("outbox file removed");
+        }
+    }
+
+    /// The newest email, as text (empty when none was sent).
+    pub fn last_email(&self) -> String {
+        self.mails().pop().unwrap_or_default()
     }
 
     /// The six-digit code in the newest email to `to`.
     pub fn code_for(&self, to: &str) -> String {
-        let outbox = self.settings.data_dir.join("outbox");
-        let mut files: Vec<_> = std::fs::read_dir(&outbox)
-            .expect("outbox")
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .collect();
-        files.sort();
-        let mail = files
-            .iter()
+        let mail = self
+            .mails()
+            .into_iter()
             .rev()
-            .map(|p| std::fs::read_to_string(p).expect("read eml"))
             .find(|m| m.contains(&format!("To: {}\r\n", to.to_ascii_lowercase())))
             .expect("a mail to the address");
         let start = mail.find("code is ").expect("code in mail") + "code is ".len();

@@ -121,6 +121,19 @@ pub struct Settings {
     /// Another object store (the AWS pass of the black-box tests uses S3 in moto); `None`
     /// keeps objects under `<data-dir>/objects`, uploaded through this process's `/uploads`.
     pub objects: Option<ObjectsOverride>,
+    /// Another mailer (the AWS pass of the black-box tests sends through SES in moto); `None`
+    /// writes each mail to `<data-dir>/outbox`.
+    pub mailer: Option<MailerOverride>,
+}
+
+/// A mailer to run the stack with.
+#[derive(Clone)]
+pub struct MailerOverride(pub Arc<dyn mailward_domain::mailer::Mailer>);
+
+impl std::fmt::Debug for MailerOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MailerOverride")
+    }
 }
 
 /// An object store to run the stack with.
@@ -240,6 +253,7 @@ impl Settings {
             dns_hosts: None,
             fronts: None,
             objects: None,
+            mailer: None,
         }
     }
 }
@@ -408,11 +422,14 @@ pub fn assemble(
         }
         None => (store, queue),
     };
-    let mailer = Arc::new(FileMailer::new(
-        settings.data_dir.join("outbox"),
-        settings.mail_from.clone(),
-        Arc::clone(&clock),
-    ));
+    let mailer: Arc<dyn mailward_domain::mailer::Mailer> = match &settings.mailer {
+        Some(other) => Arc::clone(&other.0),
+        None => Arc::new(FileMailer::new(
+            settings.data_dir.join("outbox"),
+            settings.mail_from.clone(),
+            Arc::clone(&clock),
+        )),
+    };
     let mut state = AppState::new(store, queue, mailer, clock, resolver, config)
         .with_direct_dns(direct)
         .with_objects(match &settings.objects {

@@ -19,7 +19,7 @@ mod rate_counter;
 mod store;
 
 pub use database::Database;
-pub use mailer::FileMailer;
+pub use mailer::{FileMailer, render_eml};
 pub use objects::DirObjectStore;
 pub use queue::EmbeddedQueue;
 pub use rate_counter::MemoryRateCounter;

@@ -56,45 +56,52 @@ fn header_value(value: &str) -> String {
     value.replace(['\r', '\n'], " ")
 }
 
+/// `email` as an RFC 5322 message from `from` (CRLF line ends; plain text, or
+/// `multipart/alternative` with base64 text and HTML parts when there is HTML): the local
+/// outbox's file content, also how tests show mail captured from SES.
+pub fn render_eml(from: &str, email: &OutboundEmail, date: &str, message_id: &str) -> String {
+    let text = crlf(&email.text);
+    let mut headers = format!(
+        "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {}\r\nMessage-ID: <{}>\r\nMIME-Version: 1.0\r\n",
+        header_value(from),
+        header_value(&email.to),
+        header_value(&email.subject),
+        header_value(date),
+        header_value(message_id),
+    );
+    if let Some(url) = &email.unsubscribe_url {
+        // RFC 8058 one-click unsubscribe.
+        headers.push_str(&format!(
+            "List-Unsubscribe: <{}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n",
+            header_value(url)
+        ));
+    }
+    match &email.html {
+        None => format!(
+            "{headers}Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{text}\r\n"
+        ),
+        Some(html) => {
+            // Base64 parts: no line-length limit to mind whatever the content.
+            let boundary = format!("mailward-{}", uuid::Uuid::new_v4().simple());
+            format!(
+                "{headers}Content-Type: multipart/alternative; boundary=\"{boundary}\"\r\n\r\n\
+                 --{boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
+                 --{boundary}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
+                 --{boundary}--\r\n",
+                base64_lines(text.as_bytes()),
+                base64_lines(crlf(html).as_bytes()),
+            )
+        }
+    }
+}
+
 #[async_trait]
 impl Mailer for FileMailer {
     async fn send(&self, email: OutboundEmail) -> Result<(), MailError> {
         let now = self.clock.now();
         let id = uuid::Uuid::new_v4();
         let date = now.format(&Rfc2822).unwrap_or_default();
-        let text = crlf(&email.text);
-        let mut headers = format!(
-            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {}\r\nMessage-ID: <{}@mailward.local>\r\nMIME-Version: 1.0\r\n",
-            header_value(&self.from),
-            header_value(&email.to),
-            header_value(&email.subject),
-            date,
-            id,
-        );
-        if let Some(url) = &email.unsubscribe_url {
-            // RFC 8058 one-click unsubscribe.
-            headers.push_str(&format!(
-                "List-Unsubscribe: <{}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n",
-                header_value(url)
-            ));
-        }
-        let message = match &email.html {
-            None => format!(
-                "{headers}Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{text}\r\n"
-            ),
-            Some(html) => {
-                // Base64 parts: no line-length limit to mind whatever the content.
-                let boundary = format!("mailward-{}", uuid::Uuid::new_v4().simple());
-                format!(
-                    "{headers}Content-Type: multipart/alternative; boundary=\"{boundary}\"\r\n\r\n\
-                     --{boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
-                     --{boundary}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
-                     --{boundary}--\r\n",
-                    base64_lines(text.as_bytes()),
-                    base64_lines(crlf(html).as_bytes()),
-                )
-            }
-        };
+        let message = render_eml(&self.from, &email, &date, &format!("{id}@mailward.local"));
         // The sequence keeps names in sending order even when the clock stands still.
         let seq = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = self.outbox.join(format!(

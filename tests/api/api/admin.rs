@@ -58,17 +58,10 @@ pub async fn accept(app: &TestApp, email: &str) {
 
 /// The invitation token in the newest email to `to`.
 pub fn token_for(app: &TestApp, to: &str) -> String {
-    let outbox = app.dir.path().join("outbox");
-    let mut files: Vec<_> = std::fs::read_dir(&outbox)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    let mail = files
-        .iter()
+    let mail = app
+        .mails()
+        .into_iter()
         .rev()
-        .map(|p| std::fs::read_to_string(p).unwrap())
         .find(|m| m.contains(&format!("To: {to}\r\n")) && m.contains("mwinv_"))
         .expect("an invitation mail to the address");
     let start = mail.find("mwinv_").unwrap();
@@ -77,21 +70,6 @@ pub fn token_for(app: &TestApp, to: &str) -> String {
         .next()
         .unwrap()
         .to_owned()
-}
-
-/// Makes the local mailer fail (its outbox becomes a file) until [`mail_works`].
-pub fn mail_fails(app: &TestApp) {
-    let outbox = app.dir.path().join("outbox");
-    let _ = std::fs::remove_dir_all(&outbox);
-    std::fs::write(&outbox, b"not a directory").unwrap();
-}
-
-/// Undoes [`mail_fails`].
-pub fn mail_works(app: &TestApp) {
-    let outbox = app.dir.path().join("outbox");
-    if outbox.is_file() {
-        std::fs::remove_file(&outbox).unwrap();
-    }
 }
 
 fn events_of(events: &[Value], prefix: &str) -> Vec<Value> {
@@ -773,7 +751,7 @@ async fn invitations_are_emailed_accepted_once_and_refused_clearly() {
     assert_eq!(status, 400);
 
     // The mailer failing: upstream_failure, and the invitation listed without sent_at.
-    mail_fails(&app);
+    app.set_mail_failing(true).await;
     let (status, body) = call_as(
         &app,
         Method::POST,
@@ -808,7 +786,7 @@ async fn invitations_are_emailed_accepted_once_and_refused_clearly() {
         (StatusCode::SERVICE_UNAVAILABLE, Some("upstream_failure"))
     );
     assert!(body["message"].as_str().unwrap().contains("still stands"));
-    mail_works(&app);
+    app.set_mail_failing(false).await;
     let (status, _) = call(
         &app,
         Method::POST,
@@ -911,7 +889,7 @@ async fn a_new_organization_invites_its_administrator() {
     assert_eq!(members.as_array().unwrap().len(), 2);
 
     // The mailer failing: the organization exists and says so.
-    mail_fails(&app);
+    app.set_mail_failing(true).await;
     let (status, created) = call_as(
         &app,
         Method::POST,
@@ -920,7 +898,7 @@ async fn a_new_organization_invites_its_administrator() {
         Some(json!({"name": "Client Three", "invite_email": "who@client3.example"})),
     )
     .await;
-    mail_works(&app);
+    app.set_mail_failing(false).await;
     assert_eq!(status, 201);
     assert_eq!(created["invitation_failure"]["code"], "upstream_failure");
     let (status, body) = call_as(

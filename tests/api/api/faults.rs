@@ -391,3 +391,61 @@ async fn dns_dropping_half_its_answers_changes_no_domain_and_strands_none() {
         assert_eq!(d.sweep_claimed_until, None);
     }
 }
+
+#[tokio::test]
+async fn a_task_written_during_a_pass_does_not_drop_the_domains_evaluation() {
+    // A task's delayed check (or a person closing it) writes the task between the pass's read
+    // and its commit: the commit's version check on the task fails, as DynamoDB cancels the
+    // transaction. Here the store refuses the first commit carrying task writes that way.
+    let raced = Arc::new(AtomicBool::new(false));
+    let armed = Arc::new(AtomicBool::new(false));
+    let (flag, arm) = (raced.clone(), armed.clone());
+    let dns = mailward_dns_fixture::FixtureServer::start(vec![
+        Zone::new("test"),
+        Zone::new("raced.test").txt("@", "v=spf1 -all"),
+    ])
+    .await
+    .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(move |s| {
+        s.dns = Some(addr);
+        s.wrap_ports = Some(mailward_local_stack::PortWrapper(Arc::new(move |ports| {
+            let (flag, arm) = (flag.clone(), arm.clone());
+            mailward_local_stack::Ports {
+                store: Arc::new(FaultyStore::new(
+                    ports.store,
+                    Box::new(move |call| match call {
+                        StoreCall::Transact(ops)
+                            if arm.load(Ordering::SeqCst)
+                                && ops.iter().any(|op| op.key().1.starts_with("TASK#"))
+                                && ops.iter().any(|op| op.key().1.starts_with("DOMAIN#"))
+                                && !flag.swap(true, Ordering::SeqCst) =>
+                        {
+                            Err(StoreError::ConditionFailed)
+                        }
+                        _ => Ok(()),
+                    }),
+                )),
+                queue: ports.queue,
+            }
+        })));
+    })
+    .await;
+    let s = app.sign_up("race@race.example", "Race").await;
+    let id = add_domain(&app, &s.key, "raced.test").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let before = read(&app, &s.key, &id).await;
+    assert_eq!(before["monitoring_status"], "none", "{before}");
+    armed.store(true, Ordering::SeqCst);
+    crate::common::sweep(&app).await;
+    assert!(raced.load(Ordering::SeqCst), "the pass wrote tasks");
+    // The domain's evaluation is kept (monitoring status, score); its tasks come next pass.
+    let domain = read(&app, &s.key, &id).await;
+    assert_eq!(domain["monitoring_status"], "pending", "{domain}");
+    assert!(domain["score"].as_u64().unwrap() > 0, "{domain}");
+    crate::common::next_pass(&app).await;
+    let domain = read(&app, &s.key, &id).await;
+    assert!(domain["open_tasks_count"].as_u64().unwrap() > 0, "{domain}");
+}

@@ -1,6 +1,7 @@
 //! The stack's process killed with SIGKILL while webhook deliveries are in flight to a receiver
 //! (issue 32): after a restart on the same data directory, every event reaches the receiver at
-//! least once. The process is `tests/api/bin/stack.rs` (the local stack, embedded adapters):
+//! least once. The process is `tests/api/bin/stack.rs` (the local stack: the embedded adapters,
+//! or in the AWS pass one DynamoDB table and SQS queues in moto, which both processes use):
 //! SIGKILL leaves no shutdown code to run, which an in-process stack cannot show.
 
 use mailward_api_tests::VERSION;
@@ -21,9 +22,29 @@ impl Drop for Process {
     }
 }
 
-fn start(data: &Path, port: u16, ca: &Path) -> Process {
+/// In the AWS pass, a DynamoDB table in moto and the prefix of the process's SQS queues
+/// (`STACK_DYNAMO_TABLE`, `STACK_SQS_PREFIX`); none otherwise.
+async fn aws_env() -> Vec<(&'static str, String)> {
+    if !mailward_api_tests::backend_is_aws() {
+        return Vec::new();
+    }
+    let endpoint = std::env::var("MOTO_ENDPOINT").expect("MOTO_ENDPOINT");
+    let config = mailward_aws::emulator_config(&endpoint).await;
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    let table = format!("mailward-killed-{suffix}");
+    mailward_aws::create_table(&aws_sdk_dynamodb::Client::new(&config), &table)
+        .await
+        .expect("create the table on moto");
+    vec![
+        ("STACK_DYNAMO_TABLE", table),
+        ("STACK_SQS_PREFIX", suffix[..12].to_owned()),
+    ]
+}
+
+fn start(data: &Path, port: u16, ca: &Path, env: &[(&str, String)]) -> Process {
     Process(
         Command::new(env!("CARGO_BIN_EXE_stack"))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .arg(data)
             .arg(format!("127.0.0.1:{port}"))
             .arg(ca)
@@ -101,10 +122,7 @@ fn names_seen(receiver: &Receiver, skip: usize) -> std::collections::BTreeSet<St
 async fn sigkill_with_webhook_deliveries_in_flight_delivers_every_event_after_restart() {
     let certs = tempfile::tempdir().unwrap();
     let receiver = Receiver::start(certs.path()).await;
-    if mailward_api_tests::backend_is_aws() {
-        eprintln!("the process runs on the embedded adapters: covered by the SQLite pass");
-        return;
-    }
+    let env = aws_env().await;
     // The first deliveries are held unanswered: every one is in flight at the kill.
     receiver.script((0..EVENTS).map(|_| Reply::Hang(Duration::from_secs(30))));
     let dir = tempfile::tempdir().unwrap();
@@ -116,7 +134,7 @@ async fn sigkill_with_webhook_deliveries_in_flight_delivers_every_event_after_re
         .port();
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
-    let process = start(&data, port, &receiver.ca_path);
+    let process = start(&data, port, &receiver.ca_path, &env);
     wait_up(&http, &base).await;
     let (org, key) = sign_up(&http, &base, &data).await;
     let call = |method: reqwest::Method, path: &str| {
@@ -149,7 +167,7 @@ async fn sigkill_with_webhook_deliveries_in_flight_delivers_every_event_after_re
     assert_eq!(names_seen(&receiver, 0), expected, "every delivery started");
     drop(process); // SIGKILL: no attempt is recorded, no message acknowledged
     let cut_off = receiver.requests().len();
-    let _process = start(&data, port, &receiver.ca_path);
+    let _process = start(&data, port, &receiver.ca_path, &env);
     wait_up(&http, &base).await;
     // Each delivery cut off by the kill comes back when its message's visibility lapses
     // (60 s) and is answered this time.

@@ -119,16 +119,28 @@ async fn served_cname(app: &TestApp, name: &str) -> Option<String> {
     })
 }
 
-#[tokio::test]
-async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
-    let fronts = ScriptedFronts::default();
-    let injected: Arc<dyn PolicyFronts> = Arc::new(fronts.clone());
+/// The hosted stack on `fronts`, with `client.test` added: (DNS, app, signup, domain id).
+async fn on_fronts(
+    fronts: Arc<dyn PolicyFronts>,
+) -> (
+    mailward_dns_fixture::FixtureServer,
+    TestApp,
+    mailward_api_tests::SignedUp,
+    String,
+) {
     let (dns, app, s) = start_adjusted(|settings| {
-        settings.fronts = Some(mailward_local_stack::FrontsOverride(injected));
+        settings.fronts = Some(mailward_local_stack::FrontsOverride(fronts));
     })
     .await;
     let domain = add_domain(&app, &s.key, "client.test").await;
     let id = domain["id"].as_str().unwrap().to_owned();
+    (dns, app, s, id)
+}
+
+#[tokio::test]
+async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
+    let fronts = ScriptedFronts::default();
+    let (dns, app, s, id) = on_fronts(Arc::new(fronts.clone())).await;
     let path = format!("/domains/{id}/mta-sts");
     let retry = format!("{path}/retry");
 
@@ -312,13 +324,7 @@ async fn a_certificate_is_requested_fails_is_retried_serves_and_is_closed() {
 async fn a_refused_certificate_is_certificate_invalid() {
     let fronts = ScriptedFronts::default();
     fronts.set_next(FrontStage::Failed);
-    let injected: Arc<dyn PolicyFronts> = Arc::new(fronts.clone());
-    let (dns, app, s) = start_adjusted(|settings| {
-        settings.fronts = Some(mailward_local_stack::FrontsOverride(injected));
-    })
-    .await;
-    let domain = add_domain(&app, &s.key, "client.test").await;
-    let id = domain["id"].as_str().unwrap().to_owned();
+    let (dns, app, s, id) = on_fronts(Arc::new(fronts.clone())).await;
     let path = format!("/domains/{id}/mta-sts");
     let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
     cname(&dns, "_mta-sts.client.test", &txt_target);
@@ -464,4 +470,119 @@ async fn the_aws_front_requests_validates_deploys_and_closes_in_moto() {
     );
     // Closing what is gone is done.
     assert_eq!(fronts.close(&active).await.unwrap(), Closing::Closed);
+}
+
+/// The whole path through the API on ACM and CloudFront in moto (and, in the AWS pass, the
+/// hosted zone on Route 53): the certificate requested with ACM's own validation record among
+/// `records`, issued, the distribution deployed, the policy host's name pointed at it, ready;
+/// then retired, and the distribution and certificate deleted.
+#[tokio::test]
+async fn hosted_mta_sts_runs_on_acm_and_cloudfront_in_moto() {
+    let Ok(endpoint) = std::env::var("MOTO_ENDPOINT") else {
+        assert!(
+            !mailward_api_tests::backend_is_aws(),
+            "the AWS pass skips nothing"
+        );
+        println!("skipped: MOTO_ENDPOINT not set");
+        return;
+    };
+    let sdk = mailward_aws::emulator_config(&endpoint).await;
+    let origin = "abc123.execute-api.us-east-1.amazonaws.com";
+    let (dns, app, s, id) = on_fronts(Arc::new(
+        mailward_aws::policy_fronts::CloudFrontFronts::new(&sdk, origin),
+    ))
+    .await;
+    let path = format!("/domains/{id}/mta-sts");
+    let txt_target = format!("{}._mta-sts.{HOSTED_ZONE}", owner(&id, "client.test"));
+    let host_target = format!("client.test.mta-sts.{HOSTED_ZONE}");
+    cname(&dns, "_mta-sts.client.test", &txt_target);
+    cname(&dns, "mta-sts.client.test", &host_target);
+    let (status, on) = mta_sts(&app, &s.key, Method::POST, &path).await;
+    assert_eq!(status, 200, "{on}");
+    assert_eq!(on["certificate"]["status"], "pending_validation", "{on}");
+    let records = on["records"].as_array().unwrap();
+    let validation = records
+        .iter()
+        .find(|r| {
+            r["value"]
+                .as_str()
+                .unwrap()
+                .ends_with(".acm-validations.aws")
+        })
+        .unwrap_or_else(|| panic!("ACM's validation record among {records:?}"));
+    assert!(
+        validation["host"]
+            .as_str()
+            .unwrap()
+            .ends_with(".mta-sts.client.test"),
+        "{validation}"
+    );
+
+    // moto issues the certificate a second after the request; each hourly pass moves it on.
+    let mut ready = Value::Null;
+    for _ in 0..40 {
+        next_pass_and_reconcile(&app).await;
+        ready = mta_sts(&app, &s.key, Method::GET, &path).await.1;
+        if ready["certificate"]["status"] == "active" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(ready["certificate"]["status"], "active", "{ready}");
+    let front = served_cname(&app, &host_target).await.expect("a CNAME");
+    assert!(front.ends_with(".cloudfront.net"), "{front}");
+    let cloudfront = aws_sdk_cloudfront::Client::new(&sdk);
+    let listed = cloudfront.list_distributions().send().await.unwrap();
+    let ours = listed
+        .distribution_list()
+        .unwrap()
+        .items()
+        .iter()
+        .find(|d| d.domain_name() == front)
+        .expect("the distribution the name leads to");
+    assert_eq!(ours.aliases().unwrap().items(), ["mta-sts.client.test"]);
+    let certificate = ours
+        .viewer_certificate()
+        .and_then(|v| v.acm_certificate_arn())
+        .expect("the distribution presents an ACM certificate")
+        .to_owned();
+
+    // Off, then past the old max_age: the distribution and the certificate are deleted.
+    let (status, _) = mta_sts(&app, &s.key, Method::DELETE, &path).await;
+    assert_eq!(status, 200);
+    app.clock.advance(time::Duration::days(1));
+    let distribution = ours.id().to_owned();
+    let mut gone = false;
+    for _ in 0..10 {
+        next_pass_and_reconcile(&app).await;
+        if cloudfront
+            .get_distribution()
+            .id(&distribution)
+            .send()
+            .await
+            .is_err()
+        {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "the distribution is deleted");
+    assert_eq!(served_cname(&app, &host_target).await, None);
+    let acm = aws_sdk_acm::Client::new(&sdk);
+    let mut deleted = false;
+    for _ in 0..10 {
+        if acm
+            .describe_certificate()
+            .certificate_arn(&certificate)
+            .send()
+            .await
+            .is_err()
+        {
+            deleted = true;
+            break;
+        }
+        next_pass_and_reconcile(&app).await;
+    }
+    assert!(deleted, "the certificate is deleted");
 }

@@ -11,16 +11,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// Every mail in the outbox, oldest first.
+/// Every mail the stack sent, oldest first.
 fn mails(app: &TestApp) -> Vec<String> {
-    let mut files: Vec<_> = std::fs::read_dir(app.dir.path().join("outbox"))
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .collect()
+    app.mails()
 }
 
 fn subject(mail: &str) -> &str {

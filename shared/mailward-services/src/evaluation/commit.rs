@@ -41,18 +41,32 @@ pub async fn commit(
         );
     }
     let tasks = &derived.tasks;
-    if ops.len() + tasks.ops.len() <= mailward_domain::store::MAX_TRANSACTION_OPS {
-        ops.extend(tasks.ops.iter().cloned());
-    } else {
+    let with_tasks = !tasks.ops.is_empty()
+        && ops.len() + tasks.ops.len() <= mailward_domain::store::MAX_TRANSACTION_OPS;
+    if !with_tasks && !tasks.ops.is_empty() {
         tracing::warn!(domain.id = %next.id, ops = ops.len() + tasks.ops.len(), "too many writes for one transaction; the domain's tasks are reconciled next pass");
     }
-    match state.store.transact(ops).await {
-        Ok(()) => {
-            for task in &tasks.moved {
-                crate::tasks::writes::schedule_check(state, task).await;
+    if with_tasks {
+        let mut all = ops.clone();
+        all.extend(tasks.ops.iter().cloned());
+        match state.store.transact(all).await {
+            Ok(()) => {
+                for task in &tasks.moved {
+                    crate::tasks::writes::schedule_check(state, task).await;
+                }
+                return Ok(Swept::Evaluated(next.monitoring_status));
             }
-            Ok(Swept::Evaluated(next.monitoring_status))
+            // A task changed under the pass (its own delayed check ran) or the domain did: the
+            // domain's state is written without the tasks, which the next pass reconciles; a
+            // changed domain fails that write too.
+            Err(e) if e.is_conflict() => {
+                tracing::debug!(domain.id = %next.id, "a task or the domain changed during the pass; committing without the tasks");
+            }
+            Err(e) => return Err(e.into()),
         }
+    }
+    match state.store.transact(ops).await {
+        Ok(()) => Ok(Swept::Evaluated(next.monitoring_status)),
         Err(e) if e.is_conflict() => Ok(Swept::Superseded),
         Err(e) => Err(e.into()),
     }
