@@ -9,7 +9,10 @@ tests/run's .venv), the way an assistant connects:
    SDK's default probe) and once with the initialize handshake;
 4. the SDK connects to {base}/mcp/public with no token and calls audit_domain.
 
-Usage: mcp_client.py BASE_URL OUTBOX_DIR
+The token asks only the four read scopes, so `tools/list` shows no writing tool. With TOKEN_FILE
+the access token is written there (the conformance suite's run uses it).
+
+Usage: mcp_client.py BASE_URL OUTBOX_DIR [TOKEN_FILE]
 """
 
 import asyncio
@@ -100,6 +103,8 @@ tokens = http.post(
 )
 assert tokens.status_code == 200, tokens.text
 access = tokens.json()["access_token"]
+if len(sys.argv) > 3:
+    pathlib.Path(sys.argv[3]).write_text(access)
 
 
 def structured(result):
@@ -116,6 +121,10 @@ async def main_endpoint(mode: str) -> str:
             for name in ("audit_domain", "list_domains", "get_domain", "get_dmarc_summary"):
                 assert name in tools, sorted(tools)
                 assert tools[name].input_schema["type"] == "object"
+            # Read scopes only: no writing tool is offered, and each tool says it only reads.
+            assert "create_domain" not in tools and "delete_domain" not in tools, sorted(tools)
+            assert all(t.annotations.read_only_hint for t in tools.values()), sorted(tools)
+            assert tools["audit_domain"].annotations.open_world_hint, tools["audit_domain"]
             audit = structured(await mcp.call_tool("audit_domain", {"domain": "mcp-client.example"}))
             assert audit["summary"]["domain"] == "mcp-client.example", audit
             listed = structured(await mcp.call_tool("list_domains", {}))

@@ -34,6 +34,8 @@ DOCUMENTED = {
     "POST /notifications/unsubscribe": {400: {(INVALID, "token")}},
     # The sign-in page's state is a signed field of the previous page.
     "POST /oauth/authorize": {400: {PAGE}},
+    # An HTTPS callback must be exactly one the service lists (the pattern admits any https URL).
+    "GET /oauth/authorize": {400: {PAGE}},
     # Content a parser must read: a usable DKIM key, an SPF record, a mark certificate.
     "POST /domains/{id}/dkim-keys": {400: {(INVALID, "value")}},
     "POST /domains/{id}/dkim-keys/{key_id}": {400: {(INVALID, "value")}},

@@ -87,13 +87,35 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
             membership.role()
         ));
     }
-    let scopes = state.request.scopes.join(", ");
+    let mut reads = String::new();
+    let mut writes = String::new();
+    for scope in &state.request.scopes {
+        let line = format!(
+            "<li>{} <span class=\"muted\">({})</span></li>\n",
+            escape(mailward_oauth::scope_words(scope)),
+            escape(scope)
+        );
+        if mailward_oauth::is_write_scope(scope) {
+            writes.push_str(&line);
+        } else {
+            reads.push_str(&line);
+        }
+    }
+    // Changes are granted only while the box stays ticked: unticked, nothing is sent and the
+    // token carries the reads alone.
+    let changes = if writes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<fieldset><legend>Changes</legend><ul>\n{writes}</ul>\n<label><input type=\"checkbox\" name=\"allow_changes\" value=\"yes\" checked> Allow these changes (untick to connect read-only)</label></fieldset>\n"
+        )
+    };
     page(
         StatusCode::OK,
         "Allow the assistant?",
         &format!(
-            "<p>The assistant will act as you in the organization you pick, with your role there (a viewer can only read). It asks for: <strong>{}</strong>.</p>\n<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"consent\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n{options}<button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> <button class=\"secondary\" type=\"submit\" name=\"decision\" value=\"deny\">Decline</button>\n</form>\n<p class=\"muted\">You can revoke the connection at any time (DELETE /oauth/connections/{{id}}).</p>",
-            escape(&scopes),
+            "<p>{} will act as you in the organization you pick, with your role there (a viewer can only read). It may:</p>\n<ul>\n{reads}</ul>\n<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"consent\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n{changes}{options}<button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> <button class=\"secondary\" type=\"submit\" name=\"decision\" value=\"deny\">Decline</button>\n</form>\n<p class=\"muted\">You can revoke the connection at any time (DELETE /oauth/connections/{{id}}).</p>",
+            escape(&mailward_oauth::client_product(&state.request.redirect_uri)),
             escape(&flow::seal(app, state))
         ),
     )
@@ -105,7 +127,7 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
     params(
         ("response_type" = String, Query, description = "`code`"),
         ("client_id" = String, Query, min_length = 1, description = "The connector client id"),
-        ("redirect_uri" = String, Query, pattern = r"^http://(127\.0\.0\.1|localhost|\[::1\])(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[^#]*)?$", description = "A loopback callback: `http://127.0.0.1:<port>/…`, `http://localhost:<port>/…` or `http://[::1]:<port>/…` (any port; 8765 for Claude-Code-style clients)"),
+        ("redirect_uri" = String, Query, pattern = r"^(http://(127\.0\.0\.1|localhost|\[::1\])(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[^#]*)?|https://[^#\s]+)$", description = "A loopback callback: `http://127.0.0.1:<port>/…`, `http://localhost:<port>/…` or `http://[::1]:<port>/…` (any port; 8765 for Claude-Code-style clients); or, an extension for hosted connectors, exactly one of the HTTPS callbacks the service lists (`--oauth-redirect-uris`, `MAILWARD_OAUTH_REDIRECT_URIS`, the template's `OAuthRedirectUris`; default `https://claude.ai/api/mcp/auth_callback`, `https://claude.com/api/mcp/auth_callback`, `https://chatgpt.com/connector_platform_oauth_redirect`). Any other HTTPS URL is refused with the 400 page, never redirected to."),
         ("code_challenge" = String, Query, description = "PKCE: base64url SHA-256 of the verifier"),
         ("code_challenge_method" = String, Query, description = "`S256` (plain is refused)"),
         ("state" = Option<String>, Query, description = "Returned unchanged"),
@@ -116,7 +138,7 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
     responses(
         (status = 200, description = "The sign-in page", content_type = "text/html"),
         (status = 303, description = "An error sent back to the client's redirect URI"),
-        (status = 400, description = "Missing client id or a redirect URI that is not a loopback callback (a page); a parameter given twice or of the wrong shape (JSON naming it)",
+        (status = 400, description = "Missing client id or a redirect URI that is neither a loopback callback nor a listed hosted callback (a page); a parameter given twice or of the wrong shape (JSON naming it)",
             content((String = "text/html"), (mailward_api_types::ErrorBody = "application/json"))),
         (status = 403, description = "Not the connector client (a page naming the one to use)", content_type = "text/html"),
     ))]
@@ -157,12 +179,14 @@ struct StepForm {
     code: Option<String>,
     organization_id: Option<String>,
     decision: Option<String>,
+    /// `yes` while the consent page's box for write scopes stays ticked.
+    allow_changes: Option<String>,
 }
 
 /// One step of the sign-in pages.
 #[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", security(()),
     request_body(content = mailward_api_types::oauth::AuthorizeStepForm, content_type = "application/x-www-form-urlencoded",
-        description = "The page's form: `step` (`email`, `code` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`)."),
+        description = "The page's form: `step` (`email`, `code` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`). On consent, write scopes are granted only with `allow_changes=yes` (the page's box, ticked by default); without it the token carries the read scopes alone."),
     description = "Submitted by the sign-in pages of `GET /oauth/authorize`. Wrong codes are counted (five end the sign-in; an address takes at most 20 a day from one client address, across sign-ins, as on `POST /oauth/session`); the signed state expires after 15 minutes. Every step counts in the `signin` bucket per client address (IPv6 per /64): over it, a 429 page with `Retry-After`.",
     responses(
         (status = 200, description = "The next page", content_type = "text/html"),
@@ -259,7 +283,13 @@ pub async fn step(
             else {
                 return consent_page(&app, &state, account).await;
             };
-            match flow::approve(&app, &urls, &state.request, account, org).await {
+            let mut request = state.request.clone();
+            if input.allow_changes.as_deref() != Some("yes") {
+                request
+                    .scopes
+                    .retain(|scope| !mailward_oauth::is_write_scope(scope));
+            }
+            match flow::approve(&app, &urls, &request, account, org).await {
                 Ok(location) => see_other(&location),
                 Err(e) => page(
                     StatusCode::FORBIDDEN,

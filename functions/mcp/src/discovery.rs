@@ -82,7 +82,7 @@ pub async fn protected_resource_public(State(app): State<AppState>) -> Response 
 }
 
 fn tools_of(endpoint: Endpoint) -> Vec<Value> {
-    listed(endpoint)
+    listed(endpoint, None)
         .into_iter()
         .map(|t| {
             json!({
@@ -138,7 +138,7 @@ pub async fn well_known_mcp(State(app): State<AppState>) -> Response {
     responses((status = 200, description = "The card", body = Object)))]
 pub async fn server_card(State(app): State<AppState>) -> Response {
     let urls = urls(&app);
-    let names: Vec<String> = listed(Endpoint::Main)
+    let names: Vec<String> = listed(Endpoint::Main, None)
         .into_iter()
         .map(|t| t.name.into_owned())
         .collect();

@@ -3,7 +3,7 @@
 //! meets (bad arguments, refusals, throttling) are tool results with `isError` and a structured
 //! `error`, which agents read; unknown tools are protocol errors, as MCP asks.
 
-use crate::tools::{self, Access, Context, Endpoint, ToolError};
+use crate::tools::{self, Context, Endpoint, ToolError};
 use mailward_domain::model::Role;
 use mailward_http::AppState;
 use mailward_http::rate_limit::hit;
@@ -36,15 +36,38 @@ pub struct McpServer {
     pub endpoint: Endpoint,
     /// The verified caller (none on the public endpoint).
     pub caller: Option<Caller>,
+    /// The token's scopes (none on the public endpoint).
+    pub scopes: Option<Vec<String>>,
     /// The client address (the public endpoint's throttle key).
     pub client_ip: String,
 }
 
-/// The tools `endpoint` lists.
-pub fn listed(endpoint: Endpoint) -> Vec<Tool> {
+/// Whether `caller` is a viewer (who can change nothing through MCP).
+fn is_viewer(caller: Option<&Caller>) -> bool {
+    matches!(
+        caller,
+        Some(Caller {
+            credential: Credential::Session {
+                role: Role::Viewer,
+                ..
+            },
+            ..
+        })
+    )
+}
+
+/// The tools `endpoint` lists: to the caller of a token with its scopes, only what both allow;
+/// without a token (the public endpoint, the discovery documents), every tool it serves.
+pub fn listed(endpoint: Endpoint, token: Option<(Option<&Caller>, &[String])>) -> Vec<Tool> {
     tools::TOOLS
         .iter()
         .filter(|t| t.served_by(endpoint))
+        .filter(|t| match token {
+            None => true,
+            Some((caller, scopes)) => {
+                t.scope_allows(Some(scopes)) && !(t.writes() && is_viewer(caller))
+            }
+        })
         .map(|t| {
             let input = match (t.input)() {
                 Value::Object(map) => map,
@@ -60,12 +83,14 @@ pub fn listed(endpoint: Endpoint) -> Vec<Tool> {
                 format!("{} {}", t.description, tools::untrusted_notice(t.untrusted))
             };
             Tool::new(t.name, description, Arc::new(input))
+                .with_title(t.title)
                 .with_raw_output_schema(Arc::new(output))
                 .with_annotations(
-                    ToolAnnotations::new()
+                    ToolAnnotations::with_title(t.title)
                         .read_only(!t.writes())
-                        .destructive(t.name.starts_with("delete_"))
-                        .open_world(t.access == Access::Public),
+                        .destructive(t.writes() && t.destructive)
+                        .idempotent(t.idempotent)
+                        .open_world(t.open_world),
                 )
         })
         .collect()
@@ -95,15 +120,7 @@ impl McpServer {
                 None,
             ));
         };
-        if def.writes()
-            && let Some(Caller {
-                credential:
-                    Credential::Session {
-                        role: Role::Viewer, ..
-                    },
-                ..
-            }) = &self.caller
-        {
+        if def.writes() && is_viewer(self.caller.as_ref()) {
             return Ok(tool_error(
                 ToolError::new(
                     "forbidden",
@@ -112,6 +129,20 @@ impl McpServer {
                 )
                 .0,
             ));
+        }
+        if self.endpoint != Endpoint::Public && !def.scope_allows(self.scopes.as_deref()) {
+            let needed = def.scope.unwrap_or_default();
+            let mut error = ToolError::new(
+                "insufficient_scope",
+                format!(
+                    "this connection was not granted {needed:?}, which {} needs; reconnect and allow it",
+                    def.name
+                ),
+                None,
+            )
+            .0;
+            error["scope"] = Value::String(needed.to_owned());
+            return Ok(tool_error(error));
         }
         if def.dns
             && let Some(error) = self.dns_quota().await
@@ -192,7 +223,14 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(listed(self.endpoint)))
+        let token = self
+            .scopes
+            .as_deref()
+            .map(|scopes| (self.caller.as_ref(), scopes));
+        Ok(ListToolsResult::with_all_items(listed(
+            self.endpoint,
+            token,
+        )))
     }
 
     async fn call_tool(

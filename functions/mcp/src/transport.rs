@@ -14,8 +14,8 @@ use mailward_http::middleware::ClientIp;
 use mailward_http::oauth::mcp_unauthorized;
 use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
 use mailward_http::{ApiError, AppState, Routes, links};
-use mailward_oauth::Urls;
 use mailward_oauth::access;
+use mailward_oauth::{DIRECTORY_SCOPES, Urls};
 use mailward_services::caller::Caller;
 use mailward_services::config::Scope;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -34,12 +34,70 @@ pub fn metadata_url(urls: &Urls, endpoint: Endpoint) -> String {
     }
 }
 
+/// Whether `host` (a name or an address, IPv6 in brackets) is this machine's.
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// DNS rebinding (the MCP transport's security rules): a page on another site can reach this
+/// server under a name it controls, so `Host` must be the public base URL's authority and an
+/// `Origin`, when sent, its origin; loopback names on any port are always accepted (the local
+/// stack, a developer's machine). Anything else is 403.
+fn rebinding_refused(base_url: &str, headers: &HeaderMap) -> Option<ApiError> {
+    let base = url::Url::parse(base_url).ok()?;
+    let base_host = base.host_str().unwrap_or_default();
+    let base_port = base.port_or_known_default();
+    let text = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned())
+    };
+    let refused = |what: &str, value: &str| {
+        Some(
+            ApiError::new(
+                axum::http::StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("{what} {value:?} is not this service's ({base_url}); MCP requests must come to the service's own address"),
+            )
+            .param(what.to_ascii_lowercase()),
+        )
+    };
+    if let Some(host) = text(header::HOST) {
+        let allowed = host.parse::<axum::http::uri::Authority>().is_ok_and(|a| {
+            is_loopback(a.host())
+                || (a.host().eq_ignore_ascii_case(base_host)
+                    && a.port_u16().or(base_port) == base_port)
+        });
+        if !allowed {
+            return refused("Host", &host);
+        }
+    }
+    if let Some(origin) = text(header::ORIGIN) {
+        let allowed = url::Url::parse(&origin)
+            .is_ok_and(|o| o.host_str().is_some_and(is_loopback) || o.origin() == base.origin());
+        if !allowed {
+            return refused("Origin", &origin);
+        }
+    }
+    None
+}
+
+/// A verified token: its caller and its scopes.
+struct Token {
+    caller: Caller,
+    scopes: Vec<String>,
+}
+
 async fn authenticate(
     app: &AppState,
     urls: &Urls,
     endpoint: Endpoint,
     headers: &HeaderMap,
-) -> Result<Caller, ApiError> {
+) -> Result<Token, ApiError> {
     let metadata = metadata_url(urls, endpoint);
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(mcp_unauthorized(
@@ -64,7 +122,16 @@ async fn authenticate(
         _ => vec![urls.mcp.clone()],
     };
     match access::authenticate(app, &urls.issuer, &audiences, token.trim()).await {
-        Ok(Ok(verified)) => Ok(verified.caller),
+        Ok(Ok(verified)) => Ok(Token {
+            scopes: verified
+                .claims
+                .scope
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            caller: verified.caller,
+        }),
         Ok(Err(rejection)) => Err(mcp_unauthorized(
             &metadata,
             &rejection.to_string(),
@@ -73,6 +140,23 @@ async fn authenticate(
         )),
         Err(e) => Err(ApiError::unavailable(e)),
     }
+}
+
+/// 403 for a token whose scopes allow nothing asked (RFC 6750 §3.1), naming what would.
+fn insufficient_scope(scope: &str) -> ApiError {
+    let mut e = ApiError::new(
+        axum::http::StatusCode::FORBIDDEN,
+        "insufficient_scope",
+        format!(
+            "this connection was granted none of the scopes this endpoint serves ({scope}); reconnect and allow them"
+        ),
+    );
+    if let Ok(value) = header::HeaderValue::from_str(&format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{scope}\""
+    )) {
+        e = e.header(header::WWW_AUTHENTICATE, value);
+    }
+    e
 }
 
 /// What the SDK wants to read in `Accept`: both types, named. A request that sends no `Accept`,
@@ -121,19 +205,38 @@ async fn endpoint(
     log: Option<&RateLimitLog>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    let urls = Urls::new(&app, &links::base_url(&app.config));
-    let caller = match endpoint {
+    let base_url = links::base_url(&app.config);
+    if let Some(refused) = rebinding_refused(&base_url, request.headers()) {
+        return Err(refused);
+    }
+    let urls = Urls::new(&app, &base_url);
+    let token = match endpoint {
         Endpoint::Public => None,
         _ => {
-            let caller = authenticate(&app, &urls, endpoint, request.headers()).await?;
-            enforce_logged(&app, log, Scope::McpOauth, &caller.subject()).await?;
-            Some(caller)
+            let token = authenticate(&app, &urls, endpoint, request.headers()).await?;
+            enforce_logged(&app, log, Scope::McpOauth, &token.caller.subject()).await?;
+            Some(token)
         }
+    };
+    // The directory serves reads of the four areas: a token granted none of them can call
+    // nothing there but `get_account` and the public tools.
+    if endpoint == Endpoint::Directory
+        && let Some(token) = &token
+        && !DIRECTORY_SCOPES
+            .iter()
+            .any(|needed| token.scopes.iter().any(|s| s == needed))
+    {
+        return Err(insufficient_scope(&DIRECTORY_SCOPES.join(" ")));
+    }
+    let (caller, scopes) = match token {
+        Some(t) => (Some(t.caller), Some(t.scopes)),
+        None => (None, None),
     };
     let server = McpServer {
         app,
         endpoint,
         caller,
+        scopes,
         client_ip: ip,
     };
     Ok(serve(server, request).await)
@@ -174,7 +277,7 @@ const TRANSPORT: &str = "Streamable HTTP (JSON-RPC 2.0), stateless: `initialize`
 #[utoipa::path(post, path = "/mcp", tag = "mcp",
     request_body(content = JsonRpcMessage, description = "A JSON-RPC 2.0 request or notification"),
     security(("mcp_oauth" = [])),
-    description = "Every Mailward tool for AI agents. OAuth access tokens only (from the authorization server of `/.well-known/oauth-authorization-server`); API keys are refused. Without a token: 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` (RFC 9728). A viewer cannot call writing tools. Throttled per person in the `mcp_oauth` bucket.",
+    description = "Every Mailward tool for AI agents. OAuth access tokens only (from the authorization server of `/.well-known/oauth-authorization-server`); API keys are refused. Without a token: 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` (RFC 9728). Each tool needs one scope (extension: the write scopes `domains:write`, `groups:write`, `tasks:write`, `webhooks:write`, `prospecting:write` and the reads `webhooks:read`, `prospecting:read`, `activity:read` beside SPEC's four); `tools/list` shows only the tools the token's scopes and the member's role allow, and a call beyond them is a tool error `insufficient_scope` naming the scope (`error.scope`). Tools carry MCP annotations (`title`, `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`). A viewer cannot call writing tools. Throttled per person in the `mcp_oauth` bucket.",
     responses(
         (status = 200, description = "The JSON-RPC response", body = Object),
         (status = 202, description = "A notification was accepted"),
@@ -182,6 +285,7 @@ const TRANSPORT: &str = "Streamable HTTP (JSON-RPC 2.0), stateless: `initialize`
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
         (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
         (status = 401, description = "No, an expired, revoked or wrong-audience token, or an API key", body = ErrorBody),
+        (status = 403, description = "`Host` or `Origin` is not the service's public base URL (nor a loopback name, any port): refused against DNS rebinding", body = ErrorBody),
         (status = 429, description = "The `mcp_oauth` bucket is exhausted"),
     ))]
 pub async fn mcp(
@@ -199,7 +303,7 @@ pub async fn mcp(
 #[utoipa::path(post, path = "/mcp/directory", tag = "mcp",
     request_body(content = JsonRpcMessage, description = "A JSON-RPC 2.0 request or notification"),
     security(("mcp_oauth" = [])),
-    description = "The fourteen read-only monitoring and diagnosis tools (get_account, audit_domain, validate_spf_include, list_domains, get_domain, get_dns_records, get_domain_plan, get_spf, preview_dns_change, list_tasks, get_task, get_dmarc_summary, list_dmarc_senders, list_groups), for directory listings of connectors. Accepts tokens issued for `{mcp_url}/directory` or `{mcp_url}`; every token carries the organization the person picked at sign-in.",
+    description = "The fourteen read-only monitoring and diagnosis tools (get_account, audit_domain, validate_spf_include, list_domains, get_domain, get_dns_records, get_domain_plan, get_spf, preview_dns_change, list_tasks, get_task, get_dmarc_summary, list_dmarc_senders, list_groups), for directory listings of connectors. Accepts tokens issued for `{mcp_url}/directory` or `{mcp_url}`; every token carries the organization the person picked at sign-in. A token granted none of `domains:read`, `groups:read`, `tasks:read` and `dmarc_reports:read` is refused with 403 and `WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"…\"` naming them; otherwise `tools/list` shows the tools its scopes allow.",
     responses(
         (status = 200, description = "The JSON-RPC response", body = Object),
         (status = 202, description = "A notification was accepted"),
@@ -207,6 +311,7 @@ pub async fn mcp(
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
         (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
         (status = 401, description = "No or a refused token", body = ErrorBody),
+        (status = 403, description = "`Host` or `Origin` is not the service's (DNS rebinding), or the token holds none of the four read scopes (`insufficient_scope`)", body = ErrorBody),
     ))]
 pub async fn mcp_directory(
     State(app): State<AppState>,
@@ -230,6 +335,7 @@ pub async fn mcp_directory(
         (status = 400, description = "Malformed JSON-RPC or an unsupported MCP-Protocol-Version"),
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
         (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
+        (status = 403, description = "`Host` or `Origin` is not the service's public base URL (nor a loopback name, any port): refused against DNS rebinding", body = ErrorBody),
     ))]
 pub async fn mcp_public(
     State(app): State<AppState>,

@@ -33,6 +33,8 @@ pub struct Settings {
     pub base_url: Option<String>,
     /// The MCP connector's client id (default `mailward-mcp`).
     pub oauth_client_id: Option<String>,
+    /// The hosted connectors' HTTPS callbacks (`None`: the default list).
+    pub oauth_redirect_uris: Option<Vec<String>>,
     /// Secret key; defaults to one generated once and kept in `<data-dir>/secret.key`.
     pub secret_key: Option<String>,
     /// Sender address of outbound mail.
@@ -209,6 +211,7 @@ impl Settings {
             data_dir,
             base_url: None,
             oauth_client_id: None,
+            oauth_redirect_uris: None,
             secret_key: None,
             mail_from: "Mailward <noreply@mailward.local>".into(),
             max_receives: 5,
@@ -352,6 +355,9 @@ pub fn assemble(
     let mut config = Config::new(base_url, secret);
     if let Some(client) = &settings.oauth_client_id {
         config.oauth_client_id = client.clone();
+    }
+    if let Some(uris) = &settings.oauth_redirect_uris {
+        config.oauth_redirect_uris = uris.clone();
     }
     config
         .rate_limits

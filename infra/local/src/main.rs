@@ -16,6 +16,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// `--oauth-redirect-uris`: exact HTTPS callbacks, comma-separated.
+#[derive(Debug, Clone)]
+struct RedirectUris(Vec<String>);
+
+fn redirect_uris(value: &str) -> Result<RedirectUris, String> {
+    mailward_services::config::parse_redirect_uris(value).map(RedirectUris)
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "mailward",
@@ -83,6 +91,10 @@ struct Cli {
     /// The public client id every MCP connector uses.
     #[arg(long, env = "MAILWARD_OAUTH_CLIENT_ID", global = true)]
     oauth_client_id: Option<String>,
+    /// The hosted MCP connectors' HTTPS callbacks, comma-separated and matched exactly (default:
+    /// Claude's and ChatGPT's published callbacks; loopback callbacks are always allowed).
+    #[arg(long, env = "MAILWARD_OAUTH_REDIRECT_URIS", global = true, value_parser = redirect_uris)]
+    oauth_redirect_uris: Option<RedirectUris>,
     /// Signup codes one address may request per hour.
     #[arg(
         long,
@@ -362,6 +374,7 @@ async fn main() -> anyhow::Result<()> {
     settings.dns_listen = cli.dns_listen;
     settings.smtp_max_bytes = cli.smtp_max_bytes;
     settings.oauth_client_id = cli.oauth_client_id.clone();
+    settings.oauth_redirect_uris = cli.oauth_redirect_uris.clone().map(|u| u.0);
     for (scope, limit) in [
         (Scope::Global, cli.rate_global),
         (Scope::ApiKey, cli.rate_api_key),

@@ -164,6 +164,9 @@ pub struct AuthorizeStepForm {
     pub organization_id: Option<String>,
     /// step consent: `allow` or `deny`.
     pub decision: Option<String>,
+    /// step consent: `yes` grants the write scopes asked for (the page's box, ticked by
+    /// default); absent, the token carries the read scopes alone.
+    pub allow_changes: Option<String>,
 }
 
 crate::words!(

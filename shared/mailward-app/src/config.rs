@@ -150,6 +150,10 @@ pub struct Config {
     pub auth_url: Option<String>,
     /// The one public OAuth client every MCP connector uses (SPEC §5 rule 7).
     pub oauth_client_id: String,
+    /// The HTTPS callbacks of hosted connectors the authorization server redirects to, matched
+    /// exactly (`MAILWARD_OAUTH_REDIRECT_URIS`, comma-separated; default
+    /// [`DEFAULT_OAUTH_REDIRECT_URIS`]). Loopback callbacks are always allowed.
+    pub oauth_redirect_uris: Vec<String>,
     /// Secret key material: signs dashboard JWTs and keys the signup-code hashes.
     pub secret_key: Vec<u8>,
     /// Rate limits per scope.
@@ -245,6 +249,39 @@ pub fn parse_secs(name: &str, value: &str) -> Result<u64, String> {
         .map_err(|_| format!("{name}: bad number of seconds {value:?}"))
 }
 
+/// The callbacks the hosted assistants publish for custom connectors: Claude (claude.ai and
+/// claude.com) and ChatGPT.
+pub const DEFAULT_OAUTH_REDIRECT_URIS: [&str; 3] = [
+    "https://claude.ai/api/mcp/auth_callback",
+    "https://claude.com/api/mcp/auth_callback",
+    "https://chatgpt.com/connector_platform_oauth_redirect",
+];
+
+/// Parses a comma-separated list of exact HTTPS callback URLs (empty: none). Each must be an
+/// absolute `https` URL with a host, without user information or a fragment.
+pub fn parse_redirect_uris(value: &str) -> Result<Vec<String>, String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            let url = url::Url::parse(v)
+                .map_err(|e| format!("MAILWARD_OAUTH_REDIRECT_URIS: {v:?} is not a URL: {e}"))?;
+            if url.scheme() != "https"
+                || url.host_str().is_none_or(str::is_empty)
+                || !url.username().is_empty()
+                || url.password().is_some()
+                || url.fragment().is_some()
+            {
+                return Err(format!(
+                    "MAILWARD_OAUTH_REDIRECT_URIS: {v:?} must be an https URL with a host, no user information and no fragment"
+                ));
+            }
+            Ok(v.to_owned())
+        })
+        .collect()
+}
+
 /// The connector client id when none is configured.
 pub const DEFAULT_OAUTH_CLIENT_ID: &str = "mailward-mcp";
 
@@ -255,6 +292,10 @@ impl Config {
             base_url: base_url.into(),
             auth_url: None,
             oauth_client_id: DEFAULT_OAUTH_CLIENT_ID.into(),
+            oauth_redirect_uris: DEFAULT_OAUTH_REDIRECT_URIS
+                .iter()
+                .map(|u| (*u).to_owned())
+                .collect(),
             secret_key,
             rate_limits: Scope::ALL.iter().map(|s| (*s, s.default_limit())).collect(),
             signup_codes_per_address_per_hour: 5,
@@ -339,6 +380,9 @@ impl Config {
         if let Ok(value) = std::env::var("MAILWARD_OAUTH_CLIENT_ID") {
             self.oauth_client_id = value;
         }
+        if let Ok(value) = std::env::var("MAILWARD_OAUTH_REDIRECT_URIS") {
+            self.oauth_redirect_uris = parse_redirect_uris(&value)?;
+        }
         if let Ok(value) = std::env::var("MAILWARD_RDAP_BOOTSTRAP_URL") {
             self.rdap_bootstrap_url = parse_rdap_bootstrap_url(&value);
         }
@@ -399,6 +443,24 @@ pub fn parse_public_resolvers(list: &str) -> Result<Vec<(String, std::net::Socke
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redirect_uris_are_exact_https_urls() {
+        assert_eq!(
+            parse_redirect_uris(" https://a.example/cb , ,https://b.example/x?y=1").unwrap(),
+            vec!["https://a.example/cb", "https://b.example/x?y=1"]
+        );
+        assert_eq!(parse_redirect_uris("").unwrap(), Vec::<String>::new());
+        for bad in [
+            "http://a.example/cb",
+            "https://user@a.example/cb",
+            "https://a.example/cb#f",
+            "not a url",
+            "mailto:a@a.example",
+        ] {
+            assert!(parse_redirect_uris(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn booleans_read_every_usual_spelling() {

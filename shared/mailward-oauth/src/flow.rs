@@ -68,10 +68,10 @@ pub fn check_request(
         });
     }
     let redirect_uri = params.redirect_uri.clone().unwrap_or_default();
-    if !super::redirect_allowed(&redirect_uri) {
+    if !super::redirect_allowed(&redirect_uri, &app.config.oauth_redirect_uris) {
         return Err(AuthorizeError::Page {
             forbidden: false,
-            message: "redirect_uri must be a loopback callback (http://127.0.0.1:<port>/…, http://localhost:<port>/… or http://[::1]:<port>/…)".into(),
+            message: "redirect_uri must be a loopback callback (http://127.0.0.1:<port>/…, http://localhost:<port>/… or http://[::1]:<port>/…) or one of the hosted connectors' callbacks this service lists, exactly".into(),
         });
     }
     let redirect = |error: &str, description: &str| {

@@ -16,17 +16,53 @@ pub mod signing;
 
 use mailward_app::state::AppState;
 
-/// Every scope the authorization server knows (SPEC §5 rule 13). Reads follow the member's role
-/// within these; `sources:update` is needed to change senders; `offline_access` asks for a
-/// refresh token.
-pub const SCOPES: [&str; 6] = [
+/// Every scope the authorization server knows: SPEC §5 rule 13's four read scopes,
+/// `sources:update` and `offline_access`, and (an extension) a write scope beside each area an
+/// MCP tool changes plus the read scopes of the administration areas. A tool needs its scope
+/// ([`scope_words`] says what each allows) and the member's role still bounds what it does;
+/// `offline_access` asks for a refresh token.
+pub const SCOPES: [&str; 14] = [
     "domains:read",
     "groups:read",
     "tasks:read",
     "dmarc_reports:read",
     "sources:update",
     "offline_access",
+    "domains:write",
+    "groups:write",
+    "tasks:write",
+    "webhooks:read",
+    "webhooks:write",
+    "prospecting:read",
+    "prospecting:write",
+    "activity:read",
 ];
+
+/// What `scope` lets an assistant do, in words (the consent page lists them).
+pub fn scope_words(scope: &str) -> &'static str {
+    match scope {
+        "domains:read" => "read your domains, their DNS records, plans and hosted records",
+        "groups:read" => "read your domain groups",
+        "tasks:read" => "read remediation tasks",
+        "dmarc_reports:read" => "read DMARC report summaries and senders",
+        "sources:update" => "change how senders are classified",
+        "offline_access" => "stay connected (a refresh token) until you revoke it",
+        "domains:write" => "add, change, verify and delete domains and their hosted records",
+        "groups:write" => "create, rename and delete groups",
+        "tasks:write" => "complete and dismiss tasks",
+        "webhooks:read" => "read webhook endpoints and event types",
+        "webhooks:write" => "create and delete webhook endpoints",
+        "prospecting:read" => "read prospecting reports",
+        "prospecting:write" => "create and delete prospecting reports",
+        "activity:read" => "read the activity log",
+        _ => "an unknown permission",
+    }
+}
+
+/// Whether `scope` allows changes (the consent page lets the person leave these out).
+pub fn is_write_scope(scope: &str) -> bool {
+    scope.ends_with(":write") || scope == "sources:update"
+}
 
 /// The four read scopes the directory endpoint needs from a token without an organization.
 pub const DIRECTORY_SCOPES: [&str; 4] = [
@@ -124,7 +160,11 @@ pub fn parse_scopes(raw: Option<&str>) -> Result<Vec<String>, OAuthError> {
         .filter(|s| !s.is_empty())
         .collect();
     if asked.is_empty() {
-        return Ok(SCOPES[..5].iter().map(|s| (*s).to_owned()).collect());
+        return Ok(SCOPES
+            .iter()
+            .filter(|s| **s != "offline_access")
+            .map(|s| (*s).to_owned())
+            .collect());
     }
     let mut scopes = Vec::new();
     for scope in asked {
@@ -146,8 +186,12 @@ pub fn parse_scopes(raw: Option<&str>) -> Result<Vec<String>, OAuthError> {
 
 /// Whether `uri` is a redirect URI the connector client may use: a loopback callback on any
 /// port (RFC 8252 §7.3: `http://127.0.0.1`, `http://[::1]` or `http://localhost`), which covers
-/// the fixed port 8765. Nothing else: no open redirect through `redirect_uri`.
-pub fn redirect_allowed(uri: &str) -> bool {
+/// the fixed port 8765, or exactly one of the hosted connectors' HTTPS callbacks in `listed`
+/// (no prefix, no wildcard). Nothing else: no open redirect through `redirect_uri`.
+pub fn redirect_allowed(uri: &str, listed: &[String]) -> bool {
+    if listed.iter().any(|l| l == uri) {
+        return true;
+    }
     let Ok(url) = url::Url::parse(uri) else {
         return false;
     };
@@ -162,6 +206,26 @@ pub fn redirect_allowed(uri: &str) -> bool {
         Some(url::Host::Ipv4(ip)) if ip.is_loopback()
     ) || matches!(url.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
         || matches!(url.host(), Some(url::Host::Domain("localhost")))
+}
+
+/// Whether `uri` is a hosted connector's HTTPS callback (not a loopback one).
+pub fn is_hosted_callback(uri: &str) -> bool {
+    uri.starts_with("https://")
+}
+
+/// The product behind a callback, for the consent page: Claude, ChatGPT, an application on
+/// this computer (loopback), or the callback's host.
+pub fn client_product(uri: &str) -> String {
+    let host = url::Url::parse(uri)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_default();
+    match host.as_str() {
+        "claude.ai" | "claude.com" => "Claude".into(),
+        "chatgpt.com" => "ChatGPT".into(),
+        _ if !is_hosted_callback(uri) => "An application on this computer".into(),
+        _ => format!("The service at {host}"),
+    }
 }
 
 /// The S256 transform of a PKCE verifier (RFC 7636 §4.2).
@@ -183,7 +247,7 @@ mod tests {
             "http://[::1]:9000/",
             "http://127.0.0.1/callback?x=1",
         ] {
-            assert!(redirect_allowed(ok), "{ok}");
+            assert!(redirect_allowed(ok, &[]), "{ok}");
         }
         for bad in [
             "https://evil.example/cb",
@@ -195,8 +259,56 @@ mod tests {
             "//127.0.0.1:8765/",
             "",
         ] {
-            assert!(!redirect_allowed(bad), "{bad}");
+            assert!(!redirect_allowed(bad, &[]), "{bad}");
         }
+    }
+
+    #[test]
+    fn hosted_callbacks_match_exactly() {
+        let listed = vec!["https://claude.ai/api/mcp/auth_callback".to_owned()];
+        assert!(redirect_allowed(
+            "https://claude.ai/api/mcp/auth_callback",
+            &listed
+        ));
+        for bad in [
+            "https://claude.ai/api/mcp/auth_callback/",
+            "https://claude.ai/api/mcp/auth_callback?x=1",
+            "https://claude.ai/api/mcp/auth_callback#f",
+            "https://claude.ai/api/mcp/auth_callbackx",
+            "https://claude.ai/api/mcp/",
+            "https://CLAUDE.ai/api/mcp/auth_callback",
+            "http://claude.ai/api/mcp/auth_callback",
+            "https://claude.ai.evil.example/api/mcp/auth_callback",
+        ] {
+            assert!(!redirect_allowed(bad, &listed), "{bad}");
+        }
+        assert_eq!(
+            client_product("https://chatgpt.com/connector_platform_oauth_redirect"),
+            "ChatGPT"
+        );
+        assert_eq!(
+            client_product("https://claude.com/api/mcp/auth_callback"),
+            "Claude"
+        );
+        assert_eq!(
+            client_product("http://127.0.0.1:8765/callback"),
+            "An application on this computer"
+        );
+    }
+
+    #[test]
+    fn every_scope_is_described_and_writes_are_known() {
+        for scope in SCOPES {
+            assert_ne!(scope_words(scope), "an unknown permission", "{scope}");
+        }
+        let writes: Vec<_> = SCOPES.into_iter().filter(|s| is_write_scope(s)).collect();
+        assert_eq!(writes.len(), 6, "{writes:?}");
+        assert!(
+            !parse_scopes(None)
+                .unwrap()
+                .contains(&"offline_access".to_owned())
+        );
+        assert_eq!(parse_scopes(None).unwrap().len(), SCOPES.len() - 1);
     }
 
     #[test]
@@ -209,7 +321,7 @@ mod tests {
 
     #[test]
     fn scopes_are_checked() {
-        assert_eq!(parse_scopes(None).unwrap().len(), 5);
+        assert_eq!(parse_scopes(None).unwrap().len(), SCOPES.len() - 1);
         assert_eq!(
             parse_scopes(Some("domains:read offline_access domains:read")).unwrap(),
             vec!["domains:read", "offline_access"]

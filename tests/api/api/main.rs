@@ -17,6 +17,7 @@ mod hosted;
 mod hosted_spf;
 mod killed;
 mod mcp;
+mod mcp_scopes;
 mod mta_sts;
 mod mta_sts_certificates;
 mod notifications;

@@ -12,7 +12,12 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 /// Sends one JSON-RPC body; answers the status and the JSON body (null when none).
-async fn rpc(app: &TestApp, path: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+pub(crate) async fn rpc(
+    app: &TestApp,
+    path: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (StatusCode, Value) {
     let mut req = app
         .request(Method::POST, path)
         .header("accept", "application/json, text/event-stream")
@@ -31,7 +36,13 @@ async fn rpc(app: &TestApp, path: &str, token: Option<&str>, body: Value) -> (St
 }
 
 /// Calls a tool; answers the JSON-RPC result.
-async fn call(app: &TestApp, path: &str, token: Option<&str>, tool: &str, args: Value) -> Value {
+pub(crate) async fn call(
+    app: &TestApp,
+    path: &str,
+    token: Option<&str>,
+    tool: &str,
+    args: Value,
+) -> Value {
     let (status, body) = rpc(
         app,
         path,
@@ -43,7 +54,7 @@ async fn call(app: &TestApp, path: &str, token: Option<&str>, tool: &str, args: 
     body["result"].clone()
 }
 
-fn names(list: &Value) -> Vec<String> {
+pub(crate) fn names(list: &Value) -> Vec<String> {
     list["result"]["tools"]
         .as_array()
         .unwrap()

@@ -17,6 +17,7 @@ pub const REDIRECT: &str = "http://127.0.0.1:8765/callback";
 pub const CLIENT: &str = "mailward-mcp";
 
 fn authorize_url(extra: &[(&str, &str)]) -> String {
+    let every_scope = mailward_oauth::SCOPES.join(" ");
     let mut params: Vec<(&str, &str)> = vec![
         ("response_type", "code"),
         ("client_id", CLIENT),
@@ -24,11 +25,8 @@ fn authorize_url(extra: &[(&str, &str)]) -> String {
         ("code_challenge", CHALLENGE),
         ("code_challenge_method", "S256"),
         ("state", "s-123"),
-        // What a connector asks: every read scope and a refresh token.
-        (
-            "scope",
-            "domains:read groups:read tasks:read dmarc_reports:read offline_access",
-        ),
+        // What a connector asks by default here: every scope, a refresh token included.
+        ("scope", &every_scope),
     ];
     for (k, v) in extra {
         params.retain(|(key, _)| key != k);
@@ -44,7 +42,7 @@ fn authorize_url(extra: &[(&str, &str)]) -> String {
     format!("/oauth/authorize?{query}")
 }
 
-fn urlencode(v: &str) -> String {
+pub(crate) fn urlencode(v: &str) -> String {
     v.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
@@ -78,13 +76,18 @@ async fn post_form(app: &TestApp, path: &str, form: &[(&str, &str)]) -> reqwest:
 
 /// The query parameters of a redirect's `Location`.
 fn location_params(response: &reqwest::Response) -> Vec<(String, String)> {
+    location_params_at(response, REDIRECT)
+}
+
+/// The query of a redirect to `redirect`.
+fn location_params_at(response: &reqwest::Response, redirect: &str) -> Vec<(String, String)> {
     let location = response
         .headers()
         .get("location")
         .expect("a Location")
         .to_str()
         .unwrap();
-    assert_eq!(location.split('?').next(), Some(REDIRECT), "{location}");
+    assert_eq!(location.split('?').next(), Some(redirect), "{location}");
     let url = reqwest::Url::parse(location).unwrap();
     url.query_pairs()
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
@@ -135,19 +138,36 @@ pub async fn authorize(app: &TestApp, email: &str, org: &str, extra: &[(&str, &s
     assert_eq!(res.status(), 200);
     let html = res.text().await.unwrap();
     assert!(html.contains(&format!("value=\"{org}\"")), "{html}");
-    let res = post_form(
-        app,
-        "/oauth/authorize",
-        &[
-            ("step", "consent"),
-            ("state", &page_state(&html)),
-            ("organization_id", org),
-            ("decision", "allow"),
-        ],
-    )
-    .await;
+    // The browser sends the box for changes as the page shows it (ticked) when changes were
+    // asked for; a test may leave it out (`allow_changes` empty in `extra`).
+    let redirect = extra
+        .iter()
+        .find(|(k, _)| *k == "redirect_uri")
+        .map_or(REDIRECT, |(_, v)| *v);
+    let product = match redirect {
+        REDIRECT => "An application on this computer",
+        r if r.starts_with("https://claude.") => "Claude",
+        r if r.starts_with("https://chatgpt.com/") => "ChatGPT",
+        _ => "The service at ",
+    };
+    assert!(html.contains(product), "{product}: {html}");
+    let state = page_state(&html);
+    let leave_writes = extra
+        .iter()
+        .any(|(k, v)| *k == "allow_changes" && v.is_empty());
+    let mut form: Vec<(&str, &str)> = vec![
+        ("step", "consent"),
+        ("state", &state),
+        ("organization_id", org),
+        ("decision", "allow"),
+    ];
+    if html.contains("name=\"allow_changes\"") && !leave_writes {
+        assert!(html.contains("value=\"yes\" checked"), "{html}");
+        form.push(("allow_changes", "yes"));
+    }
+    let res = post_form(app, "/oauth/authorize", &form).await;
     assert_eq!(res.status(), 303);
-    let params = location_params(&res);
+    let params = location_params_at(&res, redirect);
     assert_eq!(param(&params, "state"), Some("s-123"));
     assert_eq!(param(&params, "iss"), Some(app.url("").as_str()));
     param(&params, "code").expect("a code").to_owned()
@@ -176,12 +196,17 @@ pub async fn token(app: &TestApp, form: &[(&str, &str)]) -> (StatusCode, Value) 
 
 /// Trades a code for tokens.
 pub async fn exchange(app: &TestApp, code: &str) -> (StatusCode, Value) {
+    exchange_at(app, code, REDIRECT).await
+}
+
+/// Trades a code issued for `redirect` for tokens.
+pub async fn exchange_at(app: &TestApp, code: &str, redirect: &str) -> (StatusCode, Value) {
     token(
         app,
         &[
             ("grant_type", "authorization_code"),
             ("code", code),
-            ("redirect_uri", REDIRECT),
+            ("redirect_uri", redirect),
             ("client_id", CLIENT),
             ("code_verifier", VERIFIER),
         ],

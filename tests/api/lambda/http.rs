@@ -184,12 +184,22 @@ async fn the_auth_and_mcp_functions_answer_their_public_documents_and_challenges
     assert_eq!(json_body(&response)["issuer"], BASE_URL);
     assert_eq!(header(&response, "cache-control"), "public, max-age=3600");
 
+    // Through the custom domain of the base URL, API Gateway passes that name as `Host`.
     let rpc = |path: &str, id: u32, method: &str| {
         ApiRequest::new("POST", path)
+            .header("host", "api.mailward.test")
             .header("accept", "application/json, text/event-stream")
             .json(&json!({"jsonrpc": "2.0", "id": id, "method": method}))
             .event()
     };
+    // Any other name is refused on the MCP endpoints (DNS rebinding), the API's raw
+    // execute-api host included once a base URL is set.
+    let raw_host = ApiRequest::new("POST", "/mcp/public")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+        .event();
+    let response = lambda.http(mcp::routes(), &raw_host).await;
+    assert_eq!(response["statusCode"], 403, "{response}");
     let response = lambda
         .http(mcp::routes(), &rpc("/mcp", 1, "initialize"))
         .await;

@@ -31,6 +31,8 @@ impl Tool for GetAccount {
     const NAME: &'static str = "get_account";
     const DESCRIPTION: &'static str = "Who you are acting as: the signed-in person's role and group limits, and the organization the token is scoped to (name, plan, settings). Call it first to learn what you may do: a viewer can only read.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = None;
+    const TITLE: &'static str = "Get account";
     type Input = NoInput;
     type Output = AccountView;
 
@@ -84,6 +86,8 @@ impl Tool for ListActivityLog {
     const NAME: &'static str = "list_activity_log";
     const DESCRIPTION: &'static str = "Who changed what in the organization, newest first, filtered by actor, action, target and time (administrators not limited to groups).";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("activity:read");
+    const TITLE: &'static str = "List activity log";
     type Input = ActivityInput;
     type Output = ActivityList;
 
@@ -116,6 +120,8 @@ impl Tool for ListActivityLogActions {
     const NAME: &'static str = "list_activity_log_actions";
     const DESCRIPTION: &'static str = "Every action the activity log records, with its meaning: the values list_activity_log's `action` filter takes.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("activity:read");
+    const TITLE: &'static str = "List activity log actions";
     type Input = NoInput;
     type Output = ActionList;
 

@@ -26,6 +26,8 @@ impl Tool for AuditDomain {
     const NAME: &'static str = "audit_domain";
     const DESCRIPTION: &'static str = "Audits any domain's email authentication from live DNS (DMARC, SPF, DKIM, BIMI, MTA-STS, TLS-RPT, MX): a score, a grade and findings with what to fix. The domain need not be in the account. Results are cached ten minutes unless refresh is true. Next: create_domain to monitor it.";
     const ACCESS: Access = Access::Public;
+    const SCOPE: Option<&'static str> = None;
+    const TITLE: &'static str = "Audit domain";
     const DNS: bool = true;
     type Input = AuditInput;
     type Output = AuditResult;
@@ -56,6 +58,8 @@ impl Tool for ValidateSpfInclude {
     const NAME: &'static str = "validate_spf_include";
     const DESCRIPTION: &'static str = "Checks that an SPF include domain (a provider's, e.g. _spf.google.com) exists, parses, and how many DNS lookups it costs against SPF's limit of ten. Use it before adding an include to a domain's SPF record.";
     const ACCESS: Access = Access::Public;
+    const SCOPE: Option<&'static str> = None;
+    const TITLE: &'static str = "Validate SPF include";
     const DNS: bool = true;
     type Input = IncludeInput;
     type Output = IncludeValidation;

@@ -44,6 +44,8 @@ impl Tool for ListDomains {
     const NAME: &'static str = "list_domains";
     const DESCRIPTION: &'static str = "Lists the organization's domains with their monitoring status, DMARC policy, score and 14-day report figures, filtered and sorted. Next: get_domain, get_dns_records or get_domain_plan for one of them.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "List domains";
     type Input = ListDomainsInput;
     type Output = DomainList;
 
@@ -81,6 +83,8 @@ impl Tool for GetDomain {
     const NAME: &'static str = "get_domain";
     const DESCRIPTION: &'static str = "One domain by id or name: monitoring status and failure reason, DMARC/SPF options, score, report figures. Next: get_dns_records to see what to publish, or get_domain_plan for the road to p=reject.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Get domain";
     type Input = GetDomainInput;
     type Output = DomainView;
 
@@ -107,6 +111,9 @@ impl Tool for CreateDomain {
     const NAME: &'static str = "create_domain";
     const DESCRIPTION: &'static str = "Adds a domain to monitoring. Mailward then expects the DMARC record that sends its reports to Mailward; get_dns_records says exactly what to publish, verify_domain checks it. Fails with domain_exists when it is already in the organization.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("domains:write");
+    const TITLE: &'static str = "Create domain";
+    const IDEMPOTENT: bool = false;
     type Input = CreateDomainInput;
     type Output = DomainView;
 
@@ -137,6 +144,9 @@ impl Tool for UpdateDomain {
     const NAME: &'static str = "update_domain";
     const DESCRIPTION: &'static str = "Changes a domain's settings: its group, parking, DMARC options (policy, pct, rua), SPF options, target SPF, BIMI options. Send only what changes in `changes`. Changing DMARC options changes the records get_dns_records asks for.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("domains:write");
+    const TITLE: &'static str = "Update domain";
+    const DESTRUCTIVE: bool = true;
     type Input = UpdateDomainInput;
     type Output = DomainView;
 
@@ -153,6 +163,9 @@ impl Tool for DeleteDomain {
     const NAME: &'static str = "delete_domain";
     const DESCRIPTION: &'static str = "Removes a domain from monitoring, with its tasks and report data. It cannot be undone; confirm with the person first.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("domains:write");
+    const TITLE: &'static str = "Delete domain";
+    const DESTRUCTIVE: bool = true;
     type Input = DomainInput;
     type Output = Deleted;
 

@@ -33,6 +33,8 @@ impl Tool for ListGroups {
     const NAME: &'static str = "list_groups";
     const DESCRIPTION: &'static str = "The organization's groups (for managed-service providers: usually one per customer) with their domain counts.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("groups:read");
+    const TITLE: &'static str = "List groups";
     type Input = ListGroupsInput;
     type Output = GroupList;
 
@@ -55,6 +57,9 @@ impl Tool for CreateGroup {
     const NAME: &'static str = "create_group";
     const DESCRIPTION: &'static str = "Creates a group to organize domains (e.g. one per customer). Administrators and editors not limited to groups.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("groups:write");
+    const TITLE: &'static str = "Create group";
+    const IDEMPOTENT: bool = false;
     type Input = CreateGroupRequest;
     type Output = GroupView;
 
@@ -89,6 +94,9 @@ impl Tool for UpdateGroup {
     const DESCRIPTION: &'static str =
         "Renames a group or changes its external ids. Send only what changes in `changes`.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("groups:write");
+    const TITLE: &'static str = "Update group";
+    const DESTRUCTIVE: bool = true;
     type Input = UpdateGroupInput;
     type Output = GroupView;
 
@@ -104,6 +112,9 @@ impl Tool for DeleteGroup {
     const NAME: &'static str = "delete_group";
     const DESCRIPTION: &'static str = "Deletes a group; its domains stay, ungrouped. Refused while a member is limited to this group alone.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("groups:write");
+    const TITLE: &'static str = "Delete group";
+    const DESTRUCTIVE: bool = true;
     type Input = GroupInput;
     type Output = Deleted;
 

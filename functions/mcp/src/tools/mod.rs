@@ -62,6 +62,18 @@ pub trait Tool {
     const DESCRIPTION: &'static str;
     /// Who may call it, where.
     const ACCESS: Access;
+    /// The OAuth scope a token needs to see and call it (`None`: any token, and no token on
+    /// the public endpoint). The member's role still bounds what the call does.
+    const SCOPE: Option<&'static str>;
+    /// Its name for display (MCP `title`).
+    const TITLE: &'static str;
+    /// MCP `destructiveHint`: it replaces or removes what exists (not only adds).
+    const DESTRUCTIVE: bool = false;
+    /// MCP `idempotentHint`: calling it again with the same arguments changes nothing more.
+    const IDEMPOTENT: bool = true;
+    /// MCP `openWorldHint`: it reaches beyond Mailward (live DNS, a customer's DNS host, a URL
+    /// events will be sent to).
+    const OPEN_WORLD: bool = Self::DNS;
     /// Whether it resolves DNS during the call: counted in the `dns` and `mcp_dns` buckets, as
     /// its REST route is in `dns`.
     const DNS: bool = false;
@@ -105,6 +117,16 @@ pub struct ToolDef {
     pub description: &'static str,
     /// Who may call it, where.
     pub access: Access,
+    /// See [`Tool::SCOPE`].
+    pub scope: Option<&'static str>,
+    /// See [`Tool::TITLE`].
+    pub title: &'static str,
+    /// See [`Tool::DESTRUCTIVE`].
+    pub destructive: bool,
+    /// See [`Tool::IDEMPOTENT`].
+    pub idempotent: bool,
+    /// See [`Tool::OPEN_WORLD`].
+    pub open_world: bool,
     /// Whether it resolves DNS during the call.
     pub dns: bool,
     /// See [`Tool::UNTRUSTED`].
@@ -131,6 +153,16 @@ impl ToolDef {
     pub fn writes(&self) -> bool {
         self.access == Access::Write
     }
+
+    /// Whether a token with `scopes` may see and call it (`None`: no token, the public
+    /// endpoint, whose tools need none).
+    pub fn scope_allows(&self, scopes: Option<&[String]>) -> bool {
+        match (self.scope, scopes) {
+            (None, _) => true,
+            (Some(needed), Some(held)) => held.iter().any(|s| s == needed),
+            (Some(_), None) => false,
+        }
+    }
 }
 
 /// The definition of tool `T`.
@@ -142,6 +174,11 @@ where
         name: T::NAME,
         description: T::DESCRIPTION,
         access: T::ACCESS,
+        scope: T::SCOPE,
+        title: T::TITLE,
+        destructive: T::DESTRUCTIVE,
+        idempotent: T::IDEMPOTENT,
+        open_world: T::OPEN_WORLD,
         dns: T::DNS,
         untrusted: T::UNTRUSTED,
         input: schema::input::<T::Input>,

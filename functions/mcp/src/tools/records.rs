@@ -36,6 +36,8 @@ impl Tool for VerifyDomain {
     const NAME: &'static str = "verify_domain";
     const DESCRIPTION: &'static str = "Checks in live DNS whether the records get_dns_records asked for are published, record by record, and stores what it confirmed. Call it after the person published records. `only` limits it to spf or dkim.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("domains:write");
+    const TITLE: &'static str = "Verify domain";
     const DNS: bool = true;
     type Input = VerifyInput;
     type Output = VerifyResponse;
@@ -57,6 +59,8 @@ impl Tool for GetDnsRecords {
     const NAME: &'static str = "get_dns_records";
     const DESCRIPTION: &'static str = "The exact DNS records to publish for a domain (DMARC, SPF, DKIM, MTA-STS, TLS-RPT, BIMI), each with its host, type, value and whether live DNS already matches. Give these to the person or their DNS provider, then call verify_domain.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Get DNS records";
     const DNS: bool = true;
     type Input = DomainInput;
     type Output = DnsRecordsResponse;
@@ -74,6 +78,8 @@ impl Tool for GetDomainPlan {
     const NAME: &'static str = "get_domain_plan";
     const DESCRIPTION: &'static str = "The domain's path to DMARC enforcement: the current stage, what blocks the next one (senders failing, missing records), and the open tasks in order. Use it to tell the person what to do next.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Get domain plan";
     type Input = DomainInput;
     type Output = DomainPlan;
 
@@ -90,6 +96,8 @@ impl Tool for GetSpf {
     const NAME: &'static str = "get_spf";
     const DESCRIPTION: &'static str = "SPF diagnostics of a domain from live DNS: the record, its lookup count against the limit of ten, includes, errors and warnings.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Get SPF";
     const DNS: bool = true;
     type Input = DomainInput;
     type Output = SpfDiagnostics;
@@ -117,6 +125,8 @@ impl Tool for PreviewDnsChange {
     const NAME: &'static str = "preview_dns_change";
     const DESCRIPTION: &'static str = "Previews DNS changes before anyone publishes them: give the records you propose in `changes` (dmarc, spf, dkim, mta_sts, tls_rpt, bimi); the answer says what each would change, what would break (senders that would fail, lookup limits) and the score after. Nothing is changed.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Preview DNS change";
     const DNS: bool = true;
     type Input = PreviewInput;
     type Output = PreviewResponse;

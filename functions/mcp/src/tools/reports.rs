@@ -53,6 +53,8 @@ impl Tool for GetDmarcSummary {
     const NAME: &'static str = "get_dmarc_summary";
     const DESCRIPTION: &'static str = "The domain's DMARC aggregate-report summary for a window: messages, DMARC pass rate, SPF and DKIM alignment, quarantined and rejected volume, per day. Use it to judge whether the policy can be tightened.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("dmarc_reports:read");
+    const TITLE: &'static str = "Get DMARC summary";
     const UNTRUSTED: &'static [&'static str] = &[
         "probe_tasks[].description",
         "probe_tasks[].source_alias",
@@ -91,6 +93,8 @@ impl Tool for ListDmarcSenders {
     const NAME: &'static str = "list_dmarc_senders";
     const DESCRIPTION: &'static str = "Who sends mail as the domain, from its DMARC reports: each sender (service or IP range) with volume and SPF/DKIM/DMARC pass rates. Senders failing authentication must be fixed before p=reject.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("dmarc_reports:read");
+    const TITLE: &'static str = "List DMARC senders";
     const UNTRUSTED: &'static [&'static str] = &[
         "senders[].source_ip",
         "senders[].header_from",
@@ -117,6 +121,9 @@ impl Tool for CreateProspectingReport {
     const NAME: &'static str = "create_prospecting_report";
     const DESCRIPTION: &'static str = "Audits 1 to 10 domains from live DNS (they need not be in the account) and stores a report written for a prospect, in English or French, with a public PDF link (`url`) that works for 90 days: share that link. The answer also carries the content: per-domain findings (pass|warn|fail|error), risk words, authorised sending services with their DKIM state, a potential-loss estimate and a plan timed to `deadline_weeks`. Names that are not domains, or whose nameservers answer nothing usable, are listed in `report.skipped_domains`. Editors and administrators.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("prospecting:write");
+    const TITLE: &'static str = "Create prospecting report";
+    const IDEMPOTENT: bool = false;
     const DNS: bool = true;
     type Input = CreateProspectingRequest;
     type Output = ProspectingReport;
@@ -136,6 +143,8 @@ impl Tool for ListProspectingReports {
     const NAME: &'static str = "list_prospecting_reports";
     const DESCRIPTION: &'static str = "The organization's prospecting reports, newest first, without their content (each with its public `url` and `expires_at`). Call get_prospecting_report for one report's findings.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("prospecting:read");
+    const TITLE: &'static str = "List prospecting reports";
     type Input = PageInput;
     type Output = ProspectingReportList;
 
@@ -159,6 +168,8 @@ impl Tool for GetProspectingReport {
     const NAME: &'static str = "get_prospecting_report";
     const DESCRIPTION: &'static str = "One prospecting report with its content: the cover, each domain's findings and sending services, the potential loss and the plan.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("prospecting:read");
+    const TITLE: &'static str = "Get prospecting report";
     type Input = ReportInput;
     type Output = ProspectingReport;
 
@@ -174,6 +185,9 @@ impl Tool for DeleteProspectingReport {
     const NAME: &'static str = "delete_prospecting_report";
     const DESCRIPTION: &'static str = "Deletes a prospecting report; its public link stops working at once. Editors and administrators; a member limited to groups deletes only their own.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("prospecting:write");
+    const TITLE: &'static str = "Delete prospecting report";
+    const DESTRUCTIVE: bool = true;
     type Input = ReportInput;
     type Output = Deleted;
 

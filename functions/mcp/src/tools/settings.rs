@@ -20,6 +20,8 @@ impl Tool for ListWebhookEvents {
     const NAME: &'static str = "list_webhook_events";
     const DESCRIPTION: &'static str = "The webhook event types Mailward sends, with what each means. Use it to choose enabled_events for create_webhook_endpoint.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("webhooks:read");
+    const TITLE: &'static str = "List webhook events";
     type Input = NoInput;
     type Output = WebhookEventList;
 
@@ -37,6 +39,8 @@ impl Tool for ListWebhookEndpoints {
     const DESCRIPTION: &'static str =
         "The organization's webhook endpoints and their state (administrators).";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("webhooks:read");
+    const TITLE: &'static str = "List webhook endpoints";
     type Input = PageInput;
     type Output = WebhookEndpointList;
 
@@ -52,6 +56,10 @@ impl Tool for CreateWebhookEndpoint {
     const NAME: &'static str = "create_webhook_endpoint";
     const DESCRIPTION: &'static str = "Registers an HTTPS URL to receive signed webhook events (administrators). The answer carries the signing secret once: give it to the person to store.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("webhooks:write");
+    const TITLE: &'static str = "Create webhook endpoint";
+    const IDEMPOTENT: bool = false;
+    const OPEN_WORLD: bool = true;
     type Input = CreateWebhookEndpointRequest;
     type Output = WebhookEndpointWithSecret;
 
@@ -79,6 +87,9 @@ impl Tool for DeleteWebhookEndpoint {
     const DESCRIPTION: &'static str =
         "Deletes a webhook endpoint (administrators); deliveries to it stop.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("webhooks:write");
+    const TITLE: &'static str = "Delete webhook endpoint";
+    const DESTRUCTIVE: bool = true;
     type Input = EndpointInput;
     type Output = Deleted;
 
@@ -95,6 +106,8 @@ impl Tool for ListDnsConnections {
     const NAME: &'static str = "list_dns_connections";
     const DESCRIPTION: &'static str = "The organization's DNS connections: the DNS hosts (Route 53 so far) whose zones Mailward can read, each with its status and the zones seen at its last read. Credentials are never shown. Use get_dns_connection_coverage to see which domains a connection serves.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "List DNS connections";
     type Input = NoInput;
     type Output = DnsConnectionList;
 
@@ -118,6 +131,8 @@ impl Tool for GetDnsConnection {
     const NAME: &'static str = "get_dns_connection";
     const DESCRIPTION: &'static str = "One DNS connection: provider, label, kind of credentials with a hint, status of the last read and the zones seen then.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Get DNS connection";
     type Input = ConnectionInput;
     type Output = DnsConnection;
 
@@ -133,6 +148,9 @@ impl Tool for GetDnsConnectionCoverage {
     const NAME: &'static str = "get_dns_connection_coverage";
     const DESCRIPTION: &'static str = "Reads a DNS connection's zones now and says which of the organization's domains they serve (`covered`, with the serving zone) and which they do not (`uncovered`): the domains whose records could be read or published through this connection.";
     const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "Get DNS connection coverage";
+    const OPEN_WORLD: bool = true;
     type Input = ConnectionInput;
     type Output = DnsConnectionCoverage;
 

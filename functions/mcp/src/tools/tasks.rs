@@ -36,6 +36,8 @@ impl Tool for ListTasks {
     const NAME: &'static str = "list_tasks";
     const DESCRIPTION: &'static str = "The remediation tasks of the organization (or one domain), most urgent first by default: what to fix, why, and how. Next: get_task for details, complete_task once fixed, dismiss_task when it does not apply.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("tasks:read");
+    const TITLE: &'static str = "List tasks";
     const UNTRUSTED: &'static [&'static str] = &[
         "data[].description",
         "data[].sending_domain",
@@ -78,6 +80,8 @@ impl Tool for GetTask {
     const NAME: &'static str = "get_task";
     const DESCRIPTION: &'static str = "One task: its description, priority, the domain, the evidence, and the steps to resolve it.";
     const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("tasks:read");
+    const TITLE: &'static str = "Get task";
     const UNTRUSTED: &'static [&'static str] =
         &["description", "sending_domain", "source_alias", "source"];
     type Input = TaskInput;
@@ -107,6 +111,8 @@ impl Tool for CompleteTask {
     const NAME: &'static str = "complete_task";
     const DESCRIPTION: &'static str = "Marks a task done after the person fixed what it asked. Mailward checks again at its next sweep and reopens it if the problem is still there.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("tasks:write");
+    const TITLE: &'static str = "Complete task";
     type Input = TaskInput;
     type Output = TaskView;
 
@@ -122,6 +128,8 @@ impl Tool for DismissTask {
     const NAME: &'static str = "dismiss_task";
     const DESCRIPTION: &'static str = "Dismisses a task that does not apply (the person decided so). It stays dismissed unless its cause changes.";
     const ACCESS: Access = Access::Write;
+    const SCOPE: Option<&'static str> = Some("tasks:write");
+    const TITLE: &'static str = "Dismiss task";
     type Input = TaskInput;
     type Output = TaskView;
 
