@@ -78,7 +78,16 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
         );
     }
     let mut options = String::new();
-    for (i, (membership, name)) in choices.iter().enumerate() {
+    // One organization: nothing to pick; the token is scoped to it.
+    if let [(membership, name)] = choices.as_slice() {
+        options.push_str(&format!(
+            "<p>Organization: <strong>{}</strong> <span class=\"muted\">({:?})</span></p>\n<input type=\"hidden\" name=\"organization_id\" value=\"{}\">\n",
+            escape(name),
+            membership.role(),
+            membership.org_id
+        ));
+    }
+    for (i, (membership, name)) in choices.iter().enumerate().filter(|_| choices.len() > 1) {
         options.push_str(&format!(
             "<label><input type=\"radio\" name=\"organization_id\" value=\"{}\"{}> {} <span class=\"muted\">({:?})</span></label>\n",
             membership.org_id,

@@ -72,6 +72,14 @@ async fn a_hosted_connector_signs_in_through_its_listed_callback_and_nothing_els
         assert!(res.headers().get("location").is_none(), "{bad}");
     }
 
+    // One organization: the consent page names it and offers no picker.
+    let page = consent_page(&app, "owner@hosted-mcp.example").await;
+    assert!(
+        page.contains("Organization: <strong>Hosted MCP</strong>"),
+        "{page}"
+    );
+    assert!(!page.contains("type=\"radio\""), "{page}");
+
     // The list is a setting: another deployment lists only its own callback.
     let own = TestApp::start_with(|s| {
         s.oauth_redirect_uris = Some(vec!["https://connector.example/oauth/cb".into()]);
@@ -93,6 +101,11 @@ async fn a_hosted_connector_signs_in_through_its_listed_callback_and_nothing_els
     );
     let res = own.request(Method::GET, &url).send().await.unwrap();
     assert_eq!(res.status(), 400);
+}
+
+/// The consent page `email` reaches after signing in (the loopback callback, every scope).
+async fn consent_page(app: &TestApp, email: &str) -> String {
+    crate::oauth::consent_page(app, email).await
 }
 
 #[tokio::test]

@@ -101,8 +101,13 @@ fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// Walks the sign-in pages as a browser would, up to the code on the callback.
-pub async fn authorize(app: &TestApp, email: &str, org: &str, extra: &[(&str, &str)]) -> String {
+/// The consent page `email` reaches through the sign-in pages (loopback callback, every scope).
+pub async fn consent_page(app: &TestApp, email: &str) -> String {
+    signed_in_page(app, email, &[]).await
+}
+
+/// Walks the email and code pages; the page after them (consent).
+async fn signed_in_page(app: &TestApp, email: &str, extra: &[(&str, &str)]) -> String {
     let res = app
         .request(Method::GET, &authorize_url(extra))
         .send()
@@ -136,7 +141,12 @@ pub async fn authorize(app: &TestApp, email: &str, org: &str, extra: &[(&str, &s
     )
     .await;
     assert_eq!(res.status(), 200);
-    let html = res.text().await.unwrap();
+    res.text().await.unwrap()
+}
+
+/// Walks the sign-in pages as a browser would, up to the code on the callback.
+pub async fn authorize(app: &TestApp, email: &str, org: &str, extra: &[(&str, &str)]) -> String {
+    let html = signed_in_page(app, email, extra).await;
     assert!(html.contains(&format!("value=\"{org}\"")), "{html}");
     // The browser sends the box for changes as the page shows it (ticked) when changes were
     // asked for; a test may leave it out (`allow_changes` empty in `extra`).
@@ -151,6 +161,12 @@ pub async fn authorize(app: &TestApp, email: &str, org: &str, extra: &[(&str, &s
         _ => "The service at ",
     };
     assert!(html.contains(product), "{product}: {html}");
+    // The picker appears only when there is a choice; one organization is named, not picked.
+    let choices = html.matches("name=\"organization_id\"").count();
+    assert!(
+        choices == 1 || html.matches("type=\"radio\"").count() == choices,
+        "{html}"
+    );
     let state = page_state(&html);
     let leave_writes = extra
         .iter()
