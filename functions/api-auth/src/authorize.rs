@@ -78,8 +78,11 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
         );
     }
     let mut options = String::new();
+    let may_skip = flow::may_skip_organization(&state.request);
     // One organization: nothing to pick; the token is scoped to it.
-    if let [(membership, name)] = choices.as_slice() {
+    if let [(membership, name)] = choices.as_slice()
+        && !may_skip
+    {
         options.push_str(&format!(
             "<p>Organization: <strong>{}</strong> <span class=\"muted\">({:?})</span></p>\n<input type=\"hidden\" name=\"organization_id\" value=\"{}\">\n",
             escape(name),
@@ -87,7 +90,16 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
             membership.org_id
         ));
     }
-    for (i, (membership, name)) in choices.iter().enumerate().filter(|_| choices.len() > 1) {
+    // A hosted connector asking only to stay connected may leave the choice open: its tokens
+    // serve the directory for the person's single organization.
+    if may_skip {
+        options.push_str("<label><input type=\"radio\" name=\"organization_id\" value=\"none\"> No organization: read-only directory access to my one organization</label>\n");
+    }
+    for (i, (membership, name)) in choices
+        .iter()
+        .enumerate()
+        .filter(|_| choices.len() > 1 || may_skip)
+    {
         options.push_str(&format!(
             "<label><input type=\"radio\" name=\"organization_id\" value=\"{}\"{}> {} <span class=\"muted\">({:?})</span></label>\n",
             membership.org_id,
@@ -285,12 +297,13 @@ pub async fn step(
             if input.decision.as_deref() != Some("allow") {
                 return see_other(&flow::deny(&urls, &state.request));
             }
-            let Some(org) = input
-                .organization_id
-                .as_deref()
-                .and_then(|o| Uuid::parse_str(o).ok())
-            else {
-                return consent_page(&app, &state, account).await;
+            let org = match input.organization_id.as_deref() {
+                Some("none") if flow::may_skip_organization(&state.request) => None,
+                Some(o) => match Uuid::parse_str(o) {
+                    Ok(org) => Some(org),
+                    Err(_) => return consent_page(&app, &state, account).await,
+                },
+                None => return consent_page(&app, &state, account).await,
             };
             let mut request = state.request.clone();
             if input.allow_changes.as_deref() != Some("yes") {

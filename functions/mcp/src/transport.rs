@@ -121,25 +121,58 @@ async fn authenticate(
         Endpoint::Directory => vec![urls.directory(), urls.mcp.clone()],
         _ => vec![urls.mcp.clone()],
     };
-    match access::authenticate(app, &urls.issuer, &audiences, token.trim()).await {
-        Ok(Ok(verified)) => Ok(Token {
-            scopes: verified
-                .claims
-                .scope
-                .split(' ')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            caller: verified.caller,
-        }),
-        Ok(Err(rejection)) => Err(mcp_unauthorized(
-            &metadata,
-            &rejection.to_string(),
-            Some("invalid_token"),
-            None,
-        )),
-        Err(e) => Err(ApiError::unavailable(e)),
+    let without = match endpoint {
+        Endpoint::Directory => access::WithoutOrganization::SingleOrganization,
+        _ => access::WithoutOrganization::Refuse,
+    };
+    let verified =
+        match access::authenticate(app, &urls.issuer, &audiences, token.trim(), without).await {
+            Ok(Ok(verified)) => verified,
+            Ok(Err(rejection)) if rejection.is_forbidden() => {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::FORBIDDEN,
+                    "forbidden",
+                    rejection.to_string(),
+                ));
+            }
+            Ok(Err(rejection)) => {
+                return Err(mcp_unauthorized(
+                    &metadata,
+                    &rejection.to_string(),
+                    Some("invalid_token"),
+                    None,
+                ));
+            }
+            Err(e) => return Err(ApiError::unavailable(e)),
+        };
+    let mut scopes: Vec<String> = verified
+        .claims
+        .scope
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if verified.claims.org.is_none() {
+        if scopes == ["offline_access"] {
+            // A hosted connector that chose no organization: the directory's reads, which the
+            // member's role bounds as it bounds every caller.
+            scopes.extend(DIRECTORY_SCOPES.iter().map(|s| (*s).to_owned()));
+        } else if !DIRECTORY_SCOPES
+            .iter()
+            .all(|needed| scopes.iter().any(|s| s == needed))
+        {
+            return Err(mcp_unauthorized(
+                &metadata,
+                "a connection without an organization needs the four read scopes",
+                Some("insufficient_scope"),
+                Some(&DIRECTORY_SCOPES.join(" ")),
+            ));
+        }
     }
+    Ok(Token {
+        caller: verified.caller,
+        scopes,
+    })
 }
 
 /// 403 for a token whose scopes allow nothing asked (RFC 6750 §3.1), naming what would.
@@ -285,7 +318,7 @@ const TRANSPORT: &str = "Streamable HTTP (JSON-RPC 2.0), stateless: `initialize`
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
         (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
         (status = 401, description = "No, an expired, revoked or wrong-audience token, or an API key", body = ErrorBody),
-        (status = 403, description = "`Host` or `Origin` is not the service's public base URL (nor a loopback name, any port): refused against DNS rebinding", body = ErrorBody),
+        (status = 403, description = "`Host` or `Origin` is not the service's public base URL (nor a loopback name, any port): refused against DNS rebinding; or a token without an organization (SPEC §5 rule 8: it serves only the directory endpoint)", body = ErrorBody),
         (status = 429, description = "The `mcp_oauth` bucket is exhausted"),
     ))]
 pub async fn mcp(
@@ -303,7 +336,7 @@ pub async fn mcp(
 #[utoipa::path(post, path = "/mcp/directory", tag = "mcp",
     request_body(content = JsonRpcMessage, description = "A JSON-RPC 2.0 request or notification"),
     security(("mcp_oauth" = [])),
-    description = "The fourteen read-only monitoring and diagnosis tools (get_account, audit_domain, validate_spf_include, list_domains, get_domain, get_dns_records, get_domain_plan, get_spf, preview_dns_change, list_tasks, get_task, get_dmarc_summary, list_dmarc_senders, list_groups), for directory listings of connectors. Accepts tokens issued for `{mcp_url}/directory` or `{mcp_url}`; every token carries the organization the person picked at sign-in. A token granted none of `domains:read`, `groups:read`, `tasks:read` and `dmarc_reports:read` is refused with 403 and `WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"…\"` naming them; otherwise `tools/list` shows the tools its scopes allow.",
+    description = "The fourteen read-only monitoring and diagnosis tools (get_account, audit_domain, validate_spf_include, list_domains, get_domain, get_dns_records, get_domain_plan, get_spf, preview_dns_change, list_tasks, get_task, get_dmarc_summary, list_dmarc_senders, list_groups), for directory listings of connectors. Accepts tokens issued for `{mcp_url}/directory` or `{mcp_url}`. A token carries the organization the person picked at sign-in, except a hosted connector's (an allow-listed HTTPS callback) that asked only for `offline_access` and chose none: the directory then serves the person's single active organization (403 when there are none or several) with the reads the member's role allows; any other token without an organization that lacks one of the four read scopes gets 401 with `WWW-Authenticate` naming them. A token granted none of `domains:read`, `groups:read`, `tasks:read` and `dmarc_reports:read` is refused with 403 and `WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"…\"` naming them; otherwise `tools/list` shows the tools its scopes allow.",
     responses(
         (status = 200, description = "The JSON-RPC response", body = Object),
         (status = 202, description = "A notification was accepted"),
@@ -311,7 +344,7 @@ pub async fn mcp(
         (status = 406, description = "`Accept` does not name both application/json and text/event-stream"),
         (status = 415, description = "The body is not `application/json`, or not a JSON-RPC 2.0 message"),
         (status = 401, description = "No or a refused token", body = ErrorBody),
-        (status = 403, description = "`Host` or `Origin` is not the service's (DNS rebinding), or the token holds none of the four read scopes (`insufficient_scope`)", body = ErrorBody),
+        (status = 403, description = "`Host` or `Origin` is not the service's (DNS rebinding); the token holds none of the four read scopes (`insufficient_scope`); or a token without an organization while the person has none or several", body = ErrorBody),
     ))]
 pub async fn mcp_directory(
     State(app): State<AppState>,

@@ -11,8 +11,10 @@ use uuid::Uuid;
 pub struct Connection {
     /// The connection id (revoke it with `DELETE /oauth/connections/{id}`).
     pub id: Uuid,
-    /// The organization the person picked at sign-in.
-    pub organization_id: Uuid,
+    /// The organization the person picked at sign-in; null for a hosted connector that got
+    /// only `offline_access` and chose none (its tokens serve the directory endpoint, for the
+    /// person's single organization).
+    pub organization_id: Option<Uuid>,
     /// The client it was issued to (the connector client id).
     pub client_id: String,
     /// The granted scopes.
@@ -160,7 +162,8 @@ pub struct AuthorizeStepForm {
     pub email: Option<String>,
     /// step code: the emailed code.
     pub code: Option<String>,
-    /// step consent: the organization picked.
+    /// step consent: the organization picked, or `none` (offered only to a hosted connector
+    /// asking for `offline_access` alone: its tokens serve the directory endpoint).
     pub organization_id: Option<String>,
     /// step consent: `allow` or `deny`.
     pub decision: Option<String>,

@@ -45,7 +45,8 @@ pub struct SignInChallenge {
 pub struct AuthorizationCode {
     pub request: AuthorizationRequest,
     pub account_id: Uuid,
-    pub org_id: Uuid,
+    /// None: a hosted connector with only `offline_access` that chose no organization.
+    pub org_id: Option<Uuid>,
     pub role: Role,
     /// Set once the code was exchanged: a second exchange revokes this connection.
     pub connection_id: Option<Uuid>,
@@ -59,7 +60,8 @@ pub struct AuthorizationCode {
 pub struct Connection {
     pub id: Uuid,
     pub account_id: Uuid,
-    pub org_id: Uuid,
+    /// None: see [`AuthorizationCode::org_id`].
+    pub org_id: Option<Uuid>,
     pub role: Role,
     pub client_id: String,
     pub scopes: Vec<String>,

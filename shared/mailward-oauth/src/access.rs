@@ -25,6 +25,33 @@ pub enum AccessRejection {
     /// The organization is suspended or being deleted.
     #[error("the organization is not active")]
     Inactive,
+    /// A token without an organization where one is needed (`/mcp`; 403).
+    #[error(
+        "this connection chose no organization, so it serves only the directory endpoint ({{mcp_url}}/directory); connect again and pick an organization for this endpoint"
+    )]
+    NoOrganization,
+    /// A token without an organization, for a person with no or several active organizations
+    /// (the directory resolves only one; 403).
+    #[error(
+        "this connection chose no organization and your account has {0} active organizations; connect again and pick one"
+    )]
+    OrganizationUnclear(usize),
+}
+
+impl AccessRejection {
+    /// Whether the token is valid but cannot be used here (403), rather than refused (401).
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self, Self::NoOrganization | Self::OrganizationUnclear(_))
+    }
+}
+
+/// What a token without an organization gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithoutOrganization {
+    /// Refused (the main endpoint: SPEC §5 rule 8).
+    Refuse,
+    /// The person's single active organization (the directory endpoint, SPEC §4.10).
+    SingleOrganization,
 }
 
 /// A verified MCP caller.
@@ -49,6 +76,7 @@ pub async fn authenticate(
     issuer: &str,
     audiences: &[String],
     token: &str,
+    without: WithoutOrganization,
 ) -> Result<Result<McpCaller, AccessRejection>, OAuthError> {
     let claims = match signing::verify(app, token, issuer, audiences).await? {
         Ok(claims) => claims,
@@ -61,15 +89,26 @@ pub async fn authenticate(
     {
         return Ok(Err(AccessRejection::Revoked));
     }
-    let Some(membership) = accounts::membership(store, claims.org, claims.sub).await? else {
+    let org = match (claims.org, without) {
+        (Some(org), _) => org,
+        (None, WithoutOrganization::Refuse) => return Ok(Err(AccessRejection::NoOrganization)),
+        (None, WithoutOrganization::SingleOrganization) => {
+            let choices = super::flow::choices(app, claims.sub).await?;
+            match choices.as_slice() {
+                [(membership, _)] => membership.org_id,
+                other => return Ok(Err(AccessRejection::OrganizationUnclear(other.len()))),
+            }
+        }
+    };
+    let Some(membership) = accounts::membership(store, org, claims.sub).await? else {
         return Ok(Err(AccessRejection::NotMember));
     };
-    match orgs::get(store, claims.org).await? {
+    match orgs::get(store, org).await? {
         Some(org) if org.value.state == OrgState::Active => {}
         _ => return Ok(Err(AccessRejection::Inactive)),
     }
     let caller = Caller {
-        org_id: claims.org,
+        org_id: org,
         credential: Credential::Session {
             account_id: claims.sub,
             role: weaker(claims.role, membership.role()),

@@ -204,35 +204,56 @@ pub async fn choices(
     Ok(out)
 }
 
-/// Issues the code after consent for `org`: the URL to send the browser to.
+/// Whether `request` may end without an organization: a hosted connector (an allow-listed
+/// HTTPS callback) that asked for `offline_access` alone. Its tokens serve the directory
+/// endpoint only, for the person's single organization.
+pub fn may_skip_organization(request: &AuthorizationRequest) -> bool {
+    super::is_hosted_callback(&request.redirect_uri) && request.scopes == ["offline_access"]
+}
+
+/// Issues the code after consent for `org` (`None`: see [`may_skip_organization`]): the URL
+/// to send the browser to.
 pub async fn approve(
     app: &AppState,
     urls: &Urls,
     request: &AuthorizationRequest,
     account: Uuid,
-    org: Uuid,
+    org: Option<Uuid>,
 ) -> Result<String, OAuthError> {
     let store = app.store.as_ref();
-    let membership = accounts::membership(store, org, account)
-        .await?
-        .ok_or_else(|| {
-            OAuthError::new("access_denied", "you are not a member of that organization")
-        })?;
-    match orgs::get(store, org).await? {
-        Some(o) if o.value.state == OrgState::Active => {}
-        _ => {
+    let role = match org {
+        Some(org) => {
+            let membership = accounts::membership(store, org, account)
+                .await?
+                .ok_or_else(|| {
+                    OAuthError::new("access_denied", "you are not a member of that organization")
+                })?;
+            match orgs::get(store, org).await? {
+                Some(o) if o.value.state == OrgState::Active => {}
+                _ => {
+                    return Err(OAuthError::new(
+                        "access_denied",
+                        "that organization is not active",
+                    ));
+                }
+            }
+            membership.role()
+        }
+        // Reads only: the membership's role bounds it further at each call.
+        None if may_skip_organization(request) => Role::Viewer,
+        None => {
             return Err(OAuthError::new(
                 "access_denied",
-                "that organization is not active",
+                "pick an organization for this connection",
             ));
         }
-    }
+    };
     let code = secrets::new_opaque_token("mwcode_");
     let record = AuthorizationCode {
         request: request.clone(),
         account_id: account,
         org_id: org,
-        role: membership.role(),
+        role,
         connection_id: None,
         expires_at: app.clock.now() + Duration::seconds(CODE_TTL_SECS),
     };
@@ -461,24 +482,30 @@ async fn refresh(
             "resource differs from the connection's",
         ));
     }
-    let membership = accounts::membership(store, connection.org_id, connection.account_id)
-        .await?
-        .ok_or_else(|| {
-            OAuthError::new(
-                "invalid_grant",
-                "you are no longer a member of the organization",
-            )
-        })?;
-    match orgs::get(store, connection.org_id).await? {
-        Some(o) if o.value.state == OrgState::Active => {}
-        _ => {
-            return Err(OAuthError::new(
-                "invalid_grant",
-                "the organization is not active",
-            ));
+    let role = match connection.org_id {
+        Some(org) => {
+            let membership = accounts::membership(store, org, connection.account_id)
+                .await?
+                .ok_or_else(|| {
+                    OAuthError::new(
+                        "invalid_grant",
+                        "you are no longer a member of the organization",
+                    )
+                })?;
+            match orgs::get(store, org).await? {
+                Some(o) if o.value.state == OrgState::Active => {}
+                _ => {
+                    return Err(OAuthError::new(
+                        "invalid_grant",
+                        "the organization is not active",
+                    ));
+                }
+            }
+            weaker(connection.role, membership.role())
         }
-    }
-    let role = weaker(connection.role, membership.role());
+        // The organization is resolved at each call (the directory endpoint).
+        None => connection.role,
+    };
     let next = secrets::new_opaque_token("mwrt_");
     connection.refresh_hash = secrets::sha256_hex(next.as_bytes());
     connection.last_used_at = app.clock.now();

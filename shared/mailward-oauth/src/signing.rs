@@ -26,8 +26,10 @@ pub struct AccessClaims {
     pub aud: String,
     /// The account.
     pub sub: Uuid,
-    /// The organization the person picked.
-    pub org: Uuid,
+    /// The organization the person picked (none: a hosted connector's token for the directory
+    /// endpoint, resolved to the person's single organization at each call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<Uuid>,
     /// The person's role there when the token was issued (the membership can only lower it).
     pub role: Role,
     /// Space-separated scopes.

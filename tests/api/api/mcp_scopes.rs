@@ -362,3 +362,58 @@ async fn foreign_hosts_and_origins_are_refused_against_dns_rebinding() {
         .unwrap();
     assert_eq!(res.status(), 403);
 }
+
+#[tokio::test]
+async fn a_hosted_connector_without_an_organization_reads_the_directory_of_the_only_one() {
+    let app = TestApp::start().await;
+    let email = "solo@orgless.example";
+    let s = app.sign_up(email, "Solo").await;
+    crate::common::add_domain(&app, &s.key, "solo.test").await;
+    // A hosted connector asking only to stay connected may choose no organization.
+    let extra = [("redirect_uri", CLAUDE), ("scope", "offline_access")];
+    let tokens = connect_with(&app, email, "none", &extra).await;
+    let token = access(&tokens);
+    assert!(jwt_claims(&token).get("org").is_none(), "{tokens}");
+    // The main endpoint needs an organization (SPEC §5 rule 8).
+    assert_eq!(tools_list(&app, "/mcp", &token).await.0, 403);
+    // The directory resolves the person's one organization, with reads.
+    let (status, list) = tools_list(&app, "/mcp/directory", &token).await;
+    assert_eq!(status, 200, "{list}");
+    let listed = names(&list);
+    for tool in [
+        "list_domains",
+        "list_tasks",
+        "get_dmarc_summary",
+        "list_groups",
+    ] {
+        assert!(listed.contains(&tool.to_owned()), "{tool}: {listed:?}");
+    }
+    let domains = call(
+        &app,
+        "/mcp/directory",
+        Some(&token),
+        "list_domains",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        domains["structuredContent"]["data"][0]["url"], "solo.test",
+        "{domains}"
+    );
+    // Refreshing keeps it without an organization.
+    let (status, refreshed) = crate::oauth::token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", crate::oauth::CLIENT),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{refreshed}");
+    assert!(jwt_claims(&access(&refreshed)).get("org").is_none());
+    // A second organization makes the choice unclear: 403 until the person picks one.
+    app.sign_up(email, "Second").await;
+    let (status, body) = tools_list(&app, "/mcp/directory", &access(&refreshed)).await;
+    assert_eq!(status, 403, "{body}");
+}
