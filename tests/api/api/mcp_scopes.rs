@@ -413,7 +413,26 @@ async fn a_hosted_connector_without_an_organization_reads_the_directory_of_the_o
     assert_eq!(status, 200, "{refreshed}");
     assert!(jwt_claims(&access(&refreshed)).get("org").is_none());
     // A second organization makes the choice unclear: 403 until the person picks one.
-    app.sign_up(email, "Second").await;
+    let second = app.sign_up(email, "Second").await;
     let (status, body) = tools_list(&app, "/mcp/directory", &access(&refreshed)).await;
     assert_eq!(status, 403, "{body}");
+    // None left (both being deleted): 403 too.
+    for org in [&s, &second] {
+        let res = app
+            .with_key(
+                Method::DELETE,
+                &format!("/organizations/{}", org.org_id),
+                &org.key,
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202);
+    }
+    let (status, body) = tools_list(&app, "/mcp/directory", &access(&refreshed)).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.to_string().contains("0 active organizations"),
+        "{body}"
+    );
 }
