@@ -467,6 +467,7 @@ impl TestApp {
             aud: JWT_AUDIENCE.into(),
             iat: now,
             exp: now + 600,
+            sid: None,
         };
         mint_session_token(&self.stack.state.config.secret_key, &claims).expect("token")
     }

@@ -14,6 +14,7 @@ use mailward_http::middleware::ClientIp;
 use mailward_http::oauth::form;
 use mailward_http::rate_limit::{client_subject, hit};
 use mailward_http::{AppState, Routes, links};
+use mailward_domain::identity::{AMR_MFA, AMR_OTP};
 use mailward_oauth::Urls;
 use mailward_oauth::flow::{self, AuthorizeError, AuthorizeParams, PageState};
 use mailward_oauth::signin::{self, SignInError};
@@ -53,6 +54,18 @@ fn code_page(app: &AppState, state: &PageState, error: Option<&str>) -> Response
         "Enter your code",
         &format!(
             "<p>If an account uses that address, a six-digit code is on its way. It expires in 15 minutes.</p>\n{}<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"code\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n<label for=\"code\">Code</label><input id=\"code\" type=\"text\" name=\"code\" inputmode=\"numeric\" pattern=\"[0-9]{{6}}\" maxlength=\"6\" required autocomplete=\"one-time-code\" autofocus>\n<button type=\"submit\">Sign in</button>\n</form>",
+            error_line(error),
+            escape(&flow::seal(app, state))
+        ),
+    )
+}
+
+fn mfa_page(app: &AppState, state: &PageState, error: Option<&str>) -> Response {
+    page(
+        StatusCode::OK,
+        "Enter your authenticator code",
+        &format!(
+            "<p>Your account has an authenticator app. Enter its current six-digit code, or one of your recovery codes.</p>\n{}<form method=\"post\" action=\"/oauth/authorize\">\n<input type=\"hidden\" name=\"step\" value=\"mfa\">\n<input type=\"hidden\" name=\"state\" value=\"{}\">\n<label for=\"code\">Authenticator or recovery code</label><input id=\"code\" type=\"text\" name=\"code\" maxlength=\"64\" required autocomplete=\"one-time-code\" autofocus>\n<button type=\"submit\">Continue</button>\n</form>",
             error_line(error),
             escape(&flow::seal(app, state))
         ),
@@ -175,6 +188,7 @@ pub async fn authorize(
                 request,
                 challenge: None,
                 account: None,
+                amr: Vec::new(),
                 exp: app.clock.unix() + PAGE_TTL_SECS,
             },
             None,
@@ -207,7 +221,7 @@ struct StepForm {
 /// One step of the sign-in pages.
 #[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", security(()),
     request_body(content = mailward_api_types::oauth::AuthorizeStepForm, content_type = "application/x-www-form-urlencoded",
-        description = "The page's form: `step` (`email`, `code` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`). On consent, write scopes are granted only with `allow_changes=yes` (the page's box, ticked by default); without it the token carries the read scopes alone."),
+        description = "The page's form: `step` (`email`, `code`, `mfa` or `consent`), the signed `state` field, and `email`, `code` or `organization_id` with `decision` (`allow` or `deny`). On consent, write scopes are granted only with `allow_changes=yes` (the page's box, ticked by default); without it the token carries the read scopes alone."),
     description = "Submitted by the sign-in pages of `GET /oauth/authorize`. Wrong codes are counted (five end the sign-in; an address takes at most 20 a day from one client address, across sign-ins, as on `POST /oauth/session`); the signed state expires after 15 minutes. Every step counts in the `signin` bucket per client address (IPv6 per /64): over it, a 429 page with `Retry-After`.",
     responses(
         (status = 200, description = "The next page", content_type = "text/html"),
@@ -271,11 +285,13 @@ pub async fn step(
             };
             let code = input.code.as_deref().unwrap_or_default();
             match signin::verify(&app, challenge, code, &client).await {
-                Ok(account) => {
+                Ok(signin::Verified::Done(account)) => {
                     state.account = Some(account.id);
                     state.challenge = None;
+                    state.amr = vec![AMR_OTP.to_owned()];
                     consent_page(&app, &state, account.id).await
                 }
+                Ok(signin::Verified::NeedsMfa(_)) => mfa_page(&app, &state, None),
                 Err(e @ SignInError::Incorrect(_)) => code_page(&app, &state, Some(&e.to_string())),
                 Err(SignInError::Expired) => {
                     state.challenge = None;
@@ -288,6 +304,34 @@ pub async fn step(
                     )
                 }
                 Err(e) => code_page(&app, &state, Some(&e.to_string())),
+            }
+        }
+        Some("mfa") => {
+            let Some(challenge) = state.challenge else {
+                return expired();
+            };
+            let code = input.code.as_deref().unwrap_or_default();
+            match signin::second_factor(&app, challenge, code, &client).await {
+                Ok(account) => {
+                    state.account = Some(account.id);
+                    state.challenge = None;
+                    state.amr = vec![AMR_OTP.to_owned(), AMR_MFA.to_owned()];
+                    consent_page(&app, &state, account.id).await
+                }
+                Err(e @ (SignInError::MfaIncorrect(_) | SignInError::MfaReused)) => {
+                    mfa_page(&app, &state, Some(&e.to_string()))
+                }
+                Err(SignInError::Expired) => {
+                    state.challenge = None;
+                    email_page(
+                        &app,
+                        &state,
+                        Some(
+                            "That sign-in expired or had too many wrong codes; enter your address again.",
+                        ),
+                    )
+                }
+                Err(e) => mfa_page(&app, &state, Some(&e.to_string())),
             }
         }
         Some("consent") => {
@@ -311,7 +355,7 @@ pub async fn step(
                     .scopes
                     .retain(|scope| !mailward_oauth::is_write_scope(scope));
             }
-            match flow::approve(&app, &urls, &request, account, org).await {
+            match flow::approve(&app, &urls, &request, account, org, &state.amr).await {
                 Ok(location) => see_other(&location),
                 Err(e) => page(
                     StatusCode::FORBIDDEN,

@@ -1,10 +1,11 @@
 //! The `api-auth` function: the OAuth 2.1 authorization server of the MCP endpoints
 //! (`/oauth/*`, `/.well-known/oauth-authorization-server`): sign-in pages, the token and
 //! revocation endpoints, the JWKS, the refusal of client registration, a person's connections
-//! and dashboard sessions from the same sign-in.
+//! and dashboard sessions from the same sign-in, and a person's sessions and authenticator app.
 
 pub mod authorize;
 pub mod connections;
+pub mod identity;
 pub mod metadata;
 mod pages;
 pub mod session;
@@ -19,4 +20,5 @@ pub fn routes() -> Routes {
         .merge(token::routes())
         .merge(connections::routes())
         .merge(session::routes())
+        .merge(identity::routes())
 }

@@ -11,11 +11,10 @@ use mailward_http::extract::Json;
 use mailward_http::middleware::ClientIp;
 use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
 use mailward_http::{ApiError, AppState, Routes};
-use mailward_oauth::session;
+use mailward_oauth::{session, sessions};
 use mailward_services::config::Scope;
 
-/// Dashboard sessions last eight hours.
-pub const SESSION_TTL_SECS: i64 = 8 * 3600;
+pub use mailward_oauth::sessions::SESSION_TTL_SECS;
 
 /// Emails a sign-in code.
 #[utoipa::path(post, path = "/oauth/session/start", tag = "oauth", security(()),
@@ -42,22 +41,23 @@ pub async fn start_session(
 /// Trades the code for a session token.
 #[utoipa::path(post, path = "/oauth/session", tag = "oauth", security(()),
     request_body = SessionRequest,
-    description = "Checks the emailed code (five wrong codes end the sign-in) and answers a Bearer token for the REST API, scoped to the organization (`organization_id`, needed when the account has several) and the person's role there; it lives eight hours. Counts in the `signin` bucket per client address (IPv6 per /64). An address takes at most 20 wrong codes a day from one client address, across sign-ins: past that, codes for it from there are refused until the end of the UTC day, even a right one (429, `scope` `signin`), and the address's owner is mailed once. Other clients are not affected, so a stranger cannot lock the owner out.",
+    description = "Checks the emailed code (five wrong codes end the sign-in) and answers a Bearer token for the REST API, scoped to the organization (`organization_id`, needed when the account has several) and the person's role there; it lives eight hours. The token names a stored session (`sid`): it ends at sign-out (`DELETE /oauth/session`) or revocation (`DELETE /oauth/sessions/{id}`), at its next request. When the account has an authenticator app, a right code alone answers 403 `mfa_required` (`param` mfa_code, `details.signin_id`): send `mfa_code` (the app's current code, or a recovery code) with the same `signin_id`, with or without `code`; the token then carries `amr` [\"otp\", \"mfa\"] (RFC 8176). A wrong `mfa_code` is 400 `mfa_code_incorrect` and counts toward the sign-in's five and the daily budget below; an app code already used in its 30-second step is 400 `mfa_code_reused`. Counts in the `signin` bucket per client address (IPv6 per /64). An address takes at most 20 wrong codes a day from one client address, across sign-ins: past that, codes for it from there are refused until the end of the UTC day, even a right one (429, `scope` `signin`), and the address's owner is mailed once. Other clients are not affected, so a stranger cannot lock the owner out.",
     responses(
         (status = 200, description = "The session", body = Session),
-        (status = 400, description = "`param` code, signin_id or organization_id", body = ErrorBody),
-        (status = 403, description = "Not a member of an active organization", body = ErrorBody),
+        (status = 400, description = "`param` code, mfa_code, signin_id or organization_id", body = ErrorBody),
+        (status = 403, description = "Not a member of an active organization (`organization_required`), or the second factor is needed (`mfa_required`)", body = ErrorBody),
         (status = 429, description = "The `signin` bucket, or the address's daily budget of wrong codes from this client (scope `signin`)", body = RateLimitBody),
     ))]
 pub async fn create_session(
     State(app): State<AppState>,
     axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
     log: Option<axum::Extension<RateLimitLog>>,
+    headers: axum::http::HeaderMap,
     Json(input): Json<SessionRequest>,
 ) -> Result<axum::Json<Session>, ApiError> {
     let client = mailward_http::rate_limit::client_subject(&ip);
     enforce_logged(&app, log.as_deref(), Scope::Signin, &client).await?;
-    let (account, membership) = match session::finish(&app, input, &client).await {
+    let signed_in = match session::finish(&app, input, &client).await {
         Ok(found) => found,
         Err(e) if e.code() == "rate_limit_exceeded" => {
             let retry = e.retry_after_secs().unwrap_or(3600);
@@ -74,17 +74,30 @@ pub async fn create_session(
         }
         Err(e) => return Err(e.into()),
     };
-    let now = app.clock.unix();
+    let membership = &signed_in.membership;
+    let user_agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok());
+    let stored = sessions::open(
+        &app,
+        signed_in.account.id,
+        membership.org_id,
+        signed_in.amr.clone(),
+        "email_code",
+        user_agent,
+    )
+    .await?;
     let role = membership.role();
     let claims = SessionClaims {
-        sub: account.id,
+        sub: signed_in.account.id,
         org: membership.org_id,
         role,
-        amr: vec!["otp".into()],
+        amr: signed_in.amr,
         iss: JWT_ISSUER.into(),
         aud: JWT_AUDIENCE.into(),
-        iat: now,
-        exp: now + SESSION_TTL_SECS,
+        iat: stored.created_at.unix_timestamp(),
+        exp: stored.expires_at.unix_timestamp(),
+        sid: Some(stored.id),
     };
     let token = mint_session_token(&app.config.secret_key, &claims).map_err(ApiError::internal)?;
     Ok(axum::Json(Session {

@@ -234,6 +234,7 @@ async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
             aud: mailward_http::auth::JWT_AUDIENCE.into(),
             iat: now,
             exp: now + 3600,
+            sid: None,
         },
     )?;
     let url = Arc::new(format!("{base}/api-keys"));

@@ -877,6 +877,7 @@ async fn token(
         aud: JWT_AUDIENCE.into(),
         iat: now,
         exp: now + ttl.clamp(60, 86_400),
+        sid: None,
     };
     println!("{}", mint_session_token(&state.config.secret_key, &claims)?);
     Ok(())

@@ -236,13 +236,14 @@ pub struct UpdateMemberRequest {
 pub struct MemberMfaStatus {
     pub member_id: Uuid,
     pub email: String,
-    /// Whether the member has signed in with a second factor.
+    /// Whether the member has a confirmed authenticator app (TOTP).
     pub mfa_enabled: bool,
-    /// When that was first seen.
+    /// When a session of theirs first completed a second factor.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub mfa_seen_at: Option<OffsetDateTime>,
-    /// Whether the organization requires MFA and the member has not used it yet.
+    /// Whether the organization requires MFA and the member has no authenticator yet (every
+    /// route and tool of the organization answers them 403 `mfa_enrollment_required`).
     pub blocked_by_requirement: bool,
 }
 

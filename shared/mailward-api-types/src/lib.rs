@@ -13,6 +13,7 @@ pub mod common;
 pub mod constraints;
 pub mod dkim_keys;
 pub mod dns_connections;
+pub mod identity;
 pub mod domains;
 pub mod mta_sts;
 pub mod notifications;

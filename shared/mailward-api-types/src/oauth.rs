@@ -86,9 +86,17 @@ pub struct SessionStarted {
 pub struct SessionRequest {
     /// From `POST /oauth/session/start`.
     pub signin_id: Uuid,
-    /// The six-digit code from the email.
+    /// The six-digit code from the email. May be left out when the sign-in already passed
+    /// its email step and only the second factor remains (the `mfa_required` answer).
+    #[serde(default)]
     #[schema(pattern = "^[0-9]{6}$")]
-    pub code: String,
+    pub code: Option<String>,
+    /// The second factor, when the account has an authenticator: six digits from the app, or
+    /// one of its recovery codes (`xxxxx-xxxxx`). Without it such an account gets 403
+    /// `mfa_required` and may send it with the same `signin_id`.
+    #[serde(default)]
+    #[schema(min_length = 6, max_length = 64)]
+    pub mfa_code: Option<String>,
     /// The organization to open the session in (needed when the account belongs to several).
     #[serde(default)]
     pub organization_id: Option<Uuid>,

@@ -26,6 +26,9 @@ pub enum Credential {
         role: Role,
         /// Whether the sign-in completed multi-factor authentication.
         mfa: bool,
+        /// The stored dashboard session the token names (`sid`); `None` for an MCP access
+        /// token and for the local CLI's operator tokens.
+        session_id: Option<Uuid>,
     },
 }
 
@@ -231,6 +234,29 @@ impl Caller {
         }
     }
 
+    /// The signed-in person, for what belongs to a person rather than to the organization
+    /// (their second factor, sessions, connections): API keys get 403 `session_required`.
+    pub fn require_person(&self, what: &'static str) -> Result<Uuid, ServiceError> {
+        match &self.credential {
+            Credential::Session { account_id, .. } => Ok(*account_id),
+            Credential::ApiKey { .. } => Err(ServiceError::new(
+                ErrorKind::Forbidden,
+                "session_required",
+                format!(
+                    "{what} belong to a person: call this with a dashboard session (Bearer), not an API key"
+                ),
+            )),
+        }
+    }
+
+    /// The stored dashboard session the caller's token names, if any.
+    pub fn session_id(&self) -> Option<Uuid> {
+        match &self.credential {
+            Credential::Session { session_id, .. } => *session_id,
+            Credential::ApiKey { .. } => None,
+        }
+    }
+
     /// Ids naming an organization must be the credential's own; any other id is 404 (the
     /// caller cannot learn whether it exists).
     pub fn require_own_org(&self, org: Uuid) -> Result<(), ServiceError> {
@@ -265,6 +291,7 @@ mod tests {
             account_id: Uuid::new_v4(),
             role: Role::Viewer,
             mfa: true,
+            session_id: None,
         });
         for c in [&read_only, &viewer] {
             assert_eq!(c.require_write().unwrap_err().kind(), ErrorKind::Forbidden);
@@ -274,6 +301,7 @@ mod tests {
             account_id: Uuid::new_v4(),
             role: Role::Editor,
             mfa: false,
+            session_id: None,
         });
         assert!(editor.require_write().is_ok());
         assert!(editor.require_admin().is_err());

@@ -21,6 +21,7 @@ pub mod events;
 pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod html;
+pub mod identity;
 pub mod mailer;
 pub mod model;
 pub mod mta_sts;

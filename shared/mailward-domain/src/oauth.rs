@@ -34,8 +34,11 @@ pub struct SignInChallenge {
     pub email: String,
     /// HMAC of the code.
     pub code_hash: String,
-    /// Wrong codes so far (5 end the challenge).
+    /// Wrong codes so far (5 end the challenge), emailed or second-factor.
     pub failed_attempts: u32,
+    /// The emailed code was right and the account's second factor is awaited.
+    #[serde(default)]
+    pub verified: bool,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
 }
@@ -50,6 +53,9 @@ pub struct AuthorizationCode {
     pub role: Role,
     /// Set once the code was exchanged: a second exchange revokes this connection.
     pub connection_id: Option<Uuid>,
+    /// RFC 8176 methods of the sign-in that consented.
+    #[serde(default)]
+    pub amr: Vec<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
 }
@@ -68,6 +74,10 @@ pub struct Connection {
     pub resource: String,
     /// Hash of the refresh token currently valid; older ones of the family are reuse.
     pub refresh_hash: String,
+    /// RFC 8176 methods of the sign-in that consented: with `mfa`, the connection satisfies
+    /// an organization that requires MFA.
+    #[serde(default)]
+    pub amr: Vec<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]

@@ -17,7 +17,8 @@ use mailward_api_types::ApiVersion;
 use mailward_domain::model::{OrgState, Role};
 use mailward_services::AppState;
 pub use mailward_services::caller::{Caller, Credential};
-use mailward_store::{accounts, api_keys, orgs};
+use mailward_domain::identity::amr_has_mfa;
+use mailward_store::{accounts, api_keys, identity, orgs};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
@@ -61,6 +62,39 @@ pub struct SessionClaims {
     pub iat: i64,
     /// Expiry (Unix seconds).
     pub exp: i64,
+    /// The stored dashboard session (`POST /oauth/session` always sets it; it is checked at
+    /// every request, so sign-out and revocation end the token at once). Tokens without it
+    /// are the local CLI's operator tokens (`mailward token`), which only expire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<Uuid>,
+}
+
+/// Why a signed-in member of an organization that requires MFA is held at the door.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MfaGate {
+    /// The person has no authenticator: enrol first (403 `mfa_enrollment_required`).
+    Enroll,
+    /// The person has one, but this session did not use it (403 `mfa_required`).
+    StepUp,
+}
+
+impl MfaGate {
+    /// The 403 a gated session gets on every route but its own identity routes.
+    pub fn refusal(self) -> ApiError {
+        let (code, message, next) = match self {
+            MfaGate::Enroll => (
+                "mfa_enrollment_required",
+                "this organization requires multi-factor authentication: enrol an authenticator app first (POST /account/mfa/totp, then POST /account/mfa/totp/confirm)",
+                "/account/mfa/totp",
+            ),
+            MfaGate::StepUp => (
+                "mfa_required",
+                "this organization requires multi-factor authentication: confirm this session with a code from your authenticator app (POST /account/mfa/verify) or sign in again with it",
+                "/account/mfa/verify",
+            ),
+        };
+        ApiError::new(StatusCode::FORBIDDEN, code, message).details(json!({ "next": next }))
+    }
 }
 
 /// Signs a session token. The dashboard's identity provider does this in production; the local
@@ -98,6 +132,8 @@ pub enum ResolvedAuth {
         credential: Credential,
         /// The groups a member is limited to (`None`: every domain).
         groups: Option<Vec<Uuid>>,
+        /// Set when the organization requires MFA and this session has not completed it.
+        mfa_gate: Option<MfaGate>,
     },
     /// A credential was sent and refused; the message says why (SPEC §7.3).
     Rejected(&'static str),
@@ -133,6 +169,8 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
         return Ok(ResolvedAuth::Valid {
             org_id: lookup.org_id,
             groups: None,
+            // API keys are not people: the MFA requirement does not apply to them.
+            mfa_gate: None,
             credential: Credential::ApiKey {
                 key_id: lookup.key_id,
                 access: lookup.access,
@@ -153,14 +191,31 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
                 "the bearer token's account is not a member of its organization",
             ));
         };
-        if !org_is_usable(state, claims.org).await? {
+        let Some(org) = orgs::get(state.store.as_ref(), claims.org)
+            .await?
+            .filter(|o| o.value.state == OrgState::Active)
+        else {
             return Ok(ResolvedAuth::Rejected(
                 "the bearer token's organization is deleted",
             ));
-        }
+        };
+        let mfa = match claims.sid {
+            // The stored session is authoritative: it ends at sign-out or revocation, and a
+            // step-up with an app code marks it as MFA.
+            Some(sid) => {
+                match identity::session(state.store.as_ref(), claims.sub, sid).await? {
+                    Some(session) if session.value.org_id == claims.org => session.value.mfa(),
+                    _ => {
+                        return Ok(ResolvedAuth::Rejected(
+                            "the session was signed out or revoked; sign in again",
+                        ));
+                    }
+                }
+            }
+            None => amr_has_mfa(&claims.amr),
+        };
         // The stored membership is authoritative for the role; the claim cannot escalate it.
         let role = claimed_or_weakest_granted(&membership.roles, claims.role);
-        let mfa = claims.amr.iter().any(|m| m == "mfa");
         if mfa && membership.mfa_seen_at.is_none() {
             // The member's MFA status (`GET /members/mfa/statuses`): noted once, best effort.
             if let Err(e) =
@@ -169,13 +224,26 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
                 tracing::debug!(error = %e, "could not note a member's MFA sign-in");
             }
         }
+        let mfa_gate = if org.value.require_mfa && !mfa {
+            Some(
+                if identity::has_totp(state.store.as_ref(), claims.sub).await? {
+                    MfaGate::StepUp
+                } else {
+                    MfaGate::Enroll
+                },
+            )
+        } else {
+            None
+        };
         return Ok(ResolvedAuth::Valid {
             org_id: claims.org,
             groups: (!membership.groups.is_empty()).then(|| membership.groups.clone()),
+            mfa_gate,
             credential: Credential::Session {
                 account_id: claims.sub,
                 role,
                 mfa,
+                session_id: claims.sid,
             },
         });
     }
@@ -238,46 +306,84 @@ impl FromRequestParts<AppState> for Principal {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let resolved = parts
-            .extensions
-            .get::<ResolvedAuth>()
-            .cloned()
-            .unwrap_or(ResolvedAuth::Anonymous);
-        match resolved {
-            ResolvedAuth::Anonymous => Err(unauthorized(
-                state,
-                &parts.headers,
-                "no credential was sent; send an API key with HTTP Basic (key as user name, empty password)",
-            )),
-            ResolvedAuth::Rejected(message) => Err(unauthorized(state, &parts.headers, message)),
-            ResolvedAuth::Valid {
+        principal(parts, state, false).await
+    }
+}
+
+/// A signed-in caller on the routes that stay open while an organization's MFA requirement
+/// holds the session at the door: the person's own second factor, sessions and sign-out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatedPrincipal(pub Caller);
+
+impl std::ops::Deref for GatedPrincipal {
+    type Target = Caller;
+
+    fn deref(&self) -> &Caller {
+        &self.0
+    }
+}
+
+impl FromRequestParts<AppState> for GatedPrincipal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        principal(parts, state, true)
+            .await
+            .map(|p| GatedPrincipal(p.0))
+    }
+}
+
+async fn principal(
+    parts: &mut Parts,
+    state: &AppState,
+    allow_gate: bool,
+) -> Result<Principal, ApiError> {
+    let resolved = parts
+        .extensions
+        .get::<ResolvedAuth>()
+        .cloned()
+        .unwrap_or(ResolvedAuth::Anonymous);
+    match resolved {
+        ResolvedAuth::Anonymous => Err(unauthorized(
+            state,
+            &parts.headers,
+            "no credential was sent; send an API key with HTTP Basic (key as user name, empty password)",
+        )),
+        ResolvedAuth::Rejected(message) => Err(unauthorized(state, &parts.headers, message)),
+        ResolvedAuth::Valid {
+            org_id,
+            credential,
+            groups,
+            mfa_gate,
+        } => {
+            if let Some(gate) = mfa_gate.filter(|_| !allow_gate) {
+                return Err(gate.refusal());
+            }
+            let requested = requested_version(&parts.headers)?;
+            let version = match (&credential, requested) {
+                (_, Some(v)) => v,
+                (Credential::Session { .. }, None) => ApiVersion::LATEST,
+                (Credential::ApiKey { .. }, None) => return Err(missing_version()),
+            };
+            let principal = Principal(Caller {
                 org_id,
                 credential,
+                version,
                 groups,
-            } => {
-                let requested = requested_version(&parts.headers)?;
-                let version = match (&credential, requested) {
-                    (_, Some(v)) => v,
-                    (Credential::Session { .. }, None) => ApiVersion::LATEST,
-                    (Credential::ApiKey { .. }, None) => return Err(missing_version()),
-                };
-                let principal = Principal(Caller {
-                    org_id,
-                    credential,
-                    version,
-                    groups,
-                });
-                if let Credential::ApiKey { .. } = principal.credential {
-                    crate::rate_limit::enforce(
-                        state,
-                        parts,
-                        mailward_services::config::Scope::ApiKey,
-                        &principal.subject(),
-                    )
-                    .await?;
-                }
-                Ok(principal)
+            });
+            if let Credential::ApiKey { .. } = principal.credential {
+                crate::rate_limit::enforce(
+                    state,
+                    parts,
+                    mailward_services::config::Scope::ApiKey,
+                    &principal.subject(),
+                )
+                .await?;
             }
+            Ok(principal)
         }
     }
 }
@@ -336,6 +442,7 @@ mod tests {
             aud: JWT_AUDIENCE.into(),
             iat: time::OffsetDateTime::now_utc().unix_timestamp(),
             exp: time::OffsetDateTime::now_utc().unix_timestamp() + 600,
+            sid: None,
         };
         let token = mint_session_token(b"0123456789abcdef0123456789abcdef", &claims).unwrap();
         assert_eq!(

@@ -43,7 +43,13 @@ curl -u \"$MAILWARD_KEY:\" -H 'Mailward-Version: 2025-04-30' https://api.example
 # Authentication\n\n\
 API keys: HTTP Basic with the key as user name and an empty password. Dashboard sessions: \
 `Authorization: Bearer <JWT>` (HS256, claims `sub` account, `org`, `role` admin|editor|viewer, \
-`amr`, `iss`=mailward, `aud`=mailward-api). The organization always comes from the credential. \
+`amr`, `sid` the stored session, `iss`=mailward, `aud`=mailward-api), from `POST /oauth/session`; \
+sign-out (`DELETE /oauth/session`) and revocation end it at its next request. The organization \
+always comes from the credential. An organization with `require_mfa` holds a person's session \
+that did not complete a second factor at its door: every route answers 403 \
+`mfa_enrollment_required` (no authenticator yet: enrol at `POST /account/mfa/totp`) or \
+`mfa_required` (confirm the session at `POST /account/mfa/verify`), except the person's own \
+`/account/mfa*` and `/oauth/session(s)` routes. API keys are not people: MFA never applies to them. \
 Requests that arrived over plain HTTP (`X-Forwarded-Proto: http`) answer 403 `https_required`. \
 Viewers and read-only keys never write (403 `forbidden`).\n\n\
 # Versioning\n\n\

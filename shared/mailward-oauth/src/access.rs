@@ -7,6 +7,7 @@ use super::{OAuthError, flow::weaker};
 use mailward_api_types::common::ApiVersion;
 use mailward_app::caller::{Caller, Credential};
 use mailward_app::state::AppState;
+use mailward_domain::identity::amr_has_mfa;
 use mailward_domain::model::OrgState;
 use mailward_store::{accounts, oauth, orgs};
 
@@ -36,12 +37,20 @@ pub enum AccessRejection {
         "this connection chose no organization and your account has {0} active organizations; connect again and pick one"
     )]
     OrganizationUnclear(usize),
+    /// The organization requires MFA and the sign-in behind the connection did not use it (403).
+    #[error(
+        "this organization requires multi-factor authentication and this connection's sign-in did not use it: enrol an authenticator app in the application (POST /account/mfa/totp), then connect again"
+    )]
+    MfaRequired,
 }
 
 impl AccessRejection {
     /// Whether the token is valid but cannot be used here (403), rather than refused (401).
     pub fn is_forbidden(&self) -> bool {
-        matches!(self, Self::NoOrganization | Self::OrganizationUnclear(_))
+        matches!(
+            self,
+            Self::NoOrganization | Self::OrganizationUnclear(_) | Self::MfaRequired
+        )
     }
 }
 
@@ -83,12 +92,10 @@ pub async fn authenticate(
         Err(rejection) => return Ok(Err(AccessRejection::Token(rejection))),
     };
     let store = app.store.as_ref();
-    if oauth::get_connection(store, claims.sub, claims.cid)
-        .await?
-        .is_none()
-    {
+    let Some(connection) = oauth::get_connection(store, claims.sub, claims.cid).await? else {
         return Ok(Err(AccessRejection::Revoked));
-    }
+    };
+    let mfa = amr_has_mfa(&connection.value.amr);
     let org = match (claims.org, without) {
         (Some(org), _) => org,
         (None, WithoutOrganization::Refuse) => return Ok(Err(AccessRejection::NoOrganization)),
@@ -104,7 +111,11 @@ pub async fn authenticate(
         return Ok(Err(AccessRejection::NotMember));
     };
     match orgs::get(store, org).await? {
-        Some(org) if org.value.state == OrgState::Active => {}
+        Some(org) if org.value.state == OrgState::Active => {
+            if org.value.require_mfa && !mfa {
+                return Ok(Err(AccessRejection::MfaRequired));
+            }
+        }
         _ => return Ok(Err(AccessRejection::Inactive)),
     }
     let caller = Caller {
@@ -112,7 +123,8 @@ pub async fn authenticate(
         credential: Credential::Session {
             account_id: claims.sub,
             role: weaker(claims.role, membership.role()),
-            mfa: false,
+            mfa,
+            session_id: None,
         },
         version: ApiVersion::LATEST,
         groups: (!membership.groups.is_empty()).then(|| membership.groups.clone()),

@@ -7,6 +7,7 @@ use super::{ACCESS_TOKEN_TTL_SECS, CODE_TTL_SECS, OAuthError, Urls, parse_scopes
 use base64::Engine as _;
 use mailward_api_types::oauth::TokenResponse;
 use mailward_app::state::AppState;
+use mailward_domain::identity::amr_has_mfa;
 use mailward_domain::model::{Membership, OrgState, Role};
 use mailward_domain::oauth::{AuthorizationCode, AuthorizationRequest, Connection};
 use mailward_domain::secrets;
@@ -154,8 +155,11 @@ pub struct PageState {
     pub request: AuthorizationRequest,
     /// The sign-in challenge (after the email step).
     pub challenge: Option<Uuid>,
-    /// The signed-in account (after the code step).
+    /// The signed-in account (after the code step, and the second factor when it has one).
     pub account: Option<Uuid>,
+    /// RFC 8176 methods of the sign-in so far.
+    #[serde(default)]
+    pub amr: Vec<String>,
     /// Expiry (Unix seconds).
     pub exp: i64,
 }
@@ -219,6 +223,7 @@ pub async fn approve(
     request: &AuthorizationRequest,
     account: Uuid,
     org: Option<Uuid>,
+    amr: &[String],
 ) -> Result<String, OAuthError> {
     let store = app.store.as_ref();
     let role = match org {
@@ -229,7 +234,14 @@ pub async fn approve(
                     OAuthError::new("access_denied", "you are not a member of that organization")
                 })?;
             match orgs::get(store, org).await? {
-                Some(o) if o.value.state == OrgState::Active => {}
+                Some(o) if o.value.state == OrgState::Active => {
+                    if o.value.require_mfa && !amr_has_mfa(amr) {
+                        return Err(OAuthError::new(
+                            "access_denied",
+                            "that organization requires multi-factor authentication: enrol an authenticator app in the application (POST /account/mfa/totp), then connect again",
+                        ));
+                    }
+                }
                 _ => {
                     return Err(OAuthError::new(
                         "access_denied",
@@ -255,6 +267,7 @@ pub async fn approve(
         org_id: org,
         role,
         connection_id: None,
+        amr: amr.to_vec(),
         expires_at: app.clock.now() + Duration::seconds(CODE_TTL_SECS),
     };
     oauth::create_code(store, &secrets::sha256_hex(code.as_bytes()), &record).await?;
@@ -418,6 +431,7 @@ async fn exchange(
             .as_deref()
             .map(|r| secrets::sha256_hex(r.as_bytes()))
             .unwrap_or_default(),
+        amr: record.amr.clone(),
         created_at: now,
         last_used_at: now,
     };
@@ -551,6 +565,7 @@ async fn issue(
         iat: now,
         exp: now + ACCESS_TOKEN_TTL_SECS,
         jti: Uuid::new_v4(),
+        amr: connection.amr.clone(),
     };
     Ok(TokenResponse {
         access_token: signing::mint(app, &claims).await?,

@@ -5,6 +5,7 @@ use super::signin::{self, SignInError};
 use mailward_api_types::oauth::{SessionRequest, SessionStartRequest, SessionStarted};
 use mailward_app::error::{ErrorKind, ServiceError};
 use mailward_app::state::AppState;
+use mailward_domain::identity::{AMR_MFA, AMR_OTP};
 use mailward_domain::model::{Account, Membership};
 use serde_json::json;
 
@@ -38,6 +39,25 @@ fn refusal(e: SignInError) -> ServiceError {
         )
         .details(json!({ "scope": "signin" }))
         .retry_after(u64::from(retry)),
+        SignInError::MfaRequired => ServiceError::new(
+            ErrorKind::Forbidden,
+            "mfa_required",
+            "the account has an authenticator app: send its code (or a recovery code) as mfa_code with the same signin_id",
+        )
+        .param("mfa_code"),
+        SignInError::MfaIncorrect(left) => ServiceError::new(
+            ErrorKind::Invalid,
+            "mfa_code_incorrect",
+            "the authenticator code is incorrect",
+        )
+        .param("mfa_code")
+        .details(json!({ "attempts_remaining": left })),
+        SignInError::MfaReused => ServiceError::new(
+            ErrorKind::Invalid,
+            "mfa_code_reused",
+            "this authenticator code was already used; wait for the app's next code",
+        )
+        .param("mfa_code"),
         SignInError::Failed(message) => ServiceError::unavailable(message),
     }
 }
@@ -54,19 +74,45 @@ pub async fn start(
     })
 }
 
-/// Checks the code and picks the organization: the account and its membership there.
+/// A finished sign-in: the account, its membership in the chosen organization, and the
+/// RFC 8176 methods it used.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub account: Account,
+    pub membership: Membership,
+    pub amr: Vec<String>,
+}
+
+/// Checks the code (and the second factor when the account has one) and picks the
+/// organization.
 pub async fn finish(
     app: &AppState,
     input: SessionRequest,
     client: &str,
-) -> Result<(Account, Membership), ServiceError> {
-    let code = input.code.trim();
-    if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
+) -> Result<SignedIn, ServiceError> {
+    let code = input.code.as_deref().unwrap_or_default().trim();
+    let code_ok = code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit());
+    if !code_ok && (input.mfa_code.is_none() || !code.is_empty()) {
         return Err(ServiceError::invalid("code", "the code is six digits"));
     }
-    let account = signin::verify(app, input.signin_id, code, client)
+    let verified = signin::verify(app, input.signin_id, code, client)
         .await
         .map_err(refusal)?;
+    let (account, amr) = match verified {
+        signin::Verified::Done(account) => (account, vec![AMR_OTP.to_owned()]),
+        signin::Verified::NeedsMfa(_) => {
+            let Some(mfa_code) = input.mfa_code.as_deref() else {
+                return Err(refusal(SignInError::MfaRequired).details(json!({
+                    "signin_id": input.signin_id,
+                    "methods": ["totp", "recovery_code"],
+                })));
+            };
+            let account = signin::second_factor(app, input.signin_id, mfa_code, client)
+                .await
+                .map_err(refusal)?;
+            (account, vec![AMR_OTP.to_owned(), AMR_MFA.to_owned()])
+        }
+    };
     let choices = super::flow::choices(app, account.id)
         .await
         .map_err(|e| ServiceError::unavailable(e.description))?;
@@ -91,5 +137,9 @@ pub async fn finish(
         )
         .param("organization_id"));
     };
-    Ok((account, membership))
+    Ok(SignedIn {
+        account,
+        membership,
+        amr,
+    })
 }

@@ -8,7 +8,7 @@ use mailward_domain::mailer::OutboundEmail;
 use mailward_domain::model::Account;
 use mailward_domain::oauth::SignInChallenge;
 use mailward_domain::secrets;
-use mailward_store::{accounts, oauth, signups};
+use mailward_store::{accounts, identity, oauth, signups};
 use time::Duration;
 use uuid::Uuid;
 
@@ -48,9 +48,27 @@ pub enum SignInError {
     /// Too many wrong codes for this address from this client today: retry in this many seconds.
     #[error("too many wrong codes were tried for this address; try again in {} hours", .0.div_ceil(3600))]
     Locked(u32),
+    /// The emailed code was right; the account's second factor is needed (same challenge).
+    #[error("enter the code from your authenticator app")]
+    MfaRequired,
+    /// The second factor is wrong; some attempts remain.
+    #[error("the authenticator code is incorrect ({0} attempts left)")]
+    MfaIncorrect(u32),
+    /// The authenticator code of this step was used already.
+    #[error("that authenticator code was already used; wait for the next one")]
+    MfaReused,
     /// The service failed.
     #[error("{0}")]
     Failed(String),
+}
+
+/// A sign-in past its emailed code.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verified {
+    /// Signed in.
+    Done(Account),
+    /// The account has an authenticator: [`second_factor`] with the same challenge.
+    NeedsMfa(Account),
 }
 
 impl From<mailward_domain::store::StoreError> for SignInError {
@@ -80,6 +98,7 @@ pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError>
         email: email.as_str().to_owned(),
         code_hash: code_hash(app, id, &code),
         failed_attempts: 0,
+        verified: false,
         expires_at: now + Duration::seconds(SIGNIN_CODE_TTL_SECS),
     };
     oauth::create_challenge(app.store.as_ref(), &challenge).await?;
@@ -111,7 +130,7 @@ pub async fn verify(
     id: Uuid,
     code: &str,
     client: &str,
-) -> Result<Account, SignInError> {
+) -> Result<Verified, SignInError> {
     let code = code.trim();
     let store = app.store.as_ref();
     let Some(current) = oauth::get_challenge(store, id).await? else {
@@ -122,6 +141,13 @@ pub async fn verify(
         || challenge.expires_at <= app.clock.now()
     {
         return Err(SignInError::Expired);
+    }
+    if challenge.verified {
+        // The emailed step is done; only the second factor remains.
+        return match accounts::get_by_email(store, &challenge.email).await? {
+            Some(account) => Ok(Verified::NeedsMfa(account.value)),
+            None => Err(SignInError::Expired),
+        };
     }
     let now = app.clock.unix();
     let (failures, day_end) =
@@ -154,10 +180,69 @@ pub async fn verify(
             Err(e) => return Err(e.into()),
         }
     };
+    if identity::has_totp(store, account.value.id).await? {
+        challenge.verified = true;
+        return match oauth::save_challenge(store, &challenge, current.version).await {
+            Ok(()) => Ok(Verified::NeedsMfa(account.value)),
+            Err(e) if e.is_conflict() => Err(SignInError::Expired),
+            Err(e) => Err(e.into()),
+        };
+    }
     if !oauth::consume_challenge(store, id, current.version).await? {
         return Err(SignInError::Expired);
     }
-    Ok(account.value)
+    Ok(Verified::Done(account.value))
+}
+
+/// The second factor of a challenge whose emailed code was right: an authenticator code or a
+/// recovery code. Wrong ones count toward the challenge's five and the address's daily budget
+/// per client; the right one ends the challenge.
+pub async fn second_factor(
+    app: &AppState,
+    id: Uuid,
+    code: &str,
+    client: &str,
+) -> Result<Account, SignInError> {
+    let store = app.store.as_ref();
+    let Some(current) = oauth::get_challenge(store, id).await? else {
+        return Err(SignInError::Expired);
+    };
+    let mut challenge = current.value.clone();
+    if !challenge.verified
+        || challenge.failed_attempts >= SIGNIN_MAX_FAILED_ATTEMPTS
+        || challenge.expires_at <= app.clock.now()
+    {
+        return Err(SignInError::Expired);
+    }
+    let Some(account) = accounts::get_by_email(store, &challenge.email).await? else {
+        return Err(SignInError::Expired);
+    };
+    let outcome = crate::mfa::verify(app, &account.value, code, client)
+        .await
+        .map_err(|e| SignInError::Failed(e.message().to_owned()))?;
+    match outcome {
+        Ok(()) => {
+            if !oauth::consume_challenge(store, id, current.version).await? {
+                return Err(SignInError::Expired);
+            }
+            Ok(account.value)
+        }
+        Err(crate::mfa::CodeRefusal::Locked(retry)) => {
+            let _ = oauth::consume_challenge(store, id, current.version).await;
+            Err(SignInError::Locked(retry))
+        }
+        Err(crate::mfa::CodeRefusal::Reused) => Err(SignInError::MfaReused),
+        Err(crate::mfa::CodeRefusal::Incorrect) => {
+            challenge.failed_attempts += 1;
+            let left = SIGNIN_MAX_FAILED_ATTEMPTS - challenge.failed_attempts;
+            match oauth::save_challenge(store, &challenge, current.version).await {
+                Ok(()) if left > 0 => Err(SignInError::MfaIncorrect(left)),
+                Ok(()) => Err(SignInError::Expired),
+                Err(e) if e.is_conflict() => Err(SignInError::Expired),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
 }
 
 fn locked(now: i64, day_end: i64) -> SignInError {

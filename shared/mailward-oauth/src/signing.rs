@@ -44,6 +44,10 @@ pub struct AccessClaims {
     pub exp: i64,
     /// Token id.
     pub jti: Uuid,
+    /// RFC 8176 methods of the sign-in behind the connection (`otp`, and `mfa` when a second
+    /// factor was used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<String>,
 }
 
 fn generate(app: &AppState) -> Result<SigningKey, OAuthError> {

@@ -16,7 +16,7 @@ use mailward_domain::events::types::{MEMBER_ADDED, MEMBER_REMOVED, MEMBER_UPDATE
 use mailward_domain::model::Membership;
 use mailward_domain::store::WriteOp;
 use mailward_store::outbox::OutboxEvent;
-use mailward_store::{Versioned, accounts, orgs};
+use mailward_store::{Versioned, accounts, identity, orgs};
 use uuid::Uuid;
 
 pub use crate::people::view;
@@ -264,7 +264,15 @@ pub async fn remove(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
             ),
         )?);
         match app.store.transact(ops).await {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                // The membership check already refuses the removed person's tokens; their
+                // stored sessions in this organization go too.
+                if let Err(e) = identity::end_sessions_in(app.store.as_ref(), id, caller.org_id).await
+                {
+                    tracing::warn!(error = %e, "could not end a removed member's sessions");
+                }
+                return Ok(());
+            }
             Err(e) if e.is_conflict() => continue,
             Err(e) => return Err(e.into()),
         }
@@ -274,8 +282,9 @@ pub async fn remove(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     ))
 }
 
-/// Each member's MFA status: whether a sign-in with a second factor was seen, and whether the
-/// organization's MFA requirement blocks them until it is.
+/// Each member's MFA status: whether they have a confirmed authenticator app, when a session
+/// with a second factor was first seen, and whether the organization's requirement holds them
+/// until they enrol.
 pub async fn mfa_statuses(
     app: &AppState,
     caller: &Caller,
@@ -287,12 +296,13 @@ pub async fn mfa_statuses(
     let mut out = Vec::new();
     for m in accounts::members_of(app.store.as_ref(), caller.org_id).await? {
         let m = with_email(app, m).await?;
+        let enrolled = identity::has_totp(app.store.as_ref(), m.account_id).await?;
         out.push(MemberMfaStatus {
             member_id: m.account_id,
             email: m.email.clone(),
-            mfa_enabled: m.mfa_seen_at.is_some(),
+            mfa_enabled: enrolled,
             mfa_seen_at: m.mfa_seen_at,
-            blocked_by_requirement: required && m.mfa_seen_at.is_none(),
+            blocked_by_requirement: required && !enrolled,
         });
     }
     out.sort_by(|a, b| a.email.cmp(&b.email));

@@ -14,6 +14,8 @@
 //! | OAuth connection (refresh-token family) | `OAUTHCONN#<account>` | `<connection id>` | |
 //! | OAuth refresh-token lookup (TTL 90 days) | `OAUTHREFRESH#<sha256 of token>` | `REFRESH` | |
 //! | access-token signing key | `OAUTHKEYS` | `KEY#<kid>` | |
+//! | TOTP factor of an account | `IDENTITY#<account>` | `TOTP` | |
+//! | dashboard session (TTL: its expiry) | `IDENTITY#<account>` | `SESSION#<id>` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
@@ -489,6 +491,22 @@ pub fn oauth_refresh_pk(hash: &str) -> String {
 
 /// Sort key of a refresh token's lookup.
 pub const OAUTH_REFRESH_SK: &str = "REFRESH";
+
+/// Partition of an account's identity items (its TOTP factor and dashboard sessions).
+pub fn identity_pk(account: Uuid) -> String {
+    format!("IDENTITY#{account}")
+}
+
+/// Sort key of an account's TOTP factor.
+pub const TOTP_SK: &str = "TOTP";
+
+/// Sort-key prefix of an account's dashboard sessions.
+pub const SESSION_PREFIX: &str = "SESSION#";
+
+/// Sort key of one dashboard session.
+pub fn session_sk(id: Uuid) -> String {
+    format!("{SESSION_PREFIX}{id}")
+}
 
 /// Partition of the access-token signing keys.
 pub const OAUTH_KEYS_PK: &str = "OAUTHKEYS";

@@ -16,6 +16,7 @@ pub mod domains;
 pub mod groups;
 pub mod hosted_spf;
 pub mod hosted_zone;
+pub mod identity;
 pub mod invitations;
 pub mod keys;
 pub mod mta_sts;

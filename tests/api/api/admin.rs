@@ -477,7 +477,11 @@ async fn members_are_added_changed_and_removed_and_the_last_admin_stays() {
             .unwrap()
             .clone()
     };
-    assert_eq!(of("bob@members.example")["mfa_enabled"], true);
+    // A second factor was seen on Bob's session; neither has an authenticator enrolled
+    // (identity.rs covers enrolment).
+    assert!(of("bob@members.example")["mfa_seen_at"].is_string());
+    assert_eq!(of("bob@members.example")["mfa_enabled"], false);
+    assert!(of("alice@members.example")["mfa_seen_at"].is_null());
     assert_eq!(of("alice@members.example")["mfa_enabled"], false);
     assert_eq!(of("alice@members.example")["blocked_by_requirement"], false);
     let (status, _) = call(
@@ -1367,6 +1371,15 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         ("POST", "/oauth/session/start"),
         ("POST", "/oauth/session"),
         ("DELETE", "/oauth/connections/{id}"),
+        // A person's own sessions and authenticator app (any role; API keys get 403
+        // session_required; see identity.rs).
+        ("DELETE", "/oauth/session"),
+        ("DELETE", "/oauth/sessions/{id}"),
+        ("POST", "/account/mfa/totp"),
+        ("POST", "/account/mfa/totp/confirm"),
+        ("POST", "/account/mfa/totp/disable"),
+        ("POST", "/account/mfa/verify"),
+        ("POST", "/account/mfa/recovery-codes"),
         // MCP takes OAuth tokens only; its writing tools refuse viewers (see mcp.rs).
         ("POST", "/mcp"),
         ("POST", "/mcp/directory"),

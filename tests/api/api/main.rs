@@ -15,6 +15,7 @@ mod faults;
 mod header_analysis;
 mod hosted;
 mod hosted_spf;
+mod identity;
 mod killed;
 mod mcp;
 mod mcp_scopes;

@@ -16,7 +16,7 @@ pub const REDIRECT: &str = "http://127.0.0.1:8765/callback";
 /// The connector client id (the default setting).
 pub const CLIENT: &str = "mailward-mcp";
 
-fn authorize_url(extra: &[(&str, &str)]) -> String {
+pub(crate) fn authorize_url(extra: &[(&str, &str)]) -> String {
     let every_scope = mailward_oauth::SCOPES.join(" ");
     let mut params: Vec<(&str, &str)> = vec![
         ("response_type", "code"),
@@ -54,13 +54,13 @@ pub(crate) fn urlencode(v: &str) -> String {
 }
 
 /// The signed `state` field of a sign-in page.
-fn page_state(html: &str) -> String {
+pub(crate) fn page_state(html: &str) -> String {
     let marker = "name=\"state\" value=\"";
     let start = html.find(marker).expect("a state field") + marker.len();
     html[start..].split('"').next().unwrap().to_owned()
 }
 
-async fn post_form(app: &TestApp, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn post_form(app: &TestApp, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
     let body = form
         .iter()
         .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
@@ -75,7 +75,7 @@ async fn post_form(app: &TestApp, path: &str, form: &[(&str, &str)]) -> reqwest:
 }
 
 /// The query parameters of a redirect's `Location`.
-fn location_params(response: &reqwest::Response) -> Vec<(String, String)> {
+pub(crate) fn location_params(response: &reqwest::Response) -> Vec<(String, String)> {
     location_params_at(response, REDIRECT)
 }
 
@@ -94,7 +94,7 @@ fn location_params_at(response: &reqwest::Response, redirect: &str) -> Vec<(Stri
         .collect()
 }
 
-fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(crate) fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
     params
         .iter()
         .find(|(k, _)| k == name)
@@ -107,7 +107,7 @@ pub async fn consent_page(app: &TestApp, email: &str) -> String {
 }
 
 /// Walks the email and code pages; the page after them (consent).
-async fn signed_in_page(app: &TestApp, email: &str, extra: &[(&str, &str)]) -> String {
+pub(crate) async fn signed_in_page(app: &TestApp, email: &str, extra: &[(&str, &str)]) -> String {
     let res = app
         .request(Method::GET, &authorize_url(extra))
         .send()
@@ -1039,9 +1039,12 @@ async fn sign_in_codes_cannot_be_guessed_across_challenges() {
         .await
         .unwrap();
     let code = app.code_for("guarded@oauth.example");
-    let account = mailward_oauth::signin::verify(state, id, &code, "ip:203.0.113.9")
+    let verified = mailward_oauth::signin::verify(state, id, &code, "ip:203.0.113.9")
         .await
         .unwrap();
+    let mailward_oauth::signin::Verified::Done(account) = verified else {
+        panic!("no second factor was enrolled: {verified:?}");
+    };
     assert_eq!(account.email, "guarded@oauth.example");
 }
 
