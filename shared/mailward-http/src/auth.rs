@@ -14,10 +14,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use mailward_api_types::ApiVersion;
+use mailward_domain::identity::amr_has_mfa;
 use mailward_domain::model::{OrgState, Role};
 use mailward_services::AppState;
 pub use mailward_services::caller::{Caller, Credential};
-use mailward_domain::identity::amr_has_mfa;
 use mailward_store::{accounts, api_keys, identity, orgs};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -202,16 +202,14 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
         let mfa = match claims.sid {
             // The stored session is authoritative: it ends at sign-out or revocation, and a
             // step-up with an app code marks it as MFA.
-            Some(sid) => {
-                match identity::session(state.store.as_ref(), claims.sub, sid).await? {
-                    Some(session) if session.value.org_id == claims.org => session.value.mfa(),
-                    _ => {
-                        return Ok(ResolvedAuth::Rejected(
-                            "the session was signed out or revoked; sign in again",
-                        ));
-                    }
+            Some(sid) => match identity::session(state.store.as_ref(), claims.sub, sid).await? {
+                Some(session) if session.value.org_id == claims.org => session.value.mfa(),
+                _ => {
+                    return Ok(ResolvedAuth::Rejected(
+                        "the session was signed out or revoked; sign in again",
+                    ));
                 }
-            }
+            },
             None => amr_has_mfa(&claims.amr),
         };
         // The stored membership is authoritative for the role; the claim cannot escalate it.

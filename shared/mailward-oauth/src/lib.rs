@@ -11,8 +11,8 @@ pub mod access;
 pub mod connections;
 pub mod flow;
 pub mod mfa;
-pub mod sessions;
 pub mod session;
+pub mod sessions;
 pub mod signin;
 pub mod signing;
 

@@ -22,6 +22,9 @@ pub const STEP_SECS: u64 = 30;
 pub const DIGITS: u8 = 6;
 /// Recovery codes issued at confirmation.
 pub const RECOVERY_CODES: usize = 10;
+/// Wrong codes (emailed or second-factor) an address takes from one client in a UTC day: see
+/// [`crate::signin::SIGNIN_FAILURE_BUDGET`], which is this budget.
+pub const FAILURE_BUDGET: i64 = 20;
 /// The issuer shown in authenticator apps.
 pub const ISSUER: &str = "Mailward";
 
@@ -123,6 +126,26 @@ async fn account(app: &AppState, id: Uuid) -> Result<Account, ServiceError> {
         .ok_or_else(|| ServiceError::not_found("account"))
 }
 
+/// Ten new recovery codes replace the factor's (only their HMACs are kept) once an app code
+/// (never a recovery code) was right.
+async fn renew_codes(
+    app: &AppState,
+    account: &Account,
+    (factor, version): (&mut TotpFactor, u64),
+    code: &str,
+    client: &str,
+) -> Result<RecoveryCodes, ServiceError> {
+    let codes: Vec<String> = (0..RECOVERY_CODES).map(|_| new_recovery_code()).collect();
+    factor.recovery_hashes = codes
+        .iter()
+        .map(|c| recovery_hash(app, factor.account_id, c))
+        .collect();
+    spend(app, account, (factor, version), code, client, false).await?;
+    Ok(RecoveryCodes {
+        recovery_codes: codes,
+    })
+}
+
 fn not_enrolled() -> ServiceError {
     ServiceError::new(
         ErrorKind::Conflict,
@@ -215,13 +238,12 @@ async fn use_code(
     let store = app.store.as_ref();
     let now = app.clock.unix();
     let (failures, day_end) = oauth::signin_failures(store, &account.email, client, now, 0).await?;
-    if failures >= crate::signin::SIGNIN_FAILURE_BUDGET {
+    if failures >= FAILURE_BUDGET {
         return Ok(Err(locked(now, day_end)));
     }
     let code = code.trim();
     let secret = open_secret(app, factor)?;
-    let outcome = if code.len() == usize::from(DIGITS) && code.bytes().all(|b| b.is_ascii_digit())
-    {
+    let outcome = if code.len() == usize::from(DIGITS) && code.bytes().all(|b| b.is_ascii_digit()) {
         match matching_step(&secret, code, now) {
             Some(step) if step <= factor.last_used_step => Err(CodeRefusal::Reused),
             Some(step) => {
@@ -255,13 +277,27 @@ async fn use_code(
         Err(CodeRefusal::Incorrect) => {
             let (failures, _) =
                 oauth::signin_failures(store, &account.email, client, now, 1).await?;
-            if failures >= crate::signin::SIGNIN_FAILURE_BUDGET {
+            if failures >= FAILURE_BUDGET {
                 return Ok(Err(locked(now, day_end)));
             }
             Ok(Err(CodeRefusal::Incorrect))
         }
         Err(other) => Ok(Err(other)),
     }
+}
+
+/// [`use_code`] for the routes of the signed-in person (`param` code).
+async fn spend(
+    app: &AppState,
+    account: &Account,
+    (factor, version): (&mut TotpFactor, u64),
+    code: &str,
+    client: &str,
+    recovery: bool,
+) -> Result<(), ServiceError> {
+    use_code(app, account, factor, version, code, client, recovery)
+        .await?
+        .map_err(|r| refusal(r, "code"))
 }
 
 fn locked(now: i64, day_end: i64) -> CodeRefusal {
@@ -283,7 +319,16 @@ pub async fn verify(
     if factor.confirmed_at.is_none() {
         return Err(not_enrolled());
     }
-    use_code(app, account, &mut factor, current.version, code, client, true).await
+    use_code(
+        app,
+        account,
+        &mut factor,
+        current.version,
+        code,
+        client,
+        true,
+    )
+    .await
 }
 
 /// [`verify`] as a service answer (`param` names the field).
@@ -325,19 +370,10 @@ pub async fn confirm(
             "the authenticator app is already confirmed",
         ));
     }
-    let codes: Vec<String> = (0..RECOVERY_CODES).map(|_| new_recovery_code()).collect();
-    factor.recovery_hashes = codes
-        .iter()
-        .map(|c| recovery_hash(app, account_id, c))
-        .collect();
     factor.confirmed_at = Some(app.clock.now());
-    use_code(app, &person, &mut factor, current.version, code, client, false)
-        .await?
-        .map_err(|r| refusal(r, "code"))?;
+    let codes = renew_codes(app, &person, (&mut factor, current.version), code, client).await?;
     tracing::info!(account.id = %account_id, "TOTP authenticator enrolled");
-    Ok(RecoveryCodes {
-        recovery_codes: codes,
-    })
+    Ok(codes)
 }
 
 /// `POST /account/mfa/totp/disable`: a current app code (or a recovery code) removes the
@@ -359,9 +395,15 @@ pub async fn disable(
         identity::delete_totp(store, account_id, current.version).await?;
         return Ok(());
     }
-    use_code(app, &person, &mut factor, current.version, code, client, true)
-        .await?
-        .map_err(|r| refusal(r, "code"))?;
+    spend(
+        app,
+        &person,
+        (&mut factor, current.version),
+        code,
+        client,
+        true,
+    )
+    .await?;
     identity::delete_totp(store, account_id, current.version + 1).await?;
     tracing::info!(account.id = %account_id, "TOTP authenticator disabled");
     Ok(())
@@ -383,17 +425,7 @@ pub async fn regenerate(
     if factor.confirmed_at.is_none() {
         return Err(not_enrolled());
     }
-    let codes: Vec<String> = (0..RECOVERY_CODES).map(|_| new_recovery_code()).collect();
-    factor.recovery_hashes = codes
-        .iter()
-        .map(|c| recovery_hash(app, account_id, c))
-        .collect();
-    use_code(app, &person, &mut factor, current.version, code, client, false)
-        .await?
-        .map_err(|r| refusal(r, "code"))?;
-    Ok(RecoveryCodes {
-        recovery_codes: codes,
-    })
+    renew_codes(app, &person, (&mut factor, current.version), code, client).await
 }
 
 /// `GET /account/mfa`.
@@ -446,7 +478,11 @@ mod tests {
         let codes: std::collections::HashSet<String> =
             (0..100).map(|_| new_recovery_code()).collect();
         assert_eq!(codes.len(), 100);
-        assert!(codes.iter().all(|c| c.len() == 11 && c.as_bytes()[5] == b'-'));
+        assert!(
+            codes
+                .iter()
+                .all(|c| c.len() == 11 && c.as_bytes()[5] == b'-')
+        );
     }
 
     #[test]

@@ -19,9 +19,10 @@ pub const SIGNIN_CODES_PER_HOUR: i64 = 10;
 /// Wrong codes that end a challenge.
 pub const SIGNIN_MAX_FAILED_ATTEMPTS: u32 = 5;
 /// Wrong codes an address takes from one client (an IPv6 /64, or an IPv4 address) in a UTC day,
-/// across challenges: past it that client cannot sign in to the address until the day ends
-/// (the owner is mailed once). Kept per client, so a stranger cannot lock the owner out.
-pub const SIGNIN_FAILURE_BUDGET: i64 = 20;
+/// across challenges, emailed codes and authenticator codes alike: past it that client cannot
+/// sign in to the address until the day ends (the owner is mailed once). Kept per client, so a
+/// stranger cannot lock the owner out.
+pub const SIGNIN_FAILURE_BUDGET: i64 = crate::mfa::FAILURE_BUDGET;
 
 fn code_hash(app: &AppState, id: Uuid, code: &str) -> String {
     secrets::hmac_sha256_hex(

@@ -267,7 +267,8 @@ pub async fn remove(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
             Ok(()) => {
                 // The membership check already refuses the removed person's tokens; their
                 // stored sessions in this organization go too.
-                if let Err(e) = identity::end_sessions_in(app.store.as_ref(), id, caller.org_id).await
+                if let Err(e) =
+                    identity::end_sessions_in(app.store.as_ref(), id, caller.org_id).await
                 {
                     tracing::warn!(error = %e, "could not end a removed member's sessions");
                 }

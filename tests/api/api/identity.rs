@@ -4,8 +4,8 @@
 
 use crate::admin::member;
 use crate::oauth::{
-    authorize_url, connect, exchange, jwt_claims, location_params, mcp_status, page_state,
-    param, post_form,
+    authorize_url, connect, exchange, jwt_claims, location_params, mcp_status, page_state, param,
+    post_form,
 };
 use mailward_api_tests::TestApp;
 use mailward_domain::Clock as _;
@@ -67,7 +67,11 @@ async fn post_json(
 }
 
 async fn get(app: &TestApp, path: &str, token: &str) -> (StatusCode, Value) {
-    let res = app.with_session(Method::GET, path, token).send().await.unwrap();
+    let res = app
+        .with_session(Method::GET, path, token)
+        .send()
+        .await
+        .unwrap();
     let status = res.status();
     (status, res.json().await.unwrap_or(Value::Null))
 }
@@ -131,7 +135,14 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
         json!({ "code": wrong }),
     )
     .await;
-    assert_eq!((status, &body["code"], &body["param"]), (StatusCode::BAD_REQUEST, &json!("mfa_code_incorrect"), &json!("code")));
+    assert_eq!(
+        (status, &body["code"], &body["param"]),
+        (
+            StatusCode::BAD_REQUEST,
+            &json!("mfa_code_incorrect"),
+            &json!("code")
+        )
+    );
     let (status, codes) = post_json(
         &app,
         "/account/mfa/totp/confirm",
@@ -143,7 +154,10 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
     let recovery: Vec<String> = serde_json::from_value(codes["recovery_codes"].clone()).unwrap();
     assert_eq!(recovery.len(), 10);
     assert_eq!(
-        recovery.iter().collect::<std::collections::HashSet<_>>().len(),
+        recovery
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
         10
     );
     let (_, after) = get(&app, "/account/mfa", &token).await;
@@ -151,19 +165,42 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
     assert_eq!(after["recovery_codes_remaining"], 10);
     assert_eq!(after["session_mfa"], true, "confirming proved the app");
     let (status, body) = post_json(&app, "/account/mfa/totp", Some(&token), json!({})).await;
-    assert_eq!((status, &body["code"]), (StatusCode::CONFLICT, &json!("mfa_already_enrolled")));
+    assert_eq!(
+        (status, &body["code"]),
+        (StatusCode::CONFLICT, &json!("mfa_already_enrolled"))
+    );
 
     // The code of the step that confirmed cannot sign in: it was used.
     let (status, started) = start(&app, &s.email).await;
     assert_eq!(status, 202);
     let id = started["signin_id"].clone();
-    let (status, body) =
-        post_json(&app, "/oauth/session", None, json!({"signin_id": id, "code": app.code_for(&s.email)})).await;
-    assert_eq!((status, &body["code"]), (StatusCode::FORBIDDEN, &json!("mfa_required")));
+    let (status, body) = post_json(
+        &app,
+        "/oauth/session",
+        None,
+        json!({"signin_id": id, "code": app.code_for(&s.email)}),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["code"]),
+        (StatusCode::FORBIDDEN, &json!("mfa_required"))
+    );
     let used = app_code(&app, &secret);
-    let (status, body) =
-        post_json(&app, "/oauth/session", None, json!({"signin_id": id, "mfa_code": used})).await;
-    assert_eq!((status, &body["code"], &body["param"]), (StatusCode::BAD_REQUEST, &json!("mfa_code_reused"), &json!("mfa_code")));
+    let (status, body) = post_json(
+        &app,
+        "/oauth/session",
+        None,
+        json!({"signin_id": id, "mfa_code": used}),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["code"], &body["param"]),
+        (
+            StatusCode::BAD_REQUEST,
+            &json!("mfa_code_reused"),
+            &json!("mfa_code")
+        )
+    );
     app.clock.advance(time::Duration::seconds(30));
     let (status, body) = post_json(
         &app,
@@ -183,7 +220,10 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
         json!({"signin_id": id, "mfa_code": recovery[0]}),
     )
     .await;
-    assert_eq!((status, &body["param"]), (StatusCode::BAD_REQUEST, &json!("signin_id")));
+    assert_eq!(
+        (status, &body["param"]),
+        (StatusCode::BAD_REQUEST, &json!("signin_id"))
+    );
 
     // A recovery code works once, in place of the app's code.
     let (status, started) = start(&app, &s.email).await;
@@ -207,7 +247,10 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
         json!({"signin_id": started["signin_id"], "code": code, "mfa_code": recovery[0]}),
     )
     .await;
-    assert_eq!((status, &body["code"]), (StatusCode::BAD_REQUEST, &json!("mfa_code_incorrect")));
+    assert_eq!(
+        (status, &body["code"]),
+        (StatusCode::BAD_REQUEST, &json!("mfa_code_incorrect"))
+    );
     let (_, after) = get(&app, "/account/mfa", &mfa_token).await;
     assert_eq!(after["recovery_codes_remaining"], 9);
 
@@ -222,7 +265,11 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
     assert_eq!(current[0]["provider"], "email_code");
     let first_sid = jwt_claims(&token)["sid"].clone();
     let res = app
-        .with_session(Method::DELETE, &format!("/oauth/sessions/{}", first_sid.as_str().unwrap()), &mfa_token)
+        .with_session(
+            Method::DELETE,
+            &format!("/oauth/sessions/{}", first_sid.as_str().unwrap()),
+            &mfa_token,
+        )
         .send()
         .await
         .unwrap();
@@ -243,7 +290,10 @@ async fn an_authenticator_is_enrolled_used_once_per_step_recovered_and_removed()
         .await
         .unwrap();
     assert_eq!(res.status(), 403);
-    assert_eq!(res.json::<Value>().await.unwrap()["code"], "session_required");
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["code"],
+        "session_required"
+    );
 
     // Removing the authenticator takes a current code; sign-ins then ask for none.
     app.clock.advance(time::Duration::seconds(30));
@@ -283,7 +333,10 @@ async fn an_organization_requiring_mfa_holds_unenrolled_members_at_every_door() 
         .await
         .unwrap();
     assert_eq!(res.status(), 403);
-    assert_eq!(res.json::<Value>().await.unwrap()["code"], "mfa_confirmation_required");
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["code"],
+        "mfa_confirmation_required"
+    );
     let (boss_secret, _) = enrol(&app, &boss).await;
     let res = app
         .with_session(Method::POST, &path, &boss)
@@ -296,8 +349,7 @@ async fn an_organization_requiring_mfa_holds_unenrolled_members_at_every_door() 
     // A colleague without an authenticator: every route of the organization refuses them,
     // naming where to enrol; their own identity routes stay open; API keys are unaffected.
     member(&app, &s, "kim@require.example", &["editor"], &[]).await;
-    let (status, session) =
-        sign_in(&app, "kim@require.example", Some(&s.org_id), None).await;
+    let (status, session) = sign_in(&app, "kim@require.example", Some(&s.org_id), None).await;
     assert_eq!(status, 200, "{session}");
     let kim = session["token"].as_str().unwrap().to_owned();
     for path in ["/domains", "/members", "/oauth/connections"] {
@@ -308,7 +360,11 @@ async fn an_organization_requiring_mfa_holds_unenrolled_members_at_every_door() 
     }
     assert_eq!(get(&app, "/account/mfa", &kim).await.0, 200);
     assert_eq!(get(&app, "/oauth/sessions", &kim).await.0, 200);
-    let res = app.with_key(Method::GET, "/domains", &s.key).send().await.unwrap();
+    let res = app
+        .with_key(Method::GET, "/domains", &s.key)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     let (_, statuses) = get(&app, "/members/mfa/statuses", &boss).await;
     let row = |email: &str| {
@@ -357,9 +413,14 @@ async fn an_organization_requiring_mfa_holds_unenrolled_members_at_every_door() 
     assert_eq!(kim_row["blocked_by_requirement"], false);
     assert_eq!(kim_row["mfa_enabled"], true);
     // A token of an enrolled person that did not use the app is asked to step up.
-    let plain = app.session_token("kim@require.example", &s.org_id, false).await;
+    let plain = app
+        .session_token("kim@require.example", &s.org_id, false)
+        .await;
     let (status, body) = get(&app, "/domains", &plain).await;
-    assert_eq!((status, &body["code"]), (StatusCode::FORBIDDEN, &json!("mfa_required")));
+    assert_eq!(
+        (status, &body["code"]),
+        (StatusCode::FORBIDDEN, &json!("mfa_required"))
+    );
 
     // Through the consent pages with the app's code, the connection carries MFA and works.
     app.clock.advance(time::Duration::seconds(30));
@@ -410,8 +471,13 @@ async fn wrong_app_codes_spend_the_daily_budget_of_the_address() {
     let wrong = format!("{:06}", (right.parse::<u32>().unwrap() + 7) % 1_000_000);
     let mut last = StatusCode::OK;
     for _ in 0..mailward_oauth::signin::SIGNIN_FAILURE_BUDGET {
-        let (status, _) =
-            post_json(&app, "/account/mfa/verify", Some(&token), json!({ "code": wrong })).await;
+        let (status, _) = post_json(
+            &app,
+            "/account/mfa/verify",
+            Some(&token),
+            json!({ "code": wrong }),
+        )
+        .await;
         last = status;
     }
     assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);

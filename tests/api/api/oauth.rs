@@ -60,7 +60,11 @@ pub(crate) fn page_state(html: &str) -> String {
     html[start..].split('"').next().unwrap().to_owned()
 }
 
-pub(crate) async fn post_form(app: &TestApp, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn post_form(
+    app: &TestApp,
+    path: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
     let body = form
         .iter()
         .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
