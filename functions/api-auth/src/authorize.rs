@@ -156,6 +156,71 @@ async fn consent_page(app: &AppState, state: &PageState, account: Uuid) -> Respo
     .into_response()
 }
 
+/// The consent pages' trip to the provider: a page with the link (a form's redirect to another
+/// origin would break the pages' `form-action` policy).
+pub async fn consent_link(app: &AppState, state: &PageState, email: &str) -> Option<Response> {
+    let connection = mailward_oauth::sso::route(app, email).await.ok()??;
+    let sealed = flow::seal(app, state);
+    let base = links::base_url(&app.config);
+    let url = match mailward_oauth::sso::begin(
+        app,
+        &base,
+        &connection,
+        email,
+        mailward_domain::identity::SsoReturn::Consent(sealed),
+    )
+    .await
+    {
+        Ok(url) => url,
+        Err(e) => {
+            return Some(page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Single sign-on is unavailable",
+                &error_line(Some(e.message())),
+            ));
+        }
+    };
+    Some(page(
+        StatusCode::OK,
+        "Sign in with your organization",
+        &format!(
+            "<p>Your organization signs you in through its identity provider.</p>\n<p><a id=\"sso\" href=\"{}\">Continue to your organization's sign-in</a></p>",
+            escape(&url)
+        ),
+    ))
+}
+
+/// The consent pages after the organization's provider signed the person in: the app's code
+/// when they have one and the provider's MFA was not taken, else the consent page.
+pub async fn after_sso(
+    app: &AppState,
+    mut state: PageState,
+    email: &str,
+    result: mailward_domain::identity::SsoResult,
+) -> Response {
+    let needs_app_code = !mailward_domain::identity::amr_has_mfa(&result.amr)
+        && mailward_oauth::mfa::enrolled(app, result.account_id)
+            .await
+            .unwrap_or(true);
+    if needs_app_code {
+        return match signin::challenge_after_sso(app, email, result).await {
+            Ok(id) => {
+                state.challenge = Some(id);
+                mfa_page(app, &state, None)
+            }
+            Err(e) => page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                &error_line(Some(&e.to_string())),
+            ),
+        };
+    }
+    state.account = Some(result.account_id);
+    state.challenge = None;
+    state.amr = result.amr;
+    consent_page(app, &state, result.account_id).await
+}
+
 /// Starts the sign-in of an authorization request.
 #[utoipa::path(get, path = "/oauth/authorize", tag = "oauth", security(()),
     params(
@@ -268,9 +333,16 @@ pub async fn step(
     };
     match input.step.as_deref() {
         Some("email") => {
-            match signin::start(&app, input.email.as_deref().unwrap_or_default()).await {
-                Ok(challenge) => {
-                    state.challenge = Some(challenge);
+            let email = input.email.as_deref().unwrap_or_default();
+            match signin::start(&app, email).await {
+                Ok(started) => {
+                    if started.sso.is_some()
+                        && let Some(page) =
+                            consent_link(&app, &state, &email.trim().to_lowercase()).await
+                    {
+                        return page;
+                    }
+                    state.challenge = Some(started.id);
                     code_page(&app, &state, None)
                 }
                 Err(e @ (SignInError::InvalidEmail | SignInError::Throttled)) => {
@@ -292,6 +364,14 @@ pub async fn step(
                     consent_page(&app, &state, account.id).await
                 }
                 Ok(signin::Verified::NeedsMfa(_)) => mfa_page(&app, &state, None),
+                // Only a challenge completed by single sign-on ends this way; the consent pages'
+                // own trips to the provider come back through `after_sso`.
+                Ok(signin::Verified::Sso(account, result)) => {
+                    state.account = Some(account.id);
+                    state.challenge = None;
+                    state.amr = result.amr;
+                    consent_page(&app, &state, account.id).await
+                }
                 Err(e @ SignInError::Incorrect(_)) => code_page(&app, &state, Some(&e.to_string())),
                 Err(SignInError::Expired) => {
                     state.challenge = None;
@@ -312,10 +392,14 @@ pub async fn step(
             };
             let code = input.code.as_deref().unwrap_or_default();
             match signin::second_factor(&app, challenge, code, &client).await {
-                Ok(account) => {
+                Ok((account, sso)) => {
                     state.account = Some(account.id);
                     state.challenge = None;
-                    state.amr = vec![AMR_OTP.to_owned(), AMR_MFA.to_owned()];
+                    state.amr = match sso {
+                        Some(result) => result.amr,
+                        None => vec![AMR_OTP.to_owned()],
+                    };
+                    state.amr.push(AMR_MFA.to_owned());
                     consent_page(&app, &state, account.id).await
                 }
                 Err(e @ (SignInError::MfaIncorrect(_) | SignInError::MfaReused)) => {

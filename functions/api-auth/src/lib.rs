@@ -9,6 +9,7 @@ pub mod identity;
 pub mod metadata;
 mod pages;
 pub mod session;
+pub mod sso;
 pub mod token;
 
 use mailward_http::Routes;
@@ -21,4 +22,5 @@ pub fn routes() -> Routes {
         .merge(connections::routes())
         .merge(session::routes())
         .merge(identity::routes())
+        .merge(sso::routes())
 }

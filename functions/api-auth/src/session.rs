@@ -83,7 +83,7 @@ pub async fn create_session(
         signed_in.account.id,
         membership.org_id,
         signed_in.amr.clone(),
-        "email_code",
+        &signed_in.provider,
         user_agent,
     )
     .await?;

@@ -175,6 +175,8 @@ pub enum AuthProvider {
     Google,
     /// Microsoft.
     Microsoft,
+    /// Any other OpenID Connect provider of the organization (SPEC §9.6 allows additions).
+    Oidc,
 }
 
 /// A member of the organization.

@@ -83,3 +83,71 @@ pub struct SessionView {
 pub struct SessionList {
     pub data: Vec<SessionView>,
 }
+
+/// `POST /sso`: the organization's OpenID Connect provider (an extension).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SsoConnectionRequest {
+    /// The issuer URL (https); its discovery document must name the same issuer.
+    #[schema(format = "uri", max_length = 512)]
+    pub issuer: Option<String>,
+    #[schema(min_length = 1, max_length = 256)]
+    pub client_id: Option<String>,
+    /// Required when the connection is created; stored sealed and never shown again.
+    #[schema(min_length = 1, max_length = 1024)]
+    pub client_secret: Option<String>,
+    /// The email domains it covers (at most 20); each is routed to the provider once its TXT
+    /// proof is seen (`POST /sso/verify`).
+    #[schema(max_items = 20)]
+    pub domains: Option<Vec<String>>,
+    /// Refuse emailed codes for the verified domains.
+    pub enforced: Option<bool>,
+    /// Just-in-time membership: the role of a person of a verified domain who signs in for the
+    /// first time; null: only existing members sign in.
+    #[serde(default, deserialize_with = "crate::common::double_option")]
+    #[schema(value_type = Option<crate::admin::RoleView>)]
+    pub jit_role: Option<Option<crate::admin::RoleView>>,
+    /// Whether the provider's MFA (`amr` with `mfa`, or an `acr` listed here) satisfies
+    /// `require_mfa`.
+    pub trust_provider_mfa: Option<bool>,
+    #[schema(max_items = 10)]
+    pub mfa_acr_values: Option<Vec<String>>,
+}
+
+/// One email domain of the connection, with the TXT record that proves it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct SsoDomainView {
+    pub name: String,
+    pub verified: bool,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub verified_at: Option<OffsetDateTime>,
+    /// Publish a TXT record at this name…
+    pub txt_name: String,
+    /// …with this value.
+    pub txt_value: String,
+}
+
+/// The organization's OpenID Connect provider.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct SsoConnectionView {
+    pub issuer: String,
+    pub client_id: String,
+    /// The last four characters of the client secret.
+    pub client_secret_last_four: String,
+    /// Register this redirect URI at the provider.
+    pub redirect_uri: String,
+    /// The member `auth_provider` its sign-ins get: `google`, `microsoft` or `oidc`.
+    pub provider: String,
+    pub domains: Vec<SsoDomainView>,
+    pub enforced: bool,
+    pub jit_role: Option<crate::admin::RoleView>,
+    pub trust_provider_mfa: bool,
+    pub mfa_acr_values: Vec<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+}

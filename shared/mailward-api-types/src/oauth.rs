@@ -78,6 +78,14 @@ pub struct SessionStarted {
     pub signin_id: Uuid,
     /// Seconds the code stays valid.
     pub expires_in_seconds: u32,
+    /// When the address's domain signs in through its organization's identity provider: open
+    /// this URL in a browser, then `POST /oauth/session` with the `signin_id` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sso_url: Option<String>,
+    /// Whether the organization enforces its identity provider for the domain: no code is
+    /// mailed, only `sso_url` signs in.
+    #[serde(default)]
+    pub sso_required: bool,
 }
 
 /// `POST /oauth/session`: the emailed code, and the organization when the account has several.

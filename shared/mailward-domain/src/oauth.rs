@@ -39,6 +39,10 @@ pub struct SignInChallenge {
     /// The emailed code was right and the account's second factor is awaited.
     #[serde(default)]
     pub verified: bool,
+    /// A single sign-on finished for this challenge (`GET /oauth/sso/callback`): the next
+    /// `POST /oauth/session` with the challenge opens the session.
+    #[serde(default)]
+    pub sso: Option<crate::identity::SsoResult>,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
 }

@@ -15,6 +15,7 @@ pub mod session;
 pub mod sessions;
 pub mod signin;
 pub mod signing;
+pub mod sso;
 
 use mailward_app::state::AppState;
 

@@ -428,6 +428,11 @@ pub async fn regenerate(
     renew_codes(app, &person, (&mut factor, current.version), code, client).await
 }
 
+/// Whether the account has a confirmed authenticator app.
+pub async fn enrolled(app: &AppState, account: Uuid) -> Result<bool, ServiceError> {
+    Ok(identity::has_totp(app.store.as_ref(), account).await?)
+}
+
 /// `GET /account/mfa`.
 pub async fn status(
     app: &AppState,

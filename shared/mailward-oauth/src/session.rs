@@ -58,6 +58,15 @@ fn refusal(e: SignInError) -> ServiceError {
             "this authenticator code was already used; wait for the app's next code",
         )
         .param("mfa_code"),
+        SignInError::CodeMissing => {
+            ServiceError::invalid("code", "the code is six digits").details(json!({}))
+        }
+        SignInError::SsoRequired => ServiceError::new(
+            ErrorKind::Forbidden,
+            "sso_required",
+            "the address's organization signs it in through its identity provider: open the sso_url of POST /oauth/session/start",
+        )
+        .param("code"),
         SignInError::Failed(message) => ServiceError::unavailable(message),
     }
 }
@@ -67,10 +76,15 @@ pub async fn start(
     app: &AppState,
     input: SessionStartRequest,
 ) -> Result<SessionStarted, ServiceError> {
-    let id = signin::start(app, &input.email).await.map_err(refusal)?;
+    let started = signin::start(app, &input.email).await.map_err(refusal)?;
+    let base = app.config.base_url.trim_end_matches('/');
     Ok(SessionStarted {
-        signin_id: id,
+        signin_id: started.id,
         expires_in_seconds: signin::SIGNIN_CODE_TTL_SECS as u32,
+        sso_url: started
+            .sso
+            .map(|_| format!("{base}/oauth/sso/start?signin_id={}", started.id)),
+        sso_required: started.sso == Some(true),
     })
 }
 
@@ -81,6 +95,39 @@ pub struct SignedIn {
     pub account: Account,
     pub membership: Membership,
     pub amr: Vec<String>,
+    /// `email_code`, or the identity provider's kind.
+    pub provider: String,
+}
+
+/// The second factor of a sign-in: the account, its methods, provider and single sign-on
+/// organization.
+async fn second_factor(
+    app: &AppState,
+    input: &SessionRequest,
+    client: &str,
+) -> Result<(Account, Vec<String>, String, Option<uuid::Uuid>), ServiceError> {
+    let Some(mfa_code) = input.mfa_code.as_deref() else {
+        return Err(refusal(SignInError::MfaRequired).details(json!({
+            "signin_id": input.signin_id,
+            "methods": ["totp", "recovery_code"],
+        })));
+    };
+    let (account, sso) = signin::second_factor(app, input.signin_id, mfa_code, client)
+        .await
+        .map_err(refusal)?;
+    Ok(match sso {
+        Some(result) => {
+            let mut amr = result.amr;
+            amr.push(AMR_MFA.to_owned());
+            (account, amr, result.provider, Some(result.org_id))
+        }
+        None => (
+            account,
+            vec![AMR_OTP.to_owned(), AMR_MFA.to_owned()],
+            "email_code".to_owned(),
+            None,
+        ),
+    })
 }
 
 /// Checks the code (and the second factor when the account has one) and picks the
@@ -91,27 +138,28 @@ pub async fn finish(
     client: &str,
 ) -> Result<SignedIn, ServiceError> {
     let code = input.code.as_deref().unwrap_or_default().trim();
-    let code_ok = code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit());
-    if !code_ok && (input.mfa_code.is_none() || !code.is_empty()) {
+    if !code.is_empty() && (code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit())) {
         return Err(ServiceError::invalid("code", "the code is six digits"));
     }
     let verified = signin::verify(app, input.signin_id, code, client)
         .await
         .map_err(refusal)?;
-    let (account, amr) = match verified {
-        signin::Verified::Done(account) => (account, vec![AMR_OTP.to_owned()]),
-        signin::Verified::NeedsMfa(_) => {
-            let Some(mfa_code) = input.mfa_code.as_deref() else {
-                return Err(refusal(SignInError::MfaRequired).details(json!({
-                    "signin_id": input.signin_id,
-                    "methods": ["totp", "recovery_code"],
-                })));
-            };
-            let account = signin::second_factor(app, input.signin_id, mfa_code, client)
-                .await
-                .map_err(refusal)?;
-            (account, vec![AMR_OTP.to_owned(), AMR_MFA.to_owned()])
+    let (account, amr, provider, sso_org) = match verified {
+        signin::Verified::Done(account) => (
+            account,
+            vec![AMR_OTP.to_owned()],
+            "email_code".to_owned(),
+            None,
+        ),
+        signin::Verified::Sso(account, result) => {
+            (account, result.amr, result.provider, Some(result.org_id))
         }
+        signin::Verified::NeedsMfa(_) => second_factor(app, &input, client).await?,
+    };
+    // A single sign-on opens its own organization's session unless another was named.
+    let input = SessionRequest {
+        organization_id: input.organization_id.or(sso_org),
+        ..input
     };
     let choices = super::flow::choices(app, account.id)
         .await
@@ -141,5 +189,6 @@ pub async fn finish(
         account,
         membership,
         amr,
+        provider,
     })
 }

@@ -4,6 +4,7 @@
 use super::OAuthError;
 use mailward_app::state::AppState;
 use mailward_domain::email::EmailAddress;
+use mailward_domain::identity::SsoResult;
 use mailward_domain::mailer::OutboundEmail;
 use mailward_domain::model::Account;
 use mailward_domain::oauth::SignInChallenge;
@@ -58,6 +59,12 @@ pub enum SignInError {
     /// The authenticator code of this step was used already.
     #[error("that authenticator code was already used; wait for the next one")]
     MfaReused,
+    /// No emailed code was sent where one is needed.
+    #[error("enter the six-digit code from the email")]
+    CodeMissing,
+    /// The address's organization signs it in through its identity provider only.
+    #[error("your organization signs you in through its identity provider: use single sign-on")]
+    SsoRequired,
     /// The service failed.
     #[error("{0}")]
     Failed(String),
@@ -70,6 +77,8 @@ pub enum Verified {
     Done(Account),
     /// The account has an authenticator: [`second_factor`] with the same challenge.
     NeedsMfa(Account),
+    /// Signed in by the organization's identity provider, with what it proved.
+    Sso(Account, SsoResult),
 }
 
 impl From<mailward_domain::store::StoreError> for SignInError {
@@ -78,9 +87,20 @@ impl From<mailward_domain::store::StoreError> for SignInError {
     }
 }
 
-/// Starts a sign-in: mails a six-digit code when an account uses the address. The answer is
-/// the same either way (the challenge id), so the page does not tell who has an account.
-pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError> {
+/// A started sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// The challenge id.
+    pub id: Uuid,
+    /// `Some(enforced)` when the address's domain signs in through its organization's
+    /// identity provider (enforced: no code was mailed).
+    pub sso: Option<bool>,
+}
+
+/// Starts a sign-in: mails a six-digit code when an account uses the address (unless its
+/// domain's organization enforces single sign-on). The answer is the same either way (the
+/// challenge id), so the page does not tell who has an account.
+pub async fn start(app: &AppState, raw_email: &str) -> Result<Started, SignInError> {
     let email = EmailAddress::parse(raw_email.trim()).map_err(|_| SignInError::InvalidEmail)?;
     let now = app.clock.now();
     let (sent, _) = signups::count_code_sent(
@@ -100,12 +120,18 @@ pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError>
         code_hash: code_hash(app, id, &code),
         failed_attempts: 0,
         verified: false,
+        sso: None,
         expires_at: now + Duration::seconds(SIGNIN_CODE_TTL_SECS),
     };
     oauth::create_challenge(app.store.as_ref(), &challenge).await?;
-    if accounts::get_by_email(app.store.as_ref(), email.as_str())
-        .await?
-        .is_some()
+    let sso = crate::sso::route(app, email.as_str())
+        .await
+        .map_err(|e| SignInError::Failed(e.message().to_owned()))?
+        .map(|c| c.enforced);
+    if sso != Some(true)
+        && accounts::get_by_email(app.store.as_ref(), email.as_str())
+            .await?
+            .is_some()
     {
         let message = OutboundEmail {
             to: challenge.email.clone(),
@@ -121,7 +147,57 @@ pub async fn start(app: &AppState, raw_email: &str) -> Result<Uuid, SignInError>
             .map_err(|e| SignInError::Failed(format!("the code could not be sent: {e}")))?;
     }
     tracing::info!(signin.id = %id, "sign-in started");
+    Ok(Started { id, sso })
+}
+
+/// The address a live challenge was started for.
+pub async fn challenge_email(app: &AppState, id: Uuid) -> Result<Option<String>, SignInError> {
+    Ok(oauth::get_challenge(app.store.as_ref(), id)
+        .await?
+        .filter(|c| c.value.expires_at > app.clock.now())
+        .map(|c| c.value.email))
+}
+
+/// A challenge already past its first factor by single sign-on (the consent pages' return
+/// from the provider), for the second factor when the account has one.
+pub async fn challenge_after_sso(
+    app: &AppState,
+    email: &str,
+    result: SsoResult,
+) -> Result<Uuid, SignInError> {
+    let id = Uuid::new_v4();
+    let challenge = SignInChallenge {
+        id,
+        email: email.to_owned(),
+        code_hash: String::new(),
+        failed_attempts: 0,
+        verified: true,
+        sso: Some(result),
+        expires_at: app.clock.now() + Duration::seconds(SIGNIN_CODE_TTL_SECS),
+    };
+    oauth::create_challenge(app.store.as_ref(), &challenge).await?;
     Ok(id)
+}
+
+/// Records a finished single sign-on on the dashboard challenge it started from: the next
+/// `POST /oauth/session` with it opens the session.
+pub async fn complete_with_sso(
+    app: &AppState,
+    id: Uuid,
+    result: SsoResult,
+) -> Result<(), SignInError> {
+    let store = app.store.as_ref();
+    let Some(current) = oauth::get_challenge(store, id).await? else {
+        return Err(SignInError::Expired);
+    };
+    let mut challenge = current.value;
+    challenge.sso = Some(result);
+    challenge.verified = true;
+    match oauth::save_challenge(store, &challenge, current.version).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.is_conflict() => Err(SignInError::Expired),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Checks the code tried by `client` (its rate-limit subject): the signed-in account, once per
@@ -143,12 +219,25 @@ pub async fn verify(
     {
         return Err(SignInError::Expired);
     }
+    if let Some(result) = &challenge.sso {
+        return after_sso(app, id, current.version, result).await;
+    }
     if challenge.verified {
         // The emailed step is done; only the second factor remains.
         return match accounts::get_by_email(store, &challenge.email).await? {
             Some(account) => Ok(Verified::NeedsMfa(account.value)),
             None => Err(SignInError::Expired),
         };
+    }
+    if code.is_empty() {
+        return Err(SignInError::CodeMissing);
+    }
+    if crate::sso::route(app, &challenge.email)
+        .await
+        .map_err(|e| SignInError::Failed(e.message().to_owned()))?
+        .is_some_and(|c| c.enforced)
+    {
+        return Err(SignInError::SsoRequired);
     }
     let now = app.clock.unix();
     let (failures, day_end) =
@@ -181,18 +270,53 @@ pub async fn verify(
             Err(e) => return Err(e.into()),
         }
     };
-    if identity::has_totp(store, account.value.id).await? {
+    code_was_right(app, challenge, current.version, account.value).await
+}
+
+/// After a right emailed code: the second factor awaited when the account has one (the
+/// challenge kept as verified), else the challenge ends.
+async fn code_was_right(
+    app: &AppState,
+    mut challenge: SignInChallenge,
+    version: u64,
+    account: Account,
+) -> Result<Verified, SignInError> {
+    let store = app.store.as_ref();
+    if identity::has_totp(store, account.id).await? {
         challenge.verified = true;
-        return match oauth::save_challenge(store, &challenge, current.version).await {
-            Ok(()) => Ok(Verified::NeedsMfa(account.value)),
+        return match oauth::save_challenge(store, &challenge, version).await {
+            Ok(()) => Ok(Verified::NeedsMfa(account)),
             Err(e) if e.is_conflict() => Err(SignInError::Expired),
             Err(e) => Err(e.into()),
         };
     }
-    if !oauth::consume_challenge(store, id, current.version).await? {
+    if !oauth::consume_challenge(store, challenge.id, version).await? {
         return Err(SignInError::Expired);
     }
-    Ok(Verified::Done(account.value))
+    Ok(Verified::Done(account))
+}
+
+/// A challenge the organization's provider completed: its methods, and the app's code on top
+/// when the person has one and the provider's MFA was not taken.
+async fn after_sso(
+    app: &AppState,
+    id: Uuid,
+    version: u64,
+    result: &SsoResult,
+) -> Result<Verified, SignInError> {
+    let store = app.store.as_ref();
+    let Some(account) = accounts::get_by_id(store, result.account_id).await? else {
+        return Err(SignInError::Expired);
+    };
+    if !mailward_domain::identity::amr_has_mfa(&result.amr)
+        && identity::has_totp(store, account.id).await?
+    {
+        return Ok(Verified::NeedsMfa(account));
+    }
+    if !oauth::consume_challenge(store, id, version).await? {
+        return Err(SignInError::Expired);
+    }
+    Ok(Verified::Sso(account, result.clone()))
 }
 
 /// The second factor of a challenge whose emailed code was right: an authenticator code or a
@@ -203,7 +327,7 @@ pub async fn second_factor(
     id: Uuid,
     code: &str,
     client: &str,
-) -> Result<Account, SignInError> {
+) -> Result<(Account, Option<SsoResult>), SignInError> {
     let store = app.store.as_ref();
     let Some(current) = oauth::get_challenge(store, id).await? else {
         return Err(SignInError::Expired);
@@ -215,10 +339,16 @@ pub async fn second_factor(
     {
         return Err(SignInError::Expired);
     }
-    let Some(account) = accounts::get_by_email(store, &challenge.email).await? else {
+    let account = match &challenge.sso {
+        Some(result) => accounts::get_by_id(store, result.account_id).await?,
+        None => accounts::get_by_email(store, &challenge.email)
+            .await?
+            .map(|a| a.value),
+    };
+    let Some(account) = account else {
         return Err(SignInError::Expired);
     };
-    let outcome = crate::mfa::verify(app, &account.value, code, client)
+    let outcome = crate::mfa::verify(app, &account, code, client)
         .await
         .map_err(|e| SignInError::Failed(e.message().to_owned()))?;
     match outcome {
@@ -226,7 +356,7 @@ pub async fn second_factor(
             if !oauth::consume_challenge(store, id, current.version).await? {
                 return Err(SignInError::Expired);
             }
-            Ok(account.value)
+            Ok((account, challenge.sso))
         }
         Err(crate::mfa::CodeRefusal::Locked(retry)) => {
             let _ = oauth::consume_challenge(store, id, current.version).await;

@@ -44,9 +44,14 @@ fn require_manager(caller: &Caller) -> Result<(), ServiceError> {
 /// The members of the organization, oldest first.
 pub async fn list(app: &AppState, caller: &Caller) -> Result<Vec<Member>, ServiceError> {
     caller.require_unlimited()?;
+    let sso = identity::sso(app.store.as_ref(), caller.org_id)
+        .await?
+        .map(|c| c.value);
     let mut members = Vec::new();
     for m in accounts::members_of(app.store.as_ref(), caller.org_id).await? {
-        members.push(view(&with_email(app, m).await?));
+        let mut member = view(&with_email(app, m).await?);
+        member.auth_provider = crate::people::provider_of(sso.as_ref(), &member.email);
+        members.push(member);
     }
     members.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
     Ok(members)

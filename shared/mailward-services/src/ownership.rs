@@ -10,7 +10,10 @@
 //!   domain id): hosted DMARC seen ready, or, for hosted MTA-STS, the `_mta-sts` CNAME
 //!   (`domains::hosting::mta_sts::owner_chose`);
 //! - a verified DNS connection (a role that trusts Mailward with the organization's own
-//!   external id), which is what lets `publish` write (`dns_connections`).
+//!   external id), which is what lets `publish` write (`dns_connections`);
+//! - for an email domain, the organization's single sign-on TXT record
+//!   (`_mailward-sso.<domain>`, a value derived from the deployment's secret and the
+//!   organization), checked when an administrator asks (`POST /sso/verify`).
 
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -25,10 +28,17 @@ pub fn proven(domain: &Domain) -> bool {
         || (domain.is_dmarc_managed && domain.managed_dmarc.status == ManagedStatus::Ready)
 }
 
-/// Whether `name` is a verified domain of the organization: one of its domains, [`proven`].
+/// Whether `name` is a verified domain of the organization: one of its domains, [`proven`], or
+/// a single sign-on domain whose TXT proof was seen (`mailward_oauth::sso`).
 pub async fn verified_domain(app: &AppState, org: Uuid, name: &str) -> Result<bool, ServiceError> {
     let name = name.trim_end_matches('.').to_ascii_lowercase();
     let store = app.store.as_ref();
+    if mailward_store::identity::sso_orgs_for_domain(store, &name)
+        .await?
+        .contains(&org)
+    {
+        return Ok(true);
+    }
     for (watcher, id) in mailward_store::reports::watchers(store, &name).await? {
         if watcher != org {
             continue;

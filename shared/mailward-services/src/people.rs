@@ -9,8 +9,30 @@ use mailward_domain::model::{Account, Membership, Role};
 use mailward_store::{accounts, groups, orgs};
 use uuid::Uuid;
 
-/// The wire shape of a membership. Every account signs in with an emailed code today, so
-/// `auth_provider` is `email_code` until other identity providers are connected.
+/// How a member signs in: through the organization's single sign-on when their address is at
+/// one of its verified domains (`google`, `microsoft`, or `oidc` for any other issuer), else
+/// with an emailed code.
+pub fn provider_of(
+    sso: Option<&mailward_domain::identity::SsoConnection>,
+    email: &str,
+) -> AuthProvider {
+    let domain = email.rsplit_once('@').map(|(_, d)| d).unwrap_or_default();
+    match sso.filter(|c| {
+        c.domains
+            .iter()
+            .any(|d| d.name == domain && d.verified_at.is_some())
+    }) {
+        None => AuthProvider::EmailCode,
+        Some(c) => match mailward_domain::identity::provider_kind(&c.issuer) {
+            "google" => AuthProvider::Google,
+            "microsoft" => AuthProvider::Microsoft,
+            _ => AuthProvider::Oidc,
+        },
+    }
+}
+
+/// The wire shape of a membership, `auth_provider` `email_code` (the member list applies
+/// [`provider_of`]).
 pub fn view(membership: &Membership) -> Member {
     Member {
         id: membership.account_id,

@@ -2,8 +2,8 @@
 //! per account.
 
 use super::{Versioned, decode, decode_versioned, encode, keys, put_versioned};
-use mailward_domain::identity::{DashboardSession, TotpFactor};
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, query_all};
+use mailward_domain::identity::{DashboardSession, SsoAttempt, SsoConnection, TotpFactor};
+use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
 use uuid::Uuid;
 
 /// The account's TOTP factor (pending or confirmed).
@@ -152,4 +152,136 @@ pub async fn end_sessions_in(
         }
     }
     Ok(ended)
+}
+
+/// The organization's single sign-on connection.
+pub async fn sso(
+    store: &dyn ItemStore,
+    org: Uuid,
+) -> Result<Option<Versioned<SsoConnection>>, StoreError> {
+    store
+        .get(&keys::org_pk(org), keys::SSO_SK, true)
+        .await?
+        .map(|item| decode_versioned(&item))
+        .transpose()
+}
+
+/// Writes the connection (created when `version` is `None`) and the routing index of its
+/// verified domains: the domains verified now are indexed, the ones no longer are removed.
+pub async fn save_sso(
+    store: &dyn ItemStore,
+    connection: &SsoConnection,
+    version: Option<u64>,
+    previously_verified: &[String],
+) -> Result<(), StoreError> {
+    let (item, condition) = crate::versioned_item(
+        keys::org_pk(connection.org_id),
+        keys::SSO_SK.to_owned(),
+        connection,
+        version,
+    )?;
+    let mut ops = vec![WriteOp::Put { item, condition }];
+    let verified: Vec<&str> = connection
+        .domains
+        .iter()
+        .filter(|d| d.verified_at.is_some())
+        .map(|d| d.name.as_str())
+        .collect();
+    for name in &verified {
+        ops.push(WriteOp::Put {
+            item: Item::new(
+                keys::sso_domain_pk(name),
+                keys::org_pk(connection.org_id),
+                encode(&connection.org_id)?,
+            ),
+            condition: Condition::None,
+        });
+    }
+    for name in previously_verified {
+        if !verified.contains(&name.as_str()) {
+            ops.push(WriteOp::Delete {
+                pk: keys::sso_domain_pk(name),
+                sk: keys::org_pk(connection.org_id),
+                condition: Condition::None,
+            });
+        }
+    }
+    store.transact(ops).await
+}
+
+/// Removes the connection read at `version` and its routing index.
+pub async fn delete_sso(
+    store: &dyn ItemStore,
+    connection: &SsoConnection,
+    version: u64,
+) -> Result<(), StoreError> {
+    let mut ops = vec![WriteOp::Delete {
+        pk: keys::org_pk(connection.org_id),
+        sk: keys::SSO_SK.to_owned(),
+        condition: Condition::Version(version),
+    }];
+    for domain in connection
+        .domains
+        .iter()
+        .filter(|d| d.verified_at.is_some())
+    {
+        ops.push(WriteOp::Delete {
+            pk: keys::sso_domain_pk(&domain.name),
+            sk: keys::org_pk(connection.org_id),
+            condition: Condition::None,
+        });
+    }
+    store.transact(ops).await
+}
+
+/// The organizations whose single sign-on covers the verified email domain `name`.
+pub async fn sso_orgs_for_domain(
+    store: &dyn ItemStore,
+    name: &str,
+) -> Result<Vec<Uuid>, StoreError> {
+    query_all(store, Query::partition(keys::sso_domain_pk(name)))
+        .await?
+        .iter()
+        .map(decode)
+        .collect()
+}
+
+/// Stores an attempt under the hash of its state (TTL its expiry).
+pub async fn create_sso_attempt(
+    store: &dyn ItemStore,
+    attempt: &SsoAttempt,
+) -> Result<(), StoreError> {
+    let hash = mailward_domain::secrets::sha256_hex(attempt.state.as_bytes());
+    store
+        .put(
+            Item::new(
+                keys::sso_state_pk(&hash),
+                keys::SSO_STATE_SK,
+                encode(attempt)?,
+            )
+            .expiring_at(attempt.expires_at.unix_timestamp()),
+            Condition::NotExists,
+        )
+        .await
+}
+
+/// Takes the attempt of `state` once: `None` when unknown, expired or already taken.
+pub async fn take_sso_attempt(
+    store: &dyn ItemStore,
+    state: &str,
+) -> Result<Option<SsoAttempt>, StoreError> {
+    let pk = keys::sso_state_pk(&mailward_domain::secrets::sha256_hex(state.as_bytes()));
+    let Some(item) = store.get(&pk, keys::SSO_STATE_SK, true).await? else {
+        return Ok(None);
+    };
+    let attempt: SsoAttempt = decode(&item)?;
+    match store
+        .delete(&pk, keys::SSO_STATE_SK, Condition::Version(item.version))
+        .await
+    {
+        Ok(true) => Ok(Some(attempt)),
+        Ok(false) => Ok(None),
+        Err(e) if e.is_conflict() => Ok(None),
+        Err(e) => Err(e),
+    }
 }

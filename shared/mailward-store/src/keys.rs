@@ -16,6 +16,9 @@
 //! | access-token signing key | `OAUTHKEYS` | `KEY#<kid>` | |
 //! | TOTP factor of an account | `IDENTITY#<account>` | `TOTP` | |
 //! | dashboard session (TTL: its expiry) | `IDENTITY#<account>` | `SESSION#<id>` | |
+//! | single sign-on connection | `ORG#<org>` | `SSO` | |
+//! | verified single sign-on domain (routing by email) | `SSODOMAIN#<name>` | `ORG#<org>` | |
+//! | single sign-on attempt (TTL 10 min) | `SSOSTATE#<sha256 of state>` | `STATE` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
@@ -507,6 +510,22 @@ pub const SESSION_PREFIX: &str = "SESSION#";
 pub fn session_sk(id: Uuid) -> String {
     format!("{SESSION_PREFIX}{id}")
 }
+
+/// Sort key of an organization's single sign-on connection.
+pub const SSO_SK: &str = "SSO";
+
+/// Partition of a verified single sign-on domain's index.
+pub fn sso_domain_pk(name: &str) -> String {
+    format!("SSODOMAIN#{name}")
+}
+
+/// Partition of a single sign-on attempt (by the state's hash).
+pub fn sso_state_pk(hash: &str) -> String {
+    format!("SSOSTATE#{hash}")
+}
+
+/// Sort key of a single sign-on attempt.
+pub const SSO_STATE_SK: &str = "STATE";
 
 /// Partition of the access-token signing keys.
 pub const OAUTH_KEYS_PK: &str = "OAUTHKEYS";

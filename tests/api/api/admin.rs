@@ -1344,6 +1344,13 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
             Some(json!({"selector": "s1", "record_type": "CNAME", "value": "s1.example.net"})),
         ),
         ("DELETE", "/domains/{id}/dkim-keys/{key_id}", None),
+        (
+            "POST",
+            "/sso",
+            Some(json!({"issuer": "https://idp.example", "client_id": "c", "client_secret": "s"})),
+        ),
+        ("POST", "/sso/verify", None),
+        ("DELETE", "/sso", None),
     ]
 }
 
@@ -1397,6 +1404,7 @@ fn organization_wide(method: &str, path: &str) -> bool {
         "/webhook-endpoints",
         "/members",
         "/invitations",
+        "/sso",
     ]
     .iter()
     .any(|p| path.starts_with(p))

@@ -33,6 +33,7 @@ mod report_trust;
 mod reports;
 mod senders;
 mod signup;
+mod sso;
 mod support;
 mod sweep;
 mod tasks;

@@ -1041,7 +1041,8 @@ async fn sign_in_codes_cannot_be_guessed_across_challenges() {
     let state = &app.stack.state;
     let id = mailward_oauth::signin::start(state, "guarded@oauth.example")
         .await
-        .unwrap();
+        .unwrap()
+        .id;
     let code = app.code_for("guarded@oauth.example");
     let verified = mailward_oauth::signin::verify(state, id, &code, "ip:203.0.113.9")
         .await
