@@ -1,5 +1,5 @@
 //! The `api-account` function: the organization and its people: `/api-keys*`,
-//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/activity-log*`, `/support/*` and `/dns-connections*`.
+//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/activity-log*`, `/support/*`, `/dns-connections*`, and SCIM provisioning (`/scim/v2/*`, `/scim-tokens*`).
 
 pub mod activity;
 pub mod api_keys;
@@ -7,6 +7,7 @@ pub mod dns_connections;
 pub mod invitations;
 pub mod members;
 pub mod organizations;
+pub mod scim;
 pub mod support;
 pub mod usage;
 
@@ -22,4 +23,5 @@ pub fn routes() -> Routes {
         .merge(activity::routes())
         .merge(support::routes())
         .merge(dns_connections::routes())
+        .merge(scim::routes())
 }

@@ -151,3 +151,54 @@ pub struct SsoConnectionView {
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
+
+/// `POST /scim-tokens`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ScimTokenRequest {
+    /// A name to tell tokens apart (1 to 128 characters).
+    #[schema(min_length = 1, max_length = 128)]
+    pub name: String,
+}
+
+/// A SCIM token (an extension): the bearer credential of the organization's identity provider
+/// on `/scim/v2`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct ScimTokenView {
+    pub id: Uuid,
+    pub name: String,
+    /// The last four characters of the token.
+    pub last_four: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// The token (`mwscim_…`), only in the answer that created it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+/// The organization's SCIM tokens, newest first.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct ScimTokenList {
+    pub data: Vec<ScimTokenView>,
+}
+
+/// A SCIM resource or message (RFC 7643/7644), as the SCIM schemas describe it
+/// (`/scim/v2/Schemas`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+#[schema(value_type = Object)]
+pub struct ScimObject(pub serde_json::Value);
+
+/// A SCIM error (RFC 7644 §3.12).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct ScimErrorBody {
+    /// `urn:ietf:params:scim:api:messages:2.0:Error`.
+    pub schemas: Vec<String>,
+    /// The HTTP status, as a string.
+    pub status: String,
+    /// `invalidFilter`, `uniqueness`, `mutability`, `invalidSyntax`, `invalidPath`, `noTarget`
+    /// or `invalidValue`, when one applies.
+    #[serde(rename = "scimType", default, skip_serializing_if = "Option::is_none")]
+    pub scim_type: Option<String>,
+    pub detail: String,
+}

@@ -34,6 +34,7 @@ pub mod purpose;
 pub mod queue;
 pub mod rate_limits;
 pub mod reports;
+pub mod scim;
 pub mod secrets;
 pub mod senders;
 pub mod snapshots;

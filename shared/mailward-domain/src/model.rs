@@ -183,6 +183,10 @@ pub struct Membership {
     /// When the member last signed in with a second factor (seen on a session), if ever.
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub mfa_seen_at: Option<OffsetDateTime>,
+    /// Provisioned by the organization's identity provider over SCIM: its groups come from
+    /// there, and no groups means no domain (never "every domain").
+    #[serde(default)]
+    pub scim_managed: bool,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
 }
@@ -194,6 +198,12 @@ impl Membership {
             .into_iter()
             .find(|r| self.roles.contains(r))
             .unwrap_or(Role::Viewer)
+    }
+
+    /// The groups the member is limited to, `None` for every domain: a member provisioned over
+    /// SCIM without groups is limited to none.
+    pub fn group_limit(&self) -> Option<Vec<uuid::Uuid>> {
+        (self.scim_managed || !self.groups.is_empty()).then(|| self.groups.clone())
     }
 
     /// Whether the member administers the organization.

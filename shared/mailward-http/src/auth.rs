@@ -235,7 +235,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
         };
         return Ok(ResolvedAuth::Valid {
             org_id: claims.org,
-            groups: (!membership.groups.is_empty()).then(|| membership.groups.clone()),
+            groups: membership.group_limit(),
             mfa_gate,
             credential: Credential::Session {
                 account_id: claims.sub,

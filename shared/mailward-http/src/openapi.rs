@@ -97,6 +97,7 @@ secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once.
         (name = "api-keys", description = "API keys"),
         (name = "organizations", description = "Organizations"),
         (name = "meta", description = "This document"),
+        (name = "scim", description = "An extension beyond SPEC §5: SCIM 2.0 provisioning (RFC 7643/7644) for the organization's identity provider. An administrator creates a SCIM token (`POST /scim-tokens`, shown once); the provider calls `/scim/v2` with `Authorization: Bearer mwscim_…` (the `scim_token` scheme, which opens nothing else), SCIM's own methods (PUT replaces, PATCH modifies), media type (`application/scim+json`) and error body. Users are the people it provisions (members while `active`), Groups are Mailward's groups and their members the members' group limits. Deprovisioning ends the person's sessions and MCP connections for the organization at once and never removes the last administrator. Changes reach the activity log as `API_KEY` actions whose actor is the SCIM token's id, and the member webhooks fire as for any change. The `Mailward-Version` header is not used here."),
         (name = "oauth", description = "The OAuth 2.1 authorization server of the MCP endpoints (its own function on AWS). People sign in with a one-time code emailed to them (no passwords), pick an organization and consent; the one public connector client (no secret) trades the authorization code with PKCE S256 for an ES256 access token (15 minutes, audience `{base_url}/mcp`, verifiable with `/oauth/jwks`) and a refresh token that rotates on every use (an old one presented again revokes its connection). Loopback redirect URIs on any port (8765 for Claude-Code-style clients) are the only ones accepted. Dynamic client registration and client-ID metadata documents are refused with 403 naming the connector client. People list and revoke their connections with `GET`/`DELETE /oauth/connections`; a revoked connection answers 401 on its next MCP call. The same sign-in gives dashboard sessions: `POST /oauth/session/start`, then `POST /oauth/session`."),
         (name = "mcp", description = "The Model Context Protocol endpoints for AI agents: `/mcp` (every tool; OAuth tokens only), `/mcp/directory` (fourteen read-only tools) and `/mcp/public` (no credentials: `audit_domain`, `validate_spf_include`), with the discovery documents (`/.well-known/oauth-protected-resource*`, `/.well-known/mcp`, `/.well-known/mcp/server-card.json`). The tools call the same services as the REST routes and answer the same shapes as structured content."),
         (name = "notifications", description = "Email notifications follow `settings.email_notifications` of the organization: `domain_setup` (monitoring established, or back after a drift), `domain_failed`, `domain_drifted` and `first_report` (a domain's first aggregate report) are sent to the administrators and to members limited to the domain's group, at most once per occurrence, as plain text and HTML with a one-click unsubscribe link (RFC 8058) for their setting. Daily, with the first sweep of the day, the administrators receive `tasks_digests` (the open tasks by priority; skipped when no task changed since the last digest), `setup_reminders` (domains still `pending` a day after they started waiting for their DMARC record; each domain once per wait) and `invitation_reminders` (pending invitations expiring within two days; each invitation once per expiry). `delegation_missing` (hosted DMARC's `_dmarc` CNAME removed after working, or never published in time) and `hosted_spf_live` (the domain's SPF record now includes the hosted, flattened chain) follow the `domain.hosted_record.error` and `.ready` events, once per event. `billing_notices` (paid plans only, with the daily reminders, once each: the trial ending within three days with what the active domains will then be billed as, the trial ended with the tiers now billed, and the active domains reaching a new volume tier: 11, 101 or 1001 of them)."),
@@ -127,6 +128,17 @@ impl Modify for SecuritySchemes {
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("JWT")
                     .description(Some("Dashboard session token"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "scim_token",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An extension: a SCIM token (mwscim_…) an administrator creates with POST /scim-tokens, for the organization's identity provider; it opens /scim/v2 and nothing else",
+                    ))
                     .build(),
             ),
         );
@@ -164,7 +176,15 @@ fn version_header() -> Parameter {
 
 /// Adds the version header to every operation that takes credentials.
 fn add_version_header(op: &mut Operation) {
-    if op.security.as_ref().is_some_and(|s| !s.is_empty()) {
+    let scim_only = op
+        .tags
+        .as_ref()
+        .is_some_and(|t| t.iter().any(|t| t == "scim"))
+        && op
+            .operation_id
+            .as_deref()
+            .is_some_and(|id| !id.ends_with("scim_token") && !id.ends_with("scim_tokens"));
+    if !scim_only && op.security.as_ref().is_some_and(|s| !s.is_empty()) {
         op.parameters
             .get_or_insert_with(Vec::new)
             .push(utoipa::openapi::RefOr::T(version_header()));

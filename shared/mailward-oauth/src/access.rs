@@ -127,7 +127,7 @@ pub async fn authenticate(
             session_id: None,
         },
         version: ApiVersion::LATEST,
-        groups: (!membership.groups.is_empty()).then(|| membership.groups.clone()),
+        groups: membership.group_limit(),
     };
     Ok(Ok(McpCaller { caller, claims }))
 }

@@ -732,6 +732,7 @@ async fn person(
         roles: vec![role],
         groups: Vec::new(),
         mfa_seen_at: None,
+        scim_managed: false,
         created_at: now,
     };
     let mut ops = Vec::new();

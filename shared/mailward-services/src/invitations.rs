@@ -466,6 +466,7 @@ pub async fn accept(
         roles: invitation.roles.clone(),
         groups: invitation.groups.clone(),
         mfa_seen_at: None,
+        scim_managed: false,
         created_at: now,
     };
     ops.push(accounts::add_membership_op(&membership)?);

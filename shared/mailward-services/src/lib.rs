@@ -27,6 +27,7 @@ pub mod ownership;
 pub(crate) mod people;
 pub mod prospecting;
 pub mod reports;
+pub mod scim;
 pub mod signup;
 pub mod sources;
 pub mod support;

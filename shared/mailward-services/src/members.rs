@@ -78,7 +78,7 @@ async fn another_admin_stays(
         })
 }
 
-fn event_op(
+pub(crate) fn event_op(
     event: &str,
     membership: &Membership,
     now: time::OffsetDateTime,
@@ -142,6 +142,7 @@ pub async fn add(
         roles,
         groups,
         mfa_seen_at: None,
+        scim_managed: false,
         created_at: now,
     };
     if !may_add_directly(app, caller, caller.org_id, &account).await? {
@@ -245,7 +246,25 @@ pub async fn update(
     ))
 }
 
-/// Removes a member (their sessions stop working at once).
+/// Ends what a person removed from `org` held there: their dashboard sessions and the MCP
+/// connections they made for it (every request checks the membership anyway; this removes
+/// what would otherwise linger until it expires).
+pub async fn end_access(
+    app: &AppState,
+    account: Uuid,
+    org: Uuid,
+) -> Result<(), mailward_domain::store::StoreError> {
+    let store = app.store.as_ref();
+    identity::end_sessions_in(store, account, org).await?;
+    for connection in mailward_store::oauth::list_connections(store, account).await? {
+        if connection.org_id == Some(org) {
+            mailward_store::oauth::delete_connection(store, account, connection.id).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes a member (their sessions and MCP connections for the organization end at once).
 pub async fn remove(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
     require_manager(caller)?;
     for _ in 0..3 {
@@ -272,9 +291,7 @@ pub async fn remove(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
             Ok(()) => {
                 // The membership check already refuses the removed person's tokens; their
                 // stored sessions in this organization go too.
-                if let Err(e) =
-                    identity::end_sessions_in(app.store.as_ref(), id, caller.org_id).await
-                {
+                if let Err(e) = end_access(app, id, caller.org_id).await {
                     tracing::warn!(error = %e, "could not end a removed member's sessions");
                 }
                 return Ok(());

@@ -225,6 +225,7 @@ async fn first_admin_ops(
                 roles: vec![Role::Admin],
                 groups: Vec::new(),
                 mfa_seen_at: None,
+                scim_managed: false,
                 created_at: now,
             })?,
             condition: Condition::NotExists,
@@ -267,6 +268,7 @@ async fn invitee_ops(
                 roles: vec![Role::Admin],
                 groups: Vec::new(),
                 mfa_seen_at: None,
+                scim_managed: false,
                 created_at: now,
             };
             ops.push(accounts::add_membership_op(&membership)?);

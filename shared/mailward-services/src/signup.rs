@@ -143,6 +143,7 @@ pub async fn verify(
             roles: vec![Role::Admin],
             groups: Vec::new(),
             mfa_seen_at: None,
+            scim_managed: false,
             created_at: now,
         })?,
         condition: Condition::NotExists,

@@ -17,6 +17,9 @@
 //! | TOTP factor of an account | `IDENTITY#<account>` | `TOTP` | |
 //! | dashboard session (TTL: its expiry) | `IDENTITY#<account>` | `SESSION#<id>` | |
 //! | single sign-on connection | `ORG#<org>` | `SSO` | |
+//! | SCIM token metadata | `ORG#<org>` | `SCIMTOKEN#<id>` | |
+//! | SCIM token lookup | `SCIMTOKEN#<sha256 of token>` | `SCIMTOKEN` | |
+//! | SCIM-provisioned user | `ORG#<org>` | `SCIMUSER#<account>` | |
 //! | verified single sign-on domain (routing by email) | `SSODOMAIN#<name>` | `ORG#<org>` | |
 //! | single sign-on attempt (TTL 10 min) | `SSOSTATE#<sha256 of state>` | `STATE` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
@@ -509,6 +512,30 @@ pub const SESSION_PREFIX: &str = "SESSION#";
 /// Sort key of one dashboard session.
 pub fn session_sk(id: Uuid) -> String {
     format!("{SESSION_PREFIX}{id}")
+}
+
+/// Sort-key prefix of an organization's SCIM tokens.
+pub const SCIM_TOKEN_PREFIX: &str = "SCIMTOKEN#";
+
+/// Sort key of one SCIM token's metadata.
+pub fn scim_token_sk(id: Uuid) -> String {
+    format!("{SCIM_TOKEN_PREFIX}{id}")
+}
+
+/// Partition of a SCIM token's lookup (by its hash).
+pub fn scim_lookup_pk(hash: &str) -> String {
+    format!("SCIMTOKEN#{hash}")
+}
+
+/// Sort key of a SCIM token's lookup.
+pub const SCIM_LOOKUP_SK: &str = "SCIMTOKEN";
+
+/// Sort-key prefix of an organization's SCIM-provisioned users.
+pub const SCIM_USER_PREFIX: &str = "SCIMUSER#";
+
+/// Sort key of one SCIM-provisioned user.
+pub fn scim_user_sk(account: Uuid) -> String {
+    format!("{SCIM_USER_PREFIX}{account}")
 }
 
 /// Sort key of an organization's single sign-on connection.

@@ -30,6 +30,7 @@ pub mod prospecting;
 pub mod rate_limits;
 pub mod reports;
 pub mod row_chunks;
+pub mod scim;
 pub mod senders;
 pub mod signups;
 pub mod snapshots;

@@ -1351,6 +1351,8 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ),
         ("POST", "/sso/verify", None),
         ("DELETE", "/sso", None),
+        ("POST", "/scim-tokens", Some(json!({"name": "idp"}))),
+        ("DELETE", "/scim-tokens/{id}", None),
     ]
 }
 
@@ -1387,6 +1389,15 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         ("POST", "/account/mfa/totp/disable"),
         ("POST", "/account/mfa/verify"),
         ("POST", "/account/mfa/recovery-codes"),
+        // SCIM takes its own token only (sessions and API keys get 401; see scim.rs).
+        ("POST", "/scim/v2/Users"),
+        ("PUT", "/scim/v2/Users/{id}"),
+        ("PATCH", "/scim/v2/Users/{id}"),
+        ("DELETE", "/scim/v2/Users/{id}"),
+        ("POST", "/scim/v2/Groups"),
+        ("PUT", "/scim/v2/Groups/{id}"),
+        ("PATCH", "/scim/v2/Groups/{id}"),
+        ("DELETE", "/scim/v2/Groups/{id}"),
         // MCP takes OAuth tokens only; its writing tools refuse viewers (see mcp.rs).
         ("POST", "/mcp"),
         ("POST", "/mcp/directory"),
@@ -1405,6 +1416,7 @@ fn organization_wide(method: &str, path: &str) -> bool {
         "/members",
         "/invitations",
         "/sso",
+        "/scim-tokens",
     ]
     .iter()
     .any(|p| path.starts_with(p))

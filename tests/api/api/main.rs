@@ -31,6 +31,7 @@ mod registrar;
 mod report_data;
 mod report_trust;
 mod reports;
+mod scim;
 mod senders;
 mod signup;
 mod sso;
