@@ -27,7 +27,25 @@ DOCUMENTED = {
         400: {("signup_code_incorrect", "code"), ("signup_challenge_invalid", "signup_id")}
     },
     "POST /oauth/session": {
-        400: {("signin_code_incorrect", "code"), ("signin_challenge_invalid", "signin_id")}
+        400: {
+            ("signin_code_incorrect", "code"),
+            ("signin_challenge_invalid", "signin_id"),
+            # The code may be left out only once a challenge's email step is done.
+            (INVALID, "code"),
+        }
+    },
+    # The state is the single-use value of a trip to the provider that the fuzzer cannot make.
+    "GET /oauth/sso/callback": {400: {PAGE}},
+    # Creating the connection needs its three credentials (updating it does not); an issuer
+    # with a query or fragment is not an issuer (OpenID Connect Discovery §2); a host name must
+    # also be a domain name Mailward can watch.
+    "POST /sso": {
+        400: {
+            (INVALID, "issuer"),
+            (INVALID, "client_id"),
+            (INVALID, "client_secret"),
+        }
+        | {(INVALID, f"domains[{i}]") for i in range(20)}
     },
     "POST /invitations/accept": {400: {("invitation_token_invalid", "token")}},
     "GET /notifications/unsubscribe": {400: {(INVALID, "token")}},

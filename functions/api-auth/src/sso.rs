@@ -122,17 +122,31 @@ fn refused(message: &str) -> Response {
     description = "An extension: the `sso_url` of `POST /oauth/session/start`. Redirects the browser to the organization's OpenID Connect provider (authorization code with PKCE S256, `state` and `nonce`, `login_hint` the address); the provider returns to `/oauth/sso/callback`.",
     responses(
         (status = 303, description = "To the provider"),
-        (status = 400, description = "Unknown or expired sign-in, or no single sign-on for its address (a page)", content_type = "text/html"),
+        (status = 400, description = "`signin_id` missing or not a UUID (JSON naming it)", body = ErrorBody),
+        (status = 404, description = "Unknown or expired sign-in, or no single sign-on for its address (a page)", content_type = "text/html"),
         (status = 503, description = "The provider's discovery document could not be read (a page)", content_type = "text/html"),
     ))]
 pub async fn start(State(app): State<AppState>, Query(params): Query<StartParams>) -> Response {
+    let not_found = |message: &str| {
+        page(
+            StatusCode::NOT_FOUND,
+            "Single sign-on did not start",
+            &error_line(Some(message)),
+        )
+    };
     let Ok(Some(email)) = signin::challenge_email(&app, params.signin_id).await else {
-        return refused("This sign-in is unknown or expired; start again.");
+        return not_found("This sign-in is unknown or expired; start again.");
     };
     let connection = match sso::route(&app, &email).await {
         Ok(Some(c)) => c,
-        Ok(None) => return refused("No single sign-on is set up for this address."),
-        Err(e) => return refused(e.message()),
+        Ok(None) => return not_found("No single sign-on is set up for this address."),
+        Err(e) => {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Single sign-on is unavailable",
+                &error_line(Some(e.message())),
+            );
+        }
     };
     let base = links::base_url(&app.config);
     match sso::begin(

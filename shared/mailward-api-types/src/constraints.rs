@@ -196,6 +196,15 @@ schema_type!(
     pub Label = text(1, 100)
 );
 schema_type!(
+    /// An OAuth client id: 1 to 256 characters without control characters, surrounding spaces
+    /// trimmed.
+    pub ClientId = text(1, 256)
+);
+schema_type!(
+    /// An `acr` value: 1 to 256 characters without control characters.
+    pub AcrValue = plain_text(true, 256)
+);
+schema_type!(
     /// An https URL the service connects to: a public host name (no credentials), an optional
     /// port, at most 2048 characters.
     pub HttpsUrl = url("https", r"[\s\S]", true)

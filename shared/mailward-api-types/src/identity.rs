@@ -91,14 +91,15 @@ pub struct SsoConnectionRequest {
     /// The issuer URL (https); its discovery document must name the same issuer.
     #[schema(format = "uri", max_length = 512)]
     pub issuer: Option<String>,
-    #[schema(min_length = 1, max_length = 256)]
+    /// 1 to 256 characters without control characters (surrounding spaces trimmed).
+    #[schema(value_type = Option<crate::constraints::ClientId>)]
     pub client_id: Option<String>,
     /// Required when the connection is created; stored sealed and never shown again.
     #[schema(min_length = 1, max_length = 1024)]
     pub client_secret: Option<String>,
     /// The email domains it covers (at most 20); each is routed to the provider once its TXT
     /// proof is seen (`POST /sso/verify`).
-    #[schema(max_items = 20)]
+    #[schema(max_items = 20, value_type = Option<Vec<crate::constraints::HostName>>)]
     pub domains: Option<Vec<String>>,
     /// Refuse emailed codes for the verified domains.
     pub enforced: Option<bool>,
@@ -110,7 +111,7 @@ pub struct SsoConnectionRequest {
     /// Whether the provider's MFA (`amr` with `mfa`, or an `acr` listed here) satisfies
     /// `require_mfa`.
     pub trust_provider_mfa: Option<bool>,
-    #[schema(max_items = 10)]
+    #[schema(max_items = 10, value_type = Option<Vec<crate::constraints::AcrValue>>)]
     pub mfa_acr_values: Option<Vec<String>>,
 }
 
@@ -156,8 +157,8 @@ pub struct SsoConnectionView {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ScimTokenRequest {
-    /// A name to tell tokens apart (1 to 128 characters).
-    #[schema(min_length = 1, max_length = 128)]
+    /// A name to tell tokens apart (1 to 100 characters without control characters).
+    #[schema(value_type = crate::constraints::Label)]
     pub name: String,
 }
 

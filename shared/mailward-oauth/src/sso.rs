@@ -99,6 +99,9 @@ pub async fn get(
 }
 
 fn check_issuer(raw: &str, allow_loopback: bool) -> Result<String, ServiceError> {
+    if raw.chars().count() > 512 {
+        return Err(ServiceError::invalid("issuer", "at most 512 characters"));
+    }
     let url = mailward_app::outbound::client::check_url(raw, allow_loopback)
         .map_err(|e| ServiceError::invalid("issuer", format!("issuer: {e}")))?;
     if url.query().is_some() || url.fragment().is_some() {
@@ -192,13 +195,20 @@ fn apply(
         next.issuer = check_issuer(issuer, app.config.outbound.allow_loopback)?;
     }
     if let Some(client_id) = &input.client_id {
-        if client_id.trim().is_empty() || client_id.len() > 256 {
-            return Err(ServiceError::invalid("client_id", "1 to 256 characters"));
+        let trimmed = client_id.trim();
+        if trimmed.is_empty()
+            || client_id.chars().count() > 256
+            || client_id.chars().any(char::is_control)
+        {
+            return Err(ServiceError::invalid(
+                "client_id",
+                "1 to 256 characters without control characters",
+            ));
         }
         next.client_id = client_id.trim().to_owned();
     }
     if let Some(secret) = &input.client_secret {
-        if secret.is_empty() || secret.len() > 1024 {
+        if secret.is_empty() || secret.chars().count() > 1024 {
             return Err(ServiceError::invalid(
                 "client_secret",
                 "1 to 1024 characters",
@@ -231,10 +241,13 @@ fn apply(
         next.trust_provider_mfa = trust;
     }
     if let Some(values) = &input.mfa_acr_values {
-        if values.len() > 10 || values.iter().any(|v| v.is_empty() || v.len() > 256) {
+        let bad = |v: &String| {
+            v.trim().is_empty() || v.chars().count() > 256 || v.chars().any(char::is_control)
+        };
+        if values.len() > 10 || values.iter().any(bad) {
             return Err(ServiceError::invalid(
                 "mfa_acr_values",
-                "at most 10 values of 1 to 256 characters",
+                "at most 10 values of 1 to 256 characters without control characters",
             ));
         }
         next.mfa_acr_values = values.clone();

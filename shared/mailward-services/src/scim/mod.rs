@@ -147,10 +147,10 @@ pub async fn create_token(
 ) -> Result<mailward_api_types::identity::ScimTokenView, ServiceError> {
     caller.require_org_admin()?;
     let name = input.name.trim();
-    if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
+    if name.is_empty() || input.name.chars().count() > 100 || name.chars().any(char::is_control) {
         return Err(ServiceError::invalid(
             "name",
-            "1 to 128 characters without control characters",
+            "1 to 100 characters without control characters",
         ));
     }
     if mailward_store::scim::tokens(app.store.as_ref(), caller.org_id)
