@@ -90,7 +90,7 @@ within 10 seconds and deduplicate on `id`: delivery is at least once and unorder
 secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once."
     ),
     modifiers(&SecuritySchemes),
-    components(schemas(ErrorBody, RateLimitBody)),
+    components(schemas(ErrorBody, RateLimitBody, mailward_api_types::identity::ScimErrorBody)),
     tags(
         (name = "health", description = "Liveness"),
         (name = "signup", description = "Headless signup"),
