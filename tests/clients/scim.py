@@ -7,6 +7,11 @@ Usage:
   scim.py provision BASE_URL TOKEN       provisions kim@corp.example (editor) in a new group and
                                          prints {"kim": id, "group": id, "admin": id}
   scim.py deprovision BASE_URL TOKEN ID  deactivates, then deletes the user
+  scim.py tester BASE_URL TOKEN          runs the scim2-tester compliance checks of discovery
+                                         and misc (its CRUD checks fill userName with random
+                                         text, which Mailward refuses: a user is an email at a
+                                         verified domain; `provision` covers CRUD); prints the
+                                         counts and fails on any ERROR or CRITICAL
 """
 
 import json
@@ -93,6 +98,19 @@ if command == "provision":
     admin = client.create(User(user_name="admin@corp.example"))
     expect_error(400, lambda: client.delete(User, admin.id))
     print(json.dumps({"kim": kim.id, "group": group.id, "admin": admin.id}))
+
+elif command == "tester":
+    from scim2_tester import Status, check_server
+
+    results = check_server(client, include_tags={"discovery", "misc"})
+    bad = [r for r in results if r.status in (Status.ERROR, Status.CRITICAL)]
+    for r in bad:
+        print(f"{r.status.name}: {r.title}: {r.reason}", file=sys.stderr)
+    counts = {}
+    for r in results:
+        counts[r.status.name] = counts.get(r.status.name, 0) + 1
+    assert not bad, f"{len(bad)} compliance checks failed: {counts}"
+    print(json.dumps(counts))
 
 elif command == "deprovision":
     user_id = sys.argv[4]

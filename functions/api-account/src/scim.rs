@@ -350,7 +350,10 @@ pub enum ScimDeleteAnswers {
     security(("scim_token" = [])),
     description = "SCIM extension (see the `scim` tag): what this server supports (PATCH and filters with `eq`; no bulk, sort, ETags or password change). RFC 7643 §5.",
     responses(ScimReadAnswers))]
-pub async fn service_provider_config(State(app): State<AppState>, _caller: ScimCaller) -> Response {
+pub async fn scim_service_provider_config(
+    State(app): State<AppState>,
+    _caller: ScimCaller,
+) -> Response {
     scim_response(200, &scim::service_provider_config(&base(&app)))
 }
 
@@ -359,7 +362,7 @@ pub async fn service_provider_config(State(app): State<AppState>, _caller: ScimC
     security(("scim_token" = [])),
     description = "SCIM extension: `User` at `/Users` and `Group` at `/Groups` (RFC 7643 §6), as a list response.",
     responses(ScimReadAnswers))]
-pub async fn resource_types(State(app): State<AppState>, _caller: ScimCaller) -> Response {
+pub async fn scim_resource_types(State(app): State<AppState>, _caller: ScimCaller) -> Response {
     let all = scim::resource_types(&base(&app));
     scim_response(200, &scim::list_response(all, 1, scim::MAX_COUNT))
 }
@@ -369,9 +372,44 @@ pub async fn resource_types(State(app): State<AppState>, _caller: ScimCaller) ->
     security(("scim_token" = [])),
     description = "SCIM extension: the User and Group schemas (RFC 7643 §7 and §8.7.1) reduced to the attributes Mailward keeps: `userName` (the email address, at a verified domain of the organization), `name.givenName`, `name.familyName`, `displayName`, `active`, `emails` (the userName), `roles` (admin, editor or viewer; viewer when none is sent), `groups` (read-only; set through Groups), `externalId`; Group `displayName` and `members`.",
     responses(ScimReadAnswers))]
-pub async fn schemas(State(app): State<AppState>, _caller: ScimCaller) -> Response {
+pub async fn scim_schemas(State(app): State<AppState>, _caller: ScimCaller) -> Response {
     let all = scim::schemas(&base(&app));
     scim_response(200, &scim::list_response(all, 1, scim::MAX_COUNT))
+}
+
+/// One resource type.
+#[utoipa::path(get, path = "/scim/v2/ResourceTypes/{id}", tag = "scim",
+    security(("scim_token" = [])),
+    params(("id" = String, Path, description = "`User` or `Group`")),
+    description = "SCIM extension: one resource type (RFC 7644 §4).",
+    responses(ScimGetAnswers))]
+pub async fn scim_resource_type(
+    State(app): State<AppState>,
+    _caller: ScimCaller,
+    Path(id): Path<String>,
+) -> Response {
+    by_id(scim::resource_types(&base(&app)), &id, "resource type")
+}
+
+/// One schema.
+#[utoipa::path(get, path = "/scim/v2/Schemas/{id}", tag = "scim",
+    security(("scim_token" = [])),
+    params(("id" = String, Path, description = "The schema URI")),
+    description = "SCIM extension: one schema (RFC 7644 §4), by its URI.",
+    responses(ScimGetAnswers))]
+pub async fn scim_schema(
+    State(app): State<AppState>,
+    _caller: ScimCaller,
+    Path(id): Path<String>,
+) -> Response {
+    by_id(scim::schemas(&base(&app)), &id, "schema")
+}
+
+fn by_id(all: Vec<Value>, id: &str, what: &str) -> Response {
+    match all.into_iter().find(|item| item["id"] == id) {
+        Some(item) => scim_response(200, &item),
+        None => error_response(&ScimError::not_found(what)),
+    }
 }
 
 /// Lists users.
@@ -379,7 +417,7 @@ pub async fn schemas(State(app): State<AppState>, _caller: ScimCaller) -> Respon
     security(("scim_token" = [])), params(ListParams),
     description = "SCIM extension: the people the identity provider provisioned (active or not), oldest first; `filter` `userName eq \"…\"` (case-insensitive) or `externalId eq \"…\"`; any other filter is 400 `invalidFilter`.",
     responses(ScimListAnswers))]
-pub async fn list_users(
+pub async fn scim_list_users(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     axum::extract::RawQuery(query): axum::extract::RawQuery,
@@ -393,7 +431,7 @@ pub async fn list_users(
     request_body(content((ScimObject = "application/scim+json"), (ScimObject = "application/json")), description = "A User: `userName` (the email address) required"),
     description = "SCIM extension: provisions a person. The address must be at a verified domain of the organization (the single sign-on TXT proof, or a monitored domain), else 403. An account is created when none uses the address; the person joins with `roles` (viewer when none is sent) unless `active` is false. A member who was added otherwise is adopted (managed by SCIM from then on). Provisioned members without groups see no domain (the empty list that means every domain for other members does not apply).",
     responses(ScimCreateAnswers))]
-pub async fn create_user(
+pub async fn scim_create_user(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     bytes: Bytes,
@@ -407,7 +445,7 @@ pub async fn create_user(
     params(("id" = String, Path, description = "The User id (the account id)")),
     description = "SCIM extension: one provisioned User.",
     responses(ScimGetAnswers))]
-pub async fn get_user(
+pub async fn scim_get_user(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -422,7 +460,7 @@ pub async fn get_user(
     request_body(content((ScimObject = "application/scim+json"), (ScimObject = "application/json")), description = "The whole User"),
     description = "SCIM extension: replaces the User's attributes (roles not sent are kept; `userName` cannot change: 400 `mutability`). `active` false deprovisions as DELETE does but keeps the User; true makes the person a member again with their roles and groups.",
     responses(ScimChangeAnswers))]
-pub async fn replace_user(
+pub async fn scim_replace_user(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -438,7 +476,7 @@ pub async fn replace_user(
     request_body(content((ScimObject = "application/scim+json"), (ScimObject = "application/json")), description = "A PatchOp: `Operations` of `add`, `replace` or `remove`, with or without `path`"),
     description = "SCIM extension: RFC 7644 §3.5.2 on `active`, `roles`, `displayName`, `externalId`, `name.givenName`, `name.familyName`. `active` false deprovisions (the membership goes with the person's sessions and MCP connections for the organization, at once; never the last administrator: 400 `mutability`).",
     responses(ScimChangeAnswers))]
-pub async fn patch_user(
+pub async fn scim_patch_user(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -453,7 +491,7 @@ pub async fn patch_user(
     params(("id" = String, Path, description = "The User id")),
     description = "SCIM extension: deprovisions: the membership is removed and the person's dashboard sessions and MCP connections for the organization end at once (their next call answers 401). Never the last administrator: 400 `mutability`.",
     responses(ScimDeleteAnswers))]
-pub async fn delete_user(
+pub async fn scim_delete_user(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -466,7 +504,7 @@ pub async fn delete_user(
     security(("scim_token" = [])), params(ListParams),
     description = "SCIM extension: the organization's groups with their members (the members whose group limits include them); `filter` `displayName eq \"…\"`.",
     responses(ScimListAnswers))]
-pub async fn list_groups(
+pub async fn scim_list_groups(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     axum::extract::RawQuery(query): axum::extract::RawQuery,
@@ -480,7 +518,7 @@ pub async fn list_groups(
     request_body(content((ScimObject = "application/scim+json"), (ScimObject = "application/json")), description = "A Group: `displayName`, optional `members`"),
     description = "SCIM extension: a new Mailward group; its `members` (existing members' ids) get it among their group limits.",
     responses(ScimCreateAnswers))]
-pub async fn create_group(
+pub async fn scim_create_group(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     bytes: Bytes,
@@ -494,7 +532,7 @@ pub async fn create_group(
     params(("id" = String, Path, description = "The Group id (the group's id)")),
     description = "SCIM extension: one group with its members.",
     responses(ScimGetAnswers))]
-pub async fn get_group(
+pub async fn scim_get_group(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -509,7 +547,7 @@ pub async fn get_group(
     request_body(content((ScimObject = "application/scim+json"), (ScimObject = "application/json")), description = "The whole Group"),
     description = "SCIM extension: the name and the whole member list (members left out lose the group from their limits).",
     responses(ScimChangeAnswers))]
-pub async fn replace_group(
+pub async fn scim_replace_group(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -525,7 +563,7 @@ pub async fn replace_group(
     request_body(content((ScimObject = "application/scim+json"), (ScimObject = "application/json")), description = "A PatchOp on `displayName` or `members` (add, remove, replace, `members[value eq \"…\"]`)"),
     description = "SCIM extension: renames the group, or adds, removes or replaces members (their group limits follow).",
     responses(ScimChangeAnswers))]
-pub async fn patch_group(
+pub async fn scim_patch_group(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -540,7 +578,7 @@ pub async fn patch_group(
     params(("id" = String, Path, description = "The Group id")),
     description = "SCIM extension: deletes the Mailward group (as `DELETE /groups/{id}` does).",
     responses(ScimDeleteAnswers))]
-pub async fn delete_group(
+pub async fn scim_delete_group(
     State(app): State<AppState>,
     ScimCaller(caller): ScimCaller,
     Path(id): Path<String>,
@@ -607,22 +645,24 @@ pub async fn delete_scim_token(
 /// This module's routes.
 pub fn routes() -> Routes {
     Routes::new()
-        .routes(utoipa_axum::routes!(service_provider_config))
-        .routes(utoipa_axum::routes!(resource_types))
-        .routes(utoipa_axum::routes!(schemas))
-        .routes(utoipa_axum::routes!(list_users, create_user))
+        .routes(utoipa_axum::routes!(scim_service_provider_config))
+        .routes(utoipa_axum::routes!(scim_resource_types))
+        .routes(utoipa_axum::routes!(scim_schemas))
+        .routes(utoipa_axum::routes!(scim_resource_type))
+        .routes(utoipa_axum::routes!(scim_schema))
+        .routes(utoipa_axum::routes!(scim_list_users, scim_create_user))
         .routes(utoipa_axum::routes!(
-            get_user,
-            replace_user,
-            patch_user,
-            delete_user
+            scim_get_user,
+            scim_replace_user,
+            scim_patch_user,
+            scim_delete_user
         ))
-        .routes(utoipa_axum::routes!(list_groups, create_group))
+        .routes(utoipa_axum::routes!(scim_list_groups, scim_create_group))
         .routes(utoipa_axum::routes!(
-            get_group,
-            replace_group,
-            patch_group,
-            delete_group
+            scim_get_group,
+            scim_replace_group,
+            scim_patch_group,
+            scim_delete_group
         ))
         .routes(utoipa_axum::routes!(create_scim_token, list_scim_tokens))
         .routes(utoipa_axum::routes!(delete_scim_token))

@@ -33,8 +33,22 @@ pub type Routes = OpenApiRouter<AppState>;
 
 async fn route_not_found(
     axum::extract::State(state): axum::extract::State<AppState>,
-) -> impl IntoResponse {
-    error::ApiError::route_not_found(&links::base_url(&state.config))
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    // A SCIM client reads SCIM's error body (RFC 7644 §3.12), under its own base URL too.
+    if uri.path().starts_with("/scim/v2/") {
+        let body = mailward_services::scim::ScimError::not_found("resource").body();
+        return (
+            axum::http::StatusCode::NOT_FOUND,
+            [(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("application/scim+json"),
+            )],
+            body.to_string(),
+        )
+            .into_response();
+    }
+    error::ApiError::route_not_found(&links::base_url(&state.config)).into_response()
 }
 
 /// Turns routes into the served router: the JSON 404 fallback, the body limit and the shared

@@ -176,14 +176,11 @@ fn version_header() -> Parameter {
 
 /// Adds the version header to every operation that takes credentials.
 fn add_version_header(op: &mut Operation) {
+    // SCIM's own routes (`scim_…`) take SCIM's credential and no version header.
     let scim_only = op
-        .tags
-        .as_ref()
-        .is_some_and(|t| t.iter().any(|t| t == "scim"))
-        && op
-            .operation_id
-            .as_deref()
-            .is_some_and(|id| !id.ends_with("scim_token") && !id.ends_with("scim_tokens"));
+        .operation_id
+        .as_deref()
+        .is_some_and(|id| id.starts_with("scim_"));
     if !scim_only && op.security.as_ref().is_some_and(|s| !s.is_empty()) {
         op.parameters
             .get_or_insert_with(Vec::new)

@@ -171,6 +171,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/scim/v2/ServiceProviderConfig"),
         ("get", "/scim/v2/ResourceTypes"),
         ("get", "/scim/v2/Schemas"),
+        ("get", "/scim/v2/ResourceTypes/{id}"),
+        ("get", "/scim/v2/Schemas/{id}"),
         ("get", "/scim/v2/Users"),
         ("post", "/scim/v2/Users"),
         ("get", "/scim/v2/Users/{id}"),

@@ -108,6 +108,9 @@ async fn a_scim_client_provisions_and_deprovisions_members() {
     let base = app.url("");
     let ids = scim_client(&["provision", &base, &secret]).await;
     let kim = ids["kim"].as_str().unwrap().to_owned();
+    // The scim2-tester compliance checks of discovery and unknown resources.
+    let counts = scim_client(&["tester", &base, &secret]).await;
+    assert!(counts["SUCCESS"].as_u64().unwrap_or(0) > 10, "{counts}");
     let group = ids["group"].as_str().unwrap().to_owned();
 
     // Kim is an editor limited to the group; SCIM's changes are API_KEY actions of the token.

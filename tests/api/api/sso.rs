@@ -5,6 +5,7 @@
 //! A wrong audience and a bad signature are checked on the provider's own tokens.
 
 use crate::identity::{app_code, enrol};
+use crate::oauth::{exchange, location_params, mcp_status, page_state, param, post_form};
 use mailward_api_tests::TestApp;
 use mailward_dns_fixture::{FixtureServer, Zone};
 use reqwest::{Method, StatusCode};
@@ -439,6 +440,90 @@ async fn the_providers_mfa_satisfies_require_mfa_only_when_the_organization_trus
     let kim = session["token"].as_str().unwrap();
     assert_eq!(crate::oauth::jwt_claims(kim)["amr"], json!(["fed"]));
     assert_eq!(s.domains_as(kim).await.0, 403);
+    // An `acr` the organization names counts as the provider's MFA; another does not.
+    let (status, _) = s
+        .call(
+            Method::POST,
+            "/sso",
+            Some(json!({"trust_provider_mfa": true, "mfa_acr_values": ["urn:test:mfa"]})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, session) = s.sso_session("acr-lee@corp.example").await;
+    assert_eq!(status, 200, "{session}");
+    let lee = session["token"].as_str().unwrap().to_owned();
+    assert_eq!(crate::oauth::jwt_claims(&lee)["amr"], json!(["fed", "mfa"]));
+    assert_eq!(s.domains_as(&lee).await.0, 200);
+    let (status, _) = s
+        .call(
+            Method::POST,
+            "/sso",
+            Some(json!({"mfa_acr_values": ["urn:other"]})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, session) = s.sso_session("acr-lee@corp.example").await;
+    let lee = session["token"].as_str().unwrap().to_owned();
+    assert_eq!(crate::oauth::jwt_claims(&lee)["amr"], json!(["fed"]));
+}
+
+#[tokio::test]
+async fn the_consent_pages_sign_in_through_the_provider() {
+    let s = setup().await;
+    s.connect(json!({"enforced": true})).await;
+    let res = s
+        .app
+        .request(Method::GET, &crate::oauth::authorize_url(&[]))
+        .send()
+        .await
+        .unwrap();
+    let html = res.text().await.unwrap();
+    let res = post_form(
+        &s.app,
+        "/oauth/authorize",
+        &[
+            ("step", "email"),
+            ("state", &page_state(&html)),
+            ("email", "admin@corp.example"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let html = res.text().await.unwrap();
+    let marker = "id=\"sso\" href=\"";
+    let start = html.find(marker).expect("a link to the provider") + marker.len();
+    let link = html[start..]
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&amp;", "&");
+    assert!(link.starts_with(&s.idp.issuer), "{link}");
+    // The provider returns to the consent page, in the same browser.
+    let (status, _, consent) = s.open(&link).await;
+    assert_eq!(status, 200, "{consent}");
+    assert!(
+        consent.contains(&format!("value=\"{}\"", s.admin.org_id)),
+        "{consent}"
+    );
+    let res = post_form(
+        &s.app,
+        "/oauth/authorize",
+        &[
+            ("step", "consent"),
+            ("state", &page_state(&consent)),
+            ("organization_id", &s.admin.org_id),
+            ("decision", "allow"),
+            ("allow_changes", "yes"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), 303);
+    let params = location_params(&res);
+    let (status, tokens) = exchange(&s.app, param(&params, "code").unwrap()).await;
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(crate::oauth::jwt_claims(access)["amr"], json!(["fed"]));
+    assert_eq!(mcp_status(&s.app, "/mcp", access).await, 200);
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 // HTTPS on loopback with the test's certificate, the clients the test names, accounts whose id
 // is the email address, and interactions that finish by themselves (the account is the
 // `login_hint`; a hint starting with "mfa-" signs in with `amr` ["pwd", "mfa"] and `acr`
-// "urn:test:mfa"). Prints one JSON line {"issuer": ...} once listening.
+// "urn:test:mfa", one starting with "acr-" with `amr` ["pwd"] and that `acr`). Prints one JSON line {"issuer": ...} once listening.
 //
 // Usage: node provider.mjs CERT.pem KEY.pem REDIRECT_URI CLIENT_ID:SECRET [CLIENT_ID:SECRET...]
 import fs from 'node:fs';
@@ -62,11 +62,13 @@ server.listen(0, '127.0.0.1', () => {
     if (details.prompt.name === 'login') {
       const hint = details.params.login_hint || 'nobody@example.invalid';
       const mfa = hint.startsWith('mfa-');
+      // "acr-" accounts show their second factor by the acr value alone.
+      const acrOnly = hint.startsWith('acr-');
       result = {
         login: {
           accountId: hint,
           amr: mfa ? ['pwd', 'mfa'] : ['pwd'],
-          acr: mfa ? 'urn:test:mfa' : 'urn:test:pwd',
+          acr: mfa || acrOnly ? 'urn:test:mfa' : 'urn:test:pwd',
         },
       };
     } else {
