@@ -344,14 +344,6 @@ pub async fn verify(
     Ok(view(app, base, &next))
 }
 
-/// Whether `domain` is a verified single sign-on domain of `org` (one of the proofs of the
-/// "verified domain" rule, `mailward_services::ownership`).
-pub async fn proves_domain(app: &AppState, org: Uuid, domain: &str) -> Result<bool, ServiceError> {
-    Ok(identity::sso_orgs_for_domain(app.store.as_ref(), domain)
-        .await?
-        .contains(&org))
-}
-
 /// The connection a sign-in of `email` goes to: the one organization whose verified single
 /// sign-on domain is the address's domain (none, or several, route nowhere).
 pub async fn route(app: &AppState, email: &str) -> Result<Option<SsoConnection>, ServiceError> {
@@ -379,8 +371,7 @@ struct Discovery {
     userinfo_endpoint: Option<String>,
 }
 
-async fn fetch_json(app: &AppState, request: reqwest::RequestBuilder) -> Result<Value, String> {
-    let _ = app;
+async fn fetch_json(request: reqwest::RequestBuilder) -> Result<Value, String> {
     let mut response = request.send().await.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
     let mut body = Vec::new();
@@ -405,7 +396,7 @@ async fn discover(app: &AppState, issuer: &str) -> Result<Discovery, String> {
     );
     mailward_app::outbound::client::check_url(&url, app.config.outbound.allow_loopback)?;
     let client = app.outbound_client()?;
-    let doc: Discovery = serde_json::from_value(fetch_json(app, client.get(&url)).await?)
+    let doc: Discovery = serde_json::from_value(fetch_json(client.get(&url)).await?)
         .map_err(|e| format!("the discovery document: {e}"))?;
     if doc.issuer != issuer {
         return Err(format!(
@@ -663,7 +654,6 @@ async fn exchange(
     // client_secret_basic: both halves form-encoded first (RFC 6749 §2.3.1).
     let enc = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
     let tokens = fetch_json(
-        app,
         client
             .post(&doc.token_endpoint)
             .basic_auth(enc(&connection.client_id), Some(enc(&secret)))
@@ -677,7 +667,7 @@ async fn exchange(
         .as_str()
         .ok_or_else(|| SsoError::Provider("the token answer has no id_token".into()))?;
     let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(
-        fetch_json(app, client.get(&doc.jwks_uri))
+        fetch_json(client.get(&doc.jwks_uri))
             .await
             .map_err(|e| SsoError::Provider(format!("the JWKS: {e}")))?,
     )
@@ -697,7 +687,7 @@ async fn exchange(
         && let (Some(endpoint), Some(access)) =
             (&doc.userinfo_endpoint, tokens["access_token"].as_str())
     {
-        let info = fetch_json(app, client.get(endpoint).bearer_auth(access))
+        let info = fetch_json(client.get(endpoint).bearer_auth(access))
             .await
             .map_err(|e| SsoError::Provider(format!("the UserInfo endpoint: {e}")))?;
         if info["sub"].as_str() != Some(claims.sub.as_str()) {

@@ -145,6 +145,12 @@ async fn a_scim_client_provisions_and_deprovisions_members() {
             .any(|e| e["action"] == "group.created" && e["actor_id"] == token["id"]),
         "{activity}"
     );
+    // Attribute changes (the replaced display name, the patched given name) are recorded too.
+    let updated = entries
+        .iter()
+        .filter(|e| e["action"] == "member.updated" && e["actor_id"] == token["id"])
+        .count();
+    assert!(updated >= 2, "{activity}");
     let kim_session = app
         .session_token("kim@corp.example", &admin.org_id, false)
         .await;

@@ -341,9 +341,10 @@ async fn membership_ops(
                 ..m
             };
             ops.push(accounts::save_membership_op(&next, version)?);
+            ops.extend(record(app, caller, user, "adopted")?);
         }
         (None, true) => ops.extend(join_ops(app, caller, user, &email)?),
-        (None, false) => {}
+        (None, false) => ops.extend(record(app, caller, user, "provisioned inactive")?),
     }
     Ok(ops)
 }
@@ -380,6 +381,30 @@ fn join_ops(
         ),
     )?);
     Ok(ops)
+}
+
+/// The activity entry of a change to a provisioned user that no member operation records (its
+/// attributes, an adoption, an inactive user): `member.updated` by the SCIM token.
+fn record(
+    app: &AppState,
+    caller: &Caller,
+    user: &ScimUser,
+    what: &str,
+) -> Result<Vec<mailward_domain::store::WriteOp>, ScimError> {
+    Ok(crate::activity::ops(
+        app,
+        caller,
+        crate::activity::Change::new(
+            "member.updated",
+            "member",
+            Some(user.account_id),
+            format!(
+                "{} {what} by SCIM token {}",
+                user.user_name,
+                token_id(caller)
+            ),
+        ),
+    )?)
 }
 
 fn token_id(caller: &Caller) -> String {
@@ -424,7 +449,13 @@ async fn save(
             )
             .await?;
         }
-        _ => {}
+        // Attributes only (or an inactive user): no member operation records it.
+        _ => {
+            let mut ops = record(app, caller, &next, "updated")?;
+            ops.push(scim::put_user_op(&next, Some(version))?);
+            store.transact(ops).await.map_err(conflict)?;
+            return Ok(next);
+        }
     }
     store
         .transact(vec![scim::put_user_op(&next, Some(version))?])
@@ -525,19 +556,19 @@ pub async fn patch(
 pub async fn delete(app: &AppState, caller: &Caller, id: &str) -> Result<(), ScimError> {
     let current = load(app, caller, id).await?;
     let account = current.value.account_id;
+    let mut ops = vec![scim::delete_user_op(
+        caller.org_id,
+        account,
+        current.version,
+    )];
     if accounts::membership(app.store.as_ref(), caller.org_id, account)
         .await?
         .is_some()
     {
         crate::members::remove(app, caller, account).await?;
+    } else {
+        ops.extend(record(app, caller, &current.value, "deleted")?);
     }
-    app.store
-        .transact(vec![scim::delete_user_op(
-            caller.org_id,
-            account,
-            current.version,
-        )])
-        .await
-        .map_err(conflict)?;
+    app.store.transact(ops).await.map_err(conflict)?;
     Ok(())
 }
