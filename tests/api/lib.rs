@@ -440,6 +440,38 @@ impl TestApp {
         }
     }
 
+    /// Subscribes `org` to `plan` as a person would: a checkout started by its administrator,
+    /// paid on the local stack's test-mode Checkout page (whose events reach the webhook route
+    /// signed, as Stripe's would). Answers the subscription afterwards.
+    pub async fn subscribe(&self, org: &SignedUp, plan: &str) -> Value {
+        let token = self.session_token(&org.email, &org.org_id, false).await;
+        let res = self
+            .with_session(reqwest::Method::POST, "/billing/checkout", &token)
+            .json(&json!({ "plan": plan }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(res.status(), 200, "checkout");
+        let url = res.json::<Value>().await.expect("json")["url"]
+            .as_str()
+            .expect("url")
+            .to_owned();
+        let page = self.http.post(&url).send().await.expect("pay");
+        assert_eq!(
+            page.status(),
+            303,
+            "{}",
+            page.text().await.unwrap_or_default()
+        );
+        let res = self
+            .with_session(reqwest::Method::GET, "/billing/subscription", &token)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(res.status(), 200);
+        res.json().await.expect("json")
+    }
+
     /// A dashboard session token for the account behind `email` in `org`.
     pub async fn session_token(&self, email: &str, org: &str, mfa: bool) -> String {
         let store = self.stack.state.store.as_ref();

@@ -48,6 +48,8 @@ DOCUMENTED = {
         | {(INVALID, f"domains[{i}]") for i in range(20)}
     },
     "POST /invitations/accept": {400: {("invitation_token_invalid", "token")}},
+    # Stripe's webhook: only a body signed with the endpoint's secret is processed.
+    "POST /billing/stripe-webhook": {400: {("invalid_signature", "Stripe-Signature")}},
     "GET /notifications/unsubscribe": {400: {(INVALID, "token")}},
     "POST /notifications/unsubscribe": {400: {(INVALID, "token")}},
     # The sign-in page's state is a signed field of the previous page.

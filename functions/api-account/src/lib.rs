@@ -1,8 +1,9 @@
 //! The `api-account` function: the organization and its people: `/api-keys*`,
-//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/activity-log*`, `/support/*`, `/dns-connections*`, and SCIM provisioning (`/scim/v2/*`, `/scim-tokens*`).
+//! `/organizations*`, `/members*`, `/invitations*`, `/usage`, `/billing/*` (an extension), `/activity-log*`, `/support/*`, `/dns-connections*`, and SCIM provisioning (`/scim/v2/*`, `/scim-tokens*`).
 
 pub mod activity;
 pub mod api_keys;
+pub mod billing;
 pub mod dns_connections;
 pub mod invitations;
 pub mod members;
@@ -20,6 +21,7 @@ pub fn routes() -> Routes {
         .merge(members::routes())
         .merge(invitations::routes())
         .merge(usage::routes())
+        .merge(billing::routes())
         .merge(activity::routes())
         .merge(support::routes())
         .merge(dns_connections::routes())

@@ -2,6 +2,7 @@
 //! queue workers and periodic chores beside it, on the embedded adapters (SQLite file, durable
 //! queue table, `.eml` outbox). Black-box tests start it in-process with [`LocalStack::start`].
 
+pub mod billing_pages;
 pub mod dns_server;
 pub mod imap;
 pub mod smtp;
@@ -458,6 +459,10 @@ pub fn assemble(
         #[cfg(not(feature = "route53-connections"))]
         None => {}
     }
+    // Billing: Stripe with a secret key, else the local test-mode pages.
+    if let Some(payments) = mailward_billing::adapter(&state, true).map_err(anyhow::Error::msg)? {
+        state = state.with_payments(payments);
+    }
     if settings.ports.is_none() {
         // One process: count rate-limit windows in memory, off the single SQLite writer. With
         // injected ports (the AWS adapters under test) the counters stay in the shared store.
@@ -565,9 +570,11 @@ impl LocalStack {
         let addr = listener.local_addr()?;
         let Assembled { state, db, objects } = assemble(&settings, clock, addr)?;
         let (shutdown, watcher) = watch::channel(false);
-        let app = router(state.clone())
-            .merge(uploads::router(objects))
-            .into_make_service_with_connect_info::<SocketAddr>();
+        let mut app = router(state.clone()).merge(uploads::router(objects));
+        if state.payments.as_ref().is_some_and(|p| p.name() == "local") {
+            app = app.merge(billing_pages::router(&state));
+        }
+        let app = app.into_make_service_with_connect_info::<SocketAddr>();
         let mut server_stop = watcher.clone();
         let server = tokio::spawn(async move {
             let result = axum::serve(listener, app)

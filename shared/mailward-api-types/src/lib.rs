@@ -8,6 +8,7 @@
 pub mod activity;
 pub mod admin;
 pub mod api_keys;
+pub mod billing;
 pub mod bimi;
 pub mod common;
 pub mod constraints;

@@ -214,6 +214,69 @@ pub struct Config {
     /// Let RDAP lookups reach loopback addresses over plain HTTP (local tests only: a fixture
     /// server); elsewhere they are HTTPS to public addresses alone.
     pub rdap_allow_loopback: bool,
+    /// The payment provider's settings (Stripe's keys and prices).
+    pub billing: BillingConfig,
+}
+
+/// Stripe's settings. The secret key and the webhook secret are never printed (`Debug`
+/// redacts them) nor logged.
+#[derive(Clone, Default)]
+pub struct BillingConfig {
+    /// Stripe's secret key (`sk_…`, `rk_…`): with it, billing runs on Stripe; without it, on
+    /// the local test-mode pages (the local stack) or not at all (AWS: 503).
+    pub stripe_secret_key: Option<String>,
+    /// The webhook endpoint's signing secret (`whsec_…`), which the local adapter signs with
+    /// too. Unset: derived from the service's secret key (local stack only).
+    pub stripe_webhook_secret: Option<String>,
+    /// Stripe's API origin (`https://api.stripe.com`; a stand-in's in tests).
+    pub stripe_api_base: String,
+    /// Stripe price id per `(plan, line-item code)`: `it_teams:DOMAIN-ACTIVE-1TO10=price_…`.
+    pub stripe_prices: Vec<(mailward_domain::model::PricingType, String, String)>,
+}
+
+impl std::fmt::Debug for BillingConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BillingConfig")
+            .field(
+                "stripe_secret_key",
+                &self.stripe_secret_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "stripe_webhook_secret",
+                &self.stripe_webhook_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("stripe_api_base", &self.stripe_api_base)
+            .field("stripe_prices", &self.stripe_prices)
+            .finish()
+    }
+}
+
+/// Stripe's API origin.
+pub const DEFAULT_STRIPE_API_BASE: &str = "https://api.stripe.com";
+
+/// Parses `MAILWARD_STRIPE_PRICES`: comma-separated `plan:CODE=price_id` (plan `it_teams` or
+/// `msp`; CODE a usage line-item code).
+pub fn parse_stripe_prices(
+    value: &str,
+) -> Result<Vec<(mailward_domain::model::PricingType, String, String)>, String> {
+    use mailward_domain::model::PricingType;
+    let mut out = Vec::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let bad = || format!("MAILWARD_STRIPE_PRICES: {entry:?} is not plan:CODE=price_id");
+        let (key, price) = entry.split_once('=').ok_or_else(bad)?;
+        let (plan, code) = key.split_once(':').ok_or_else(bad)?;
+        let plan = match plan.trim() {
+            "it_teams" => PricingType::ItTeams,
+            "msp" => PricingType::Msp,
+            _ => return Err(bad()),
+        };
+        let (code, price) = (code.trim(), price.trim());
+        if code.is_empty() || price.is_empty() {
+            return Err(bad());
+        }
+        out.push((plan, code.to_owned(), price.to_owned()));
+    }
+    Ok(out)
 }
 
 /// IANA's bootstrap registry for DNS (RFC 9224).
@@ -324,6 +387,10 @@ impl Config {
             evaluate_new_domains: true,
             rdap_bootstrap_url: Some(DEFAULT_RDAP_BOOTSTRAP_URL.to_owned()),
             rdap_allow_loopback: false,
+            billing: BillingConfig {
+                stripe_api_base: DEFAULT_STRIPE_API_BASE.into(),
+                ..Default::default()
+            },
         }
     }
 
@@ -385,6 +452,24 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_RDAP_BOOTSTRAP_URL") {
             self.rdap_bootstrap_url = parse_rdap_bootstrap_url(&value);
+        }
+        if let Ok(value) = std::env::var("MAILWARD_STRIPE_SECRET_KEY")
+            && !value.trim().is_empty()
+        {
+            self.billing.stripe_secret_key = Some(value.trim().to_owned());
+        }
+        if let Ok(value) = std::env::var("MAILWARD_STRIPE_WEBHOOK_SECRET")
+            && !value.trim().is_empty()
+        {
+            self.billing.stripe_webhook_secret = Some(value.trim().to_owned());
+        }
+        if let Ok(value) = std::env::var("MAILWARD_STRIPE_API_BASE")
+            && !value.trim().is_empty()
+        {
+            self.billing.stripe_api_base = value.trim().trim_end_matches('/').to_owned();
+        }
+        if let Ok(value) = std::env::var("MAILWARD_STRIPE_PRICES") {
+            self.billing.stripe_prices = parse_stripe_prices(&value)?;
         }
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = parse_bool("MAILWARD_TRUST_PROXY", &value)?;

@@ -182,6 +182,22 @@ impl Job for RemindersJob {
     const NAME: &'static str = SEND_REMINDERS;
 }
 
+// Billing: report an organization's quantities to its subscription.
+
+/// Job name: report the quantities of an organization's subscription.
+pub const SYNC_BILLING_QUANTITIES: &str = "sync_billing_quantities";
+
+/// Payload of [`SYNC_BILLING_QUANTITIES`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BillingQuantitiesJob {
+    /// The organization.
+    pub org_id: Uuid,
+}
+
+impl Job for BillingQuantitiesJob {
+    const NAME: &'static str = SYNC_BILLING_QUANTITIES;
+}
+
 // Webhook delivery: one event to one endpoint.
 
 /// Job name of a delivery.

@@ -43,6 +43,9 @@ pub struct App {
     pub fronts: Arc<dyn mailward_domain::policy_fronts::PolicyFronts>,
     /// Rate-limit counters (in memory in the local process, the shared store on AWS).
     pub rate_counter: Arc<dyn mailward_domain::rate_limits::RateCounter>,
+    /// The payment provider (Stripe, or the local test-mode pages); `None` where none is
+    /// configured, and then the billing operations answer 503.
+    pub payments: Option<Arc<dyn mailward_domain::billing::Payments>>,
     /// The outbound HTTP client, built on first use from `config.outbound`.
     outbound: OnceLock<Result<reqwest::Client, String>>,
     /// The sweep's DNS lane, sized by `config.sweep_dns_in_flight` on first use.
@@ -77,6 +80,7 @@ impl AppState {
             objects: None,
             fronts: Arc::new(mailward_domain::policy_fronts::DirectFronts),
             dns_hosts: None,
+            payments: None,
             config,
             outbound: OnceLock::new(),
             sweep_dns_lane: OnceLock::new(),
@@ -130,6 +134,14 @@ impl AppState {
     ) -> Self {
         if let Some(app) = Arc::get_mut(&mut self.0) {
             app.fronts = fronts;
+        }
+        self
+    }
+
+    /// Adds the payment provider (call before the state is shared).
+    pub fn with_payments(mut self, payments: Arc<dyn mailward_domain::billing::Payments>) -> Self {
+        if let Some(app) = Arc::get_mut(&mut self.0) {
+            app.payments = Some(payments);
         }
         self
     }

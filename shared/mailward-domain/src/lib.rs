@@ -7,6 +7,7 @@
 //! `mailward-aws`, and handlers only ever see these traits.
 
 pub mod admin;
+pub mod billing;
 pub mod certificates;
 pub mod clock;
 pub mod conflicts;

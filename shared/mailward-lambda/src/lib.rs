@@ -126,6 +126,11 @@ pub async fn state_from_env() -> anyhow::Result<AppState> {
     let state = state.with_dns_hosts(Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(
         mailward_aws::aws_config_from_env().await,
     )));
+    // Billing on Stripe where the function was given a secret key (else billing answers 503).
+    let state = match mailward_billing::adapter(&state, false).map_err(anyhow::Error::msg)? {
+        Some(payments) => state.with_payments(payments),
+        None => state,
+    };
     // Object storage where the function was given a bucket (support attachments).
     Ok(match std::env::var("MAILWARD_OBJECTS_BUCKET") {
         Ok(bucket) if !bucket.trim().is_empty() => {

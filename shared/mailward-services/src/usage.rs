@@ -3,24 +3,35 @@
 //!
 //! A domain is *parked* when flagged so; otherwise *active* once monitoring is established
 //! (status `setup` or `drifted`: reports reach the service) and *inactive* before that or after
-//! it failed (`none`, `pending`, `failed`). Active domains are priced by plan: `free` plans
-//! count them as DOMAIN-ACTIVE-FREE; paid plans (`it_teams`, `msp`) as DOMAIN-ACTIVE-TRIAL
-//! during the first [`TRIAL_DAYS`] days, then in graduated volume tiers (the first 10 in
-//! 1TO10, the next 90 in 11TO100, the next 900 in 101TO1000, the rest in 1001PLUS).
-//! AGENT-ADDON counts the active domains on which agents may propose changes. Aligned messages
-//! are those that passed DMARC in the month's aggregate reports.
+//! it failed (`none`, `pending`, `failed`). Active domains are priced by what the organization
+//! pays for ([`mailward_domain::billing::entitlements`], never the plan chosen at signup):
+//! without a paid subscription they count as DOMAIN-ACTIVE-FREE; during the trial that starts
+//! at checkout as DOMAIN-ACTIVE-TRIAL; then in graduated volume tiers (the first 10 in 1TO10,
+//! the next 90 in 11TO100, the next 900 in 101TO1000, the rest in 1001PLUS). AGENT-ADDON counts
+//! the active domains on which agents may propose changes, on plans that include the add-on.
+//! Aligned messages are those that passed DMARC in the month's aggregate reports.
 
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use mailward_api_types::admin::{Usage, UsageDomain, UsageLineItem, UsageOrganization};
+use mailward_domain::billing::{BillingAccount, Entitlements, Phase, entitlements as rule};
 use mailward_domain::domain::{Domain, MonitoringStatus};
 use mailward_domain::model::{OrgState, Organization, PricingType};
 use mailward_store::{domains, orgs};
-use time::{Duration, OffsetDateTime};
+use time::OffsetDateTime;
 
-/// Days a paid plan is on trial after the organization's creation.
-pub const TRIAL_DAYS: i64 = 14;
+/// The organization's entitlements now and its billing record (the one read every gate
+/// makes: retention, domain caps, the agent add-on, the line items).
+pub async fn entitlements(
+    app: &AppState,
+    org: uuid::Uuid,
+) -> Result<(Entitlements, Option<BillingAccount>), ServiceError> {
+    let account = mailward_store::billing::get(app.store.as_ref(), org)
+        .await?
+        .map(|v| v.value);
+    Ok((rule(account.as_ref(), app.clock.now()), account))
+}
 
 /// The graduated volume tiers: code and how many domains the tier holds (the last is open).
 const TIERS: [(&str, u64); 4] = [
@@ -70,14 +81,15 @@ struct Counts {
     agent: u64,
 }
 
-fn count(org: &Organization, list: &[Domain]) -> Counts {
+fn count(org: &Organization, ent: &Entitlements, list: &[Domain]) -> Counts {
     let mut c = Counts::default();
     for d in list {
         match state_of(d) {
             DomainState::Active => {
                 c.active += 1;
-                if d.agent_proposals_enabled
-                    .unwrap_or(org.agent_proposals_enabled)
+                if ent.agent_addon
+                    && d.agent_proposals_enabled
+                        .unwrap_or(org.agent_proposals_enabled)
                 {
                     c.agent += 1;
                 }
@@ -89,15 +101,41 @@ fn count(org: &Organization, list: &[Domain]) -> Counts {
     c
 }
 
-/// When a paid plan's trial ends; `None` on the free plan, which has none.
-pub fn trial_end(org: &Organization) -> Option<OffsetDateTime> {
-    (org.pricing_type != PricingType::Free).then(|| org.created_at + Duration::days(TRIAL_DAYS))
+/// After domains were added or removed: when the organization has a live subscription, its
+/// quantities are reported to the payment provider a minute later (one job; failures are
+/// logged, the daily report catches up).
+pub async fn quantities_changed(app: &AppState, org: uuid::Uuid) {
+    use mailward_domain::billing::SubscriptionStatus;
+    let live = match mailward_store::billing::get(app.store.as_ref(), org).await {
+        Ok(Some(a)) => {
+            a.value.subscription_id.is_some()
+                && !matches!(
+                    a.value.status,
+                    SubscriptionStatus::None | SubscriptionStatus::Canceled
+                )
+        }
+        Ok(None) => false,
+        Err(e) => {
+            tracing::warn!(org.id = %org, error = %e, "billing record unreadable; quantities not queued");
+            false
+        }
+    };
+    if live {
+        let job = mailward_app::jobs::BillingQuantitiesJob { org_id: org };
+        if let Err(e) = mailward_app::job::enqueue(app, &job, 60).await {
+            tracing::warn!(org.id = %org, error = %e, "billing quantities job not queued");
+        }
+    }
 }
 
 /// The active domains of `list` and the graduated tiers they fill, as a paid plan bills them
 /// after its trial (tiers holding none left out): what billing notices announce.
-pub fn paid_tiers(org: &Organization, list: &[Domain]) -> (u64, Vec<UsageLineItem>) {
-    let c = count(org, list);
+pub fn paid_tiers(
+    org: &Organization,
+    ent: &Entitlements,
+    list: &[Domain],
+) -> (u64, Vec<UsageLineItem>) {
+    let c = count(org, ent, list);
     let mut left = c.active;
     let mut items = Vec::new();
     for (code, size) in TIERS {
@@ -113,14 +151,30 @@ pub fn paid_tiers(org: &Organization, list: &[Domain]) -> (u64, Vec<UsageLineIte
     (c.active, items)
 }
 
-/// The line items of an organization's counts at `now` (items with quantity 0 left out).
-fn line_items(org: &Organization, c: Counts, now: OffsetDateTime) -> Vec<UsageLineItem> {
+/// Every line item a paid subscription bills, quantities as of now (zeros included): the
+/// quantities reported to the payment provider.
+pub async fn billable(
+    app: &AppState,
+    org_id: uuid::Uuid,
+) -> Result<Vec<UsageLineItem>, ServiceError> {
+    let store = app.store.as_ref();
+    let org = orgs::get(store, org_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("organization"))?
+        .value;
+    let (ent, _) = entitlements(app, org_id).await?;
+    let counts = count(&org, &ent, &domains::list(store, org_id).await?);
+    Ok(line_items(Phase::Paid, counts, true))
+}
+
+/// The line items of an organization's counts in billing `phase` (items with quantity 0 left
+/// out unless `zeros`).
+fn line_items(phase: Phase, c: Counts, zeros: bool) -> Vec<UsageLineItem> {
     let mut items: Vec<(String, u64)> = Vec::new();
-    let trial = org.created_at + Duration::days(TRIAL_DAYS) > now;
-    match org.pricing_type {
-        PricingType::Free => items.push(("DOMAIN-ACTIVE-FREE".into(), c.active)),
-        _ if trial => items.push(("DOMAIN-ACTIVE-TRIAL".into(), c.active)),
-        _ => {
+    match phase {
+        Phase::Free => items.push(("DOMAIN-ACTIVE-FREE".into(), c.active)),
+        Phase::Trial => items.push(("DOMAIN-ACTIVE-TRIAL".into(), c.active)),
+        Phase::Paid => {
             let mut left = c.active;
             for (code, size) in TIERS {
                 let here = left.min(size);
@@ -134,12 +188,23 @@ fn line_items(org: &Organization, c: Counts, now: OffsetDateTime) -> Vec<UsageLi
     items.push(("AGENT-ADDON".into(), c.agent));
     items
         .into_iter()
-        .filter(|(_, q)| *q > 0)
+        .filter(|(_, q)| zeros || *q > 0)
         .map(|(code, quantity)| UsageLineItem { code, quantity })
         .collect()
 }
 
-fn pricing_name(p: PricingType) -> &'static str {
+/// The line items of the organization now, as `GET /usage` reports them.
+pub async fn current_line_items(
+    app: &AppState,
+    org: &Organization,
+) -> Result<Vec<UsageLineItem>, ServiceError> {
+    let (ent, _) = entitlements(app, org.id).await?;
+    let list = domains::list(app.store.as_ref(), org.id).await?;
+    Ok(line_items(ent.phase, count(org, &ent, &list), false))
+}
+
+/// The wire name of a plan.
+pub fn pricing_name(p: PricingType) -> &'static str {
     match p {
         PricingType::Free => "free",
         PricingType::ItTeams => "it_teams",
@@ -209,7 +274,8 @@ pub async fn usage(
         .value;
     let mut list = domains::list(store, caller.org_id).await?;
     list.sort_by(|a, b| a.url.cmp(&b.url));
-    let counts = count(&org, &list);
+    let (ent, _) = entitlements(app, caller.org_id).await?;
+    let counts = count(&org, &ent, &list);
     let now = app.clock.now();
     let organizations = if expand.organizations {
         let mut out = Vec::new();
@@ -217,7 +283,8 @@ pub async fn usage(
             if child.state != OrgState::Active {
                 continue;
             }
-            let c = count(&child, &domains::list(store, child.id).await?);
+            let (child_ent, _) = entitlements(app, child.id).await?;
+            let c = count(&child, &child_ent, &domains::list(store, child.id).await?);
             out.push(UsageOrganization {
                 id: child.id,
                 name: child.name,
@@ -235,8 +302,10 @@ pub async fn usage(
         active_domains: counts.active,
         inactive_domains: counts.inactive,
         parked_domains: counts.parked,
-        pricing_type: pricing_name(org.pricing_type).into(),
-        line_items: expand.line_items.then(|| line_items(&org, counts, now)),
+        pricing_type: pricing_name(ent.plan).into(),
+        line_items: expand
+            .line_items
+            .then(|| line_items(ent.phase, counts, false)),
         domains: expand.domains.then(|| {
             list.iter()
                 .map(|d| UsageDomain {
@@ -259,34 +328,6 @@ pub async fn usage(
 mod tests {
     use super::*;
 
-    fn org(pricing: PricingType, age_days: i64, now: OffsetDateTime) -> Organization {
-        let mut o = Organization {
-            id: uuid::Uuid::nil(),
-            name: "Acme".into(),
-            is_active: true,
-            state: OrgState::Active,
-            pricing_type: pricing,
-            referer: None,
-            attribution_id: None,
-            logo_url: None,
-            email: None,
-            phone_number: None,
-            website: None,
-            require_mfa: false,
-            email_notifications: Default::default(),
-            agent_proposals_enabled: true,
-            onboarding_dismissed_at: None,
-            created_by: None,
-            parent_org_id: None,
-            invitation_failure: None,
-            created_at: now,
-            updated_at: now,
-        };
-        o.pricing_type = pricing;
-        o.created_at = now - Duration::days(age_days);
-        o
-    }
-
     fn codes(items: &[UsageLineItem]) -> Vec<(&str, u64)> {
         items
             .iter()
@@ -295,17 +336,15 @@ mod tests {
     }
 
     #[test]
-    fn paid_plans_fill_graduated_tiers_after_the_trial() {
-        let now = OffsetDateTime::now_utc();
+    fn paid_subscriptions_fill_graduated_tiers_after_the_trial() {
         let counts = Counts {
             active: 1_234,
             inactive: 3,
             parked: 2,
             agent: 0,
         };
-        let items = line_items(&org(PricingType::Msp, 30, now), counts, now);
         assert_eq!(
-            codes(&items),
+            codes(&line_items(Phase::Paid, counts, false)),
             vec![
                 ("DOMAIN-ACTIVE-1TO10", 10),
                 ("DOMAIN-ACTIVE-11TO100", 90),
@@ -315,35 +354,34 @@ mod tests {
                 ("DOMAIN-PARKED", 2),
             ]
         );
-        let items = line_items(
-            &org(PricingType::ItTeams, 30, now),
-            Counts {
-                active: 7,
-                ..counts
-            },
-            now,
-        );
+        let small = Counts {
+            active: 7,
+            ..counts
+        };
+        let items = line_items(Phase::Paid, small, false);
         assert_eq!(codes(&items)[0], ("DOMAIN-ACTIVE-1TO10", 7));
         assert_eq!(items.len(), 3, "empty tiers are left out");
+        assert_eq!(
+            line_items(Phase::Paid, small, true).len(),
+            7,
+            "all, for the provider"
+        );
     }
 
     #[test]
-    fn trials_and_free_plans_count_active_domains_on_one_line() {
-        let now = OffsetDateTime::now_utc();
+    fn trials_and_free_entitlements_count_active_domains_on_one_line() {
         let counts = Counts {
             active: 50,
             inactive: 0,
             parked: 0,
             agent: 50,
         };
-        let trial = line_items(&org(PricingType::ItTeams, 13, now), counts, now);
         assert_eq!(
-            codes(&trial),
+            codes(&line_items(Phase::Trial, counts, false)),
             vec![("DOMAIN-ACTIVE-TRIAL", 50), ("AGENT-ADDON", 50)]
         );
-        let free = line_items(&org(PricingType::Free, 400, now), counts, now);
         assert_eq!(
-            codes(&free),
+            codes(&line_items(Phase::Free, counts, false)),
             vec![("DOMAIN-ACTIVE-FREE", 50), ("AGENT-ADDON", 50)]
         );
     }

@@ -143,6 +143,16 @@ pub async fn name_taken(store: &dyn ItemStore, org: Uuid, name: &str) -> Result<
         .is_some())
 }
 
+/// How many domains an organization holds (its name claims: small items, no decoding).
+pub async fn count(store: &dyn ItemStore, org: Uuid) -> Result<u64, StoreError> {
+    Ok(query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::domain_name_sk("")),
+    )
+    .await?
+    .len() as u64)
+}
+
 /// Every domain of an organization (sorting and filtering happen in memory: fine to tens of
 /// thousands of domains per organization; see ARCHITECTURE.md).
 pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<Domain>, StoreError> {

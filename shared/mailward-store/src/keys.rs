@@ -17,6 +17,9 @@
 //! | TOTP factor of an account | `IDENTITY#<account>` | `TOTP` | |
 //! | dashboard session (TTL: its expiry) | `IDENTITY#<account>` | `SESSION#<id>` | |
 //! | single sign-on connection | `ORG#<org>` | `SSO` | |
+//! | billing record (customer, subscription state) | `ORG#<org>` | `BILLING` | |
+//! | payment-provider event processed (TTL 30 days) | `BILLINGEVENT#<event id>` | `EVENT` | |
+//! | local payments adapter object (session, customer, subscription) | `LOCALPAY#<id>` | `LOCALPAY` | |
 //! | SCIM token metadata | `ORG#<org>` | `SCIMTOKEN#<id>` | |
 //! | SCIM token lookup | `SCIMTOKEN#<sha256 of token>` | `SCIMTOKEN` | |
 //! | SCIM-provisioned user | `ORG#<org>` | `SCIMUSER#<account>` | |
@@ -540,6 +543,19 @@ pub fn scim_user_sk(account: Uuid) -> String {
 
 /// Sort key of an organization's single sign-on connection.
 pub const SSO_SK: &str = "SSO";
+
+/// The sort key of an organization's billing record.
+pub const BILLING_SK: &str = "BILLING";
+
+/// A payment-provider event processed (webhook idempotency).
+pub fn billing_event_pk(id: &str) -> String {
+    format!("BILLINGEVENT#{id}")
+}
+
+/// The local payments adapter's object `id` (a session, customer or subscription).
+pub fn local_pay_pk(id: &str) -> String {
+    format!("LOCALPAY#{id}")
+}
 
 /// Partition of a verified single sign-on domain's index.
 pub fn sso_domain_pk(name: &str) -> String {

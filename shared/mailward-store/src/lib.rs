@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod activity;
 pub mod api_keys;
 pub mod audits;
+pub mod billing;
 pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domains;

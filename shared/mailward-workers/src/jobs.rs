@@ -4,8 +4,8 @@
 
 use futures::StreamExt as _;
 use mailward_app::jobs::{
-    DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders, Notification,
-    ReconcileBatch, RemindersJob, SweepBatch,
+    BillingQuantitiesJob, DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders,
+    Notification, ReconcileBatch, RemindersJob, SweepBatch,
 };
 use mailward_domain::model::OrgState;
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
@@ -112,6 +112,13 @@ impl Work for RemindersJob {
     }
 }
 
+impl Work for BillingQuantitiesJob {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        mailward_billing::sync_quantities(state, self.org_id).await?;
+        Ok(())
+    }
+}
+
 impl Work for DeliveryJob {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         crate::webhooks::delivery::deliver(state, self).await
@@ -143,6 +150,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<DigestJob>(),
     register::<RemindersJob>(),
     register::<DeliveryJob>(),
+    register::<BillingQuantitiesJob>(),
 ];
 
 async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {

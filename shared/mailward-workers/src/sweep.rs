@@ -55,7 +55,16 @@ async fn run_batch_outcomes(
     let mut orgs: Vec<uuid::Uuid> = batch.domains.iter().map(|(org, _)| *org).collect();
     orgs.sort_unstable();
     orgs.dedup();
-    let results: Vec<anyhow::Result<((Uuid, Uuid), Swept)>> = futures::stream::iter(batch.domains)
+    let mut skipped = std::collections::HashSet::new();
+    for org in &orgs {
+        skipped.extend(over_cap(state, *org).await?);
+    }
+    let domains: Vec<(Uuid, Uuid)> = batch
+        .domains
+        .into_iter()
+        .filter(|(_, id)| !skipped.contains(id))
+        .collect();
+    let results: Vec<anyhow::Result<((Uuid, Uuid), Swept)>> = futures::stream::iter(domains)
         .map(|(org, id)| async move {
             sweep_domain(state, org, id)
                 .await
@@ -72,6 +81,23 @@ async fn run_batch_outcomes(
         }
     }
     results.into_iter().collect()
+}
+
+/// The domains of `org` beyond its plan's domain cap (the newest ones, after a downgrade):
+/// they stay readable but are not swept until the count fits. Organizations on the largest
+/// plan are not counted (its cap is far above what one organization holds).
+async fn over_cap(state: &AppState, org: Uuid) -> anyhow::Result<Vec<Uuid>> {
+    let (ent, _) = mailward_services::usage::entitlements(state, org).await?;
+    let largest = mailward_domain::billing::plan_table(mailward_domain::model::PricingType::Msp).1;
+    if ent.domain_cap >= largest
+        || domains::count(state.store.as_ref(), org).await? <= ent.domain_cap
+    {
+        return Ok(Vec::new());
+    }
+    let mut list = domains::list(state.store.as_ref(), org).await?;
+    list.sort_by_key(|d| (d.created_at, d.id));
+    let cap = usize::try_from(ent.domain_cap).unwrap_or(usize::MAX);
+    Ok(list.into_iter().skip(cap).map(|d| d.id).collect())
 }
 
 /// Runs one whole sweep in this process and returns when every due domain was evaluated (what

@@ -1353,6 +1353,12 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ("DELETE", "/sso", None),
         ("POST", "/scim-tokens", Some(json!({"name": "idp"}))),
         ("DELETE", "/scim-tokens/{id}", None),
+        (
+            "POST",
+            "/billing/checkout",
+            Some(json!({"plan": "it_teams"})),
+        ),
+        ("POST", "/billing/portal", None),
     ]
 }
 
@@ -1398,6 +1404,8 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         ("PUT", "/scim/v2/Groups/{id}"),
         ("PATCH", "/scim/v2/Groups/{id}"),
         ("DELETE", "/scim/v2/Groups/{id}"),
+        // Stripe's webhook: its signature, not a credential (see billing.rs).
+        ("POST", "/billing/stripe-webhook"),
         // MCP takes OAuth tokens only; its writing tools refuse viewers (see mcp.rs).
         ("POST", "/mcp"),
         ("POST", "/mcp/directory"),
@@ -1417,6 +1425,7 @@ fn organization_wide(method: &str, path: &str) -> bool {
         "/invitations",
         "/sso",
         "/scim-tokens",
+        "/billing/",
     ]
     .iter()
     .any(|p| path.starts_with(p))

@@ -5,6 +5,7 @@ mod admin;
 mod api_keys;
 mod audit;
 mod audit_matrix;
+mod billing;
 mod bimi;
 mod common;
 mod conventions;

@@ -140,6 +140,9 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         "list_prospecting_reports",
         "get_prospecting_report",
         "delete_prospecting_report",
+        "get_subscription",
+        "start_checkout",
+        "start_billing_portal",
     ] {
         assert!(main.contains(&tool.to_owned()), "{tool} missing");
     }
@@ -620,6 +623,17 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
     assert_eq!(endpoints.len(), 3);
     assert_eq!(endpoints[0]["url"], app.url("/mcp"));
     assert_eq!(endpoints[2]["url"], app.url("/mcp/public"));
+    // All 42 tools of SPEC §4.10 (and preview_dns_change beside them) on the main endpoint.
+    let main: Vec<&str> = endpoints[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(main.len(), 43, "{main:?}");
+    for billing in ["get_subscription", "start_checkout", "start_billing_portal"] {
+        assert!(main.contains(&billing), "{billing}");
+    }
     let audit = endpoints[0]["tools"]
         .as_array()
         .unwrap()

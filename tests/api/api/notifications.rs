@@ -418,6 +418,9 @@ async fn billing_notices_announce_the_trial_end_and_a_new_tier_once() {
         .await;
     set_switch(&app, &off.key, &off.org_id, "billing_notices", false).await;
     let free = app.sign_up("admin@free.example", "Free Co").await;
+    // A signup's plan is only offered: the trial starts when checkout is paid.
+    app.subscribe(&s, "it_teams").await;
+    app.subscribe(&off, "it_teams").await;
     let mut domains = Vec::new();
     for name in &names {
         domains.push(add_domain(&app, &s.key, name).await);
@@ -448,7 +451,7 @@ async fn billing_notices_announce_the_trial_end_and_a_new_tier_once() {
     );
     let text = &parts(&ending[0])[0];
     assert!(
-        text.contains("your 10 active domains will be billed as: DOMAIN-ACTIVE-1TO10 × 10"),
+        text.contains("your invoices bill your 10 active domains as: DOMAIN-ACTIVE-1TO10 × 10"),
         "{text}"
     );
     assert!(text.contains("/usage?expand[]=line_items"), "{text}");

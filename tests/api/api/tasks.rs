@@ -322,6 +322,11 @@ async fn the_plan_follows_the_domain_through_its_stages() {
     let (dns, app, s, id) = setup("journey.test").await;
     let plan_path = format!("/domains/{id}/plan");
     let plan_of = || get_json(&app, Method::GET, &plan_path, &s.key);
+    // Agents propose on paid plans only (the agent add-on): none on the free entitlements.
+    let free = plan_of().await;
+    assert_eq!(free["agent_proposals_enabled"], false, "{free}");
+    assert!(free["upcoming_steps"].as_array().unwrap().is_empty());
+    app.subscribe(&s, "it_teams").await;
     let plan = plan_of().await;
     assert_eq!(plan["current_stage"], 1, "{plan}");
     let setup_steps = plan["stages"][0]["steps"].as_array().unwrap();

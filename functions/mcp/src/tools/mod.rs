@@ -8,6 +8,7 @@
 
 mod account;
 mod audit;
+mod billing;
 mod domains;
 mod groups;
 mod hosting;
@@ -231,6 +232,9 @@ pub static TOOLS: &[ToolDef] = &[
     def::<settings::ListWebhookEndpoints>(),
     def::<settings::CreateWebhookEndpoint>(),
     def::<settings::DeleteWebhookEndpoint>(),
+    def::<billing::GetSubscription>(),
+    def::<billing::StartCheckout>(),
+    def::<billing::StartBillingPortal>(),
     def::<hosting::EnableHostedDmarc>(),
     def::<hosting::GetMtaSts>(),
     def::<hosting::EnableMtaSts>(),

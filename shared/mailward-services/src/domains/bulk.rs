@@ -106,6 +106,7 @@ pub async fn create_many(
     let mut results = Vec::with_capacity(input.domains.len());
     let mut created = Vec::new();
     let mut failed_count = 0u32;
+    let mut cap = super::DomainCap::load(app, caller.org_id).await?;
     for entry in &input.domains {
         let url = entry.get("url").and_then(Value::as_str).map(str::to_owned);
         let outcome = match parse_bulk_entry(entry) {
@@ -115,7 +116,16 @@ pub async fn create_many(
                     group_id: parsed.group_id,
                     use_stored_scan: false,
                 };
-                create_one(app, caller, request).await
+                match cap.take() {
+                    Ok(()) => {
+                        let made = create_one(app, caller, request).await;
+                        if made.is_err() {
+                            cap.give_back();
+                        }
+                        made
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Err(e) => Err(e),
         };
@@ -126,6 +136,9 @@ pub async fn create_many(
         results.push(bulk_entry(app, url, &outcome));
     }
     crate::evaluation::evaluate_soon(app, &created).await;
+    if !created.is_empty() {
+        crate::usage::quantities_changed(app, caller.org_id).await;
+    }
     Ok(BulkResponse {
         created_count: u32::try_from(created.len()).unwrap_or(u32::MAX),
         failed_count,

@@ -127,9 +127,51 @@ pub async fn create(
     input: CreateDomainRequest,
 ) -> Result<DomainView, ServiceError> {
     caller.require_write()?;
+    DomainCap::load(app, caller.org_id).await?.take()?;
     let domain = create_one(app, caller, input).await?;
     crate::evaluation::evaluate_soon(app, &[(domain.org_id, domain.id)]).await;
+    crate::usage::quantities_changed(app, caller.org_id).await;
     Ok(app.domain_view(&domain))
+}
+
+/// Room left under the organization's domain cap (its paid entitlements').
+pub(crate) struct DomainCap {
+    cap: u64,
+    held: u64,
+}
+
+impl DomainCap {
+    /// Reads the cap and the count.
+    pub(crate) async fn load(app: &AppState, org: Uuid) -> Result<Self, ServiceError> {
+        let (ent, _) = crate::usage::entitlements(app, org).await?;
+        Ok(Self {
+            cap: ent.domain_cap,
+            held: domains::count(app.store.as_ref(), org).await?,
+        })
+    }
+
+    /// Takes room for one domain, or refuses with 403 `domain_cap_reached`.
+    pub(crate) fn take(&mut self) -> Result<(), ServiceError> {
+        if self.held >= self.cap {
+            return Err(ServiceError::new(
+                crate::error::ErrorKind::Forbidden,
+                "domain_cap_reached",
+                format!(
+                    "the organization's plan allows {} domains and it holds {}: subscribe to a larger plan (POST /billing/checkout) or delete domains. Domains above the cap after a downgrade stay readable but are not swept until the count fits",
+                    self.cap, self.held
+                ),
+            )
+            .param("url")
+            .details(serde_json::json!({"domain_cap": self.cap, "domains": self.held})));
+        }
+        self.held += 1;
+        Ok(())
+    }
+
+    /// Gives back room taken for a domain that was not created.
+    pub(crate) fn give_back(&mut self) {
+        self.held = self.held.saturating_sub(1);
+    }
 }
 
 /// Creates one domain (no evaluation queued); shared by the single and bulk operations.
@@ -890,6 +932,7 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     .await
     .map(|removed| async move { hosting::withdraw(app, &removed).await })?
     .await;
+    crate::usage::quantities_changed(app, caller.org_id).await;
     Ok(())
 }
 

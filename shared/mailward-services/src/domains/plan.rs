@@ -25,7 +25,9 @@ pub async fn plan(app: &AppState, caller: &Caller, id: Uuid) -> Result<DomainPla
     let org_default = orgs::get(store, caller.org_id)
         .await?
         .is_none_or(|o| o.value.agent_proposals_enabled);
-    let proposals = domain.agent_proposals_enabled.unwrap_or(org_default);
+    // Agents propose only on plans with the agent add-on (paid entitlements).
+    let (ent, _) = crate::usage::entitlements(app, caller.org_id).await?;
+    let proposals = ent.agent_addon && domain.agent_proposals_enabled.unwrap_or(org_default);
     // The enforcement stage reads what the next policy up would stop, once reports exist.
     let next = match domain.dmarc_policy {
         Policy::None => Some(Policy::Quarantine),

@@ -4,16 +4,12 @@
 
 use crate::error::ServiceError;
 use crate::state::AppState;
-use mailward_domain::model::PricingType;
 pub use mailward_insights::figures::pct;
 use time::{Date, Duration};
 
-/// Days of report data a plan keeps.
-pub fn retention_days(plan: PricingType) -> i64 {
-    match plan {
-        PricingType::Free => 30,
-        PricingType::ItTeams | PricingType::Msp => 365,
-    }
+/// Days of report data a plan's entitlements keep (the billing table's).
+pub fn retention_days(plan: mailward_domain::model::PricingType) -> i64 {
+    mailward_domain::billing::plan_table(plan).0
 }
 
 /// The days of a long-window `period` (TLS views, exports): last_7_days, last_30_days (the
@@ -31,23 +27,22 @@ pub(crate) fn long_period_days(raw: Option<&str>) -> Result<i64, ServiceError> {
     }
 }
 
-/// The window `[from, to]` of `days` days ending yesterday, clamped to retention.
-pub(crate) fn window(app: &AppState, plan: PricingType, days: i64) -> (Date, Date) {
+/// The window `[from, to]` of `days` days ending yesterday, clamped to `retention` days.
+pub(crate) fn window(app: &AppState, retention: i64, days: i64) -> (Date, Date) {
     let today = app.clock.now().date();
     let to = today.previous_day().unwrap_or(today);
-    let earliest = today - Duration::days(retention_days(plan));
+    let earliest = today - Duration::days(retention);
     let from = (to - Duration::days(days - 1)).max(earliest);
     (from, to)
 }
 
-/// The window of `days` days ending yesterday, clamped to the organization's retention.
+/// The window of `days` days ending yesterday, clamped to the organization's retention: what
+/// its paid entitlements keep (never the plan chosen at signup).
 pub async fn org_window(
     app: &AppState,
     org: uuid::Uuid,
     days: i64,
 ) -> Result<(Date, Date), ServiceError> {
-    let plan = mailward_store::orgs::get(app.store.as_ref(), org)
-        .await?
-        .map_or(PricingType::Free, |o| o.value.pricing_type);
-    Ok(window(app, plan, days))
+    let (ent, _) = crate::usage::entitlements(app, org).await?;
+    Ok(window(app, ent.retention_days, days))
 }

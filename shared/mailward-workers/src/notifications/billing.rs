@@ -1,7 +1,10 @@
-//! `billing_notices`: the mails that tell an organization on a paid plan what its bill is about
-//! to become, from the usage model ([`mailward_services::usage`]: a 14-day trial, then graduated tiers of
-//! active domains). There is no payment provider in the service; these notices are about what
-//! the usage line items will say, which is what the invoice is made from.
+//! `billing_notices`: the mails that tell an organization with a paid subscription what its
+//! invoices are about to bill, from the usage model ([`mailward_services::usage`]: the 14-day
+//! trial that starts at checkout, then graduated tiers of active domains). The quantities of
+//! those line items are what is reported to the payment provider (`mailward_billing::sync`),
+//! so the invoice lines are these. Organizations without a paid subscription (whatever plan
+//! they chose at signup) hear nothing; payment failures are announced by the billing
+//! webhook (`mailward_billing::webhook`), not here.
 //!
 //! - **Trial ending**: within [`TRIAL_ENDING_WITHIN`] of the trial's end, what the active domains
 //!   will then be billed as. Once per trial.
@@ -45,12 +48,16 @@ pub(super) async fn due(
     org: &Organization,
     now: OffsetDateTime,
 ) -> anyhow::Result<Option<(Reminder, Vec<String>)>> {
-    let Some(trial_end) = mailward_services::usage::trial_end(org) else {
+    let (ent, account) = mailward_services::usage::entitlements(state, org.id).await?;
+    let Some(trial_end) = account
+        .filter(|_| ent.phase != mailward_domain::billing::Phase::Free)
+        .and_then(|a| a.trial_end)
+    else {
         return Ok(None);
     };
     let store = state.store.as_ref();
     let list = domains::list(store, org.id).await?;
-    let (active, tiers) = mailward_services::usage::paid_tiers(org, &list);
+    let (active, tiers) = mailward_services::usage::paid_tiers(org, &ent, &list);
     let candidates = candidates(trial_end, now, active, &tiers);
     let mut claimed: Vec<Notice> = Vec::new();
     let mut ended_now = false;
@@ -88,7 +95,7 @@ pub(super) async fn due(
         Reminder {
             switch: Switch::BillingNotices,
             subject,
-            intro: "What your Mailward bill is made of is changing:".to_owned(),
+            intro: "What your Mailward invoices bill is changing:".to_owned(),
             items: claimed.into_iter().map(|n| n.line).collect(),
             todo: format!(
                 "See the domains and line items behind it at {base}/usage?expand[]=line_items&expand[]=domains. Only active domains (monitoring set up) are billed by tier; park the ones that send no mail (POST {base}/domains/{{id}} with is_parked) or delete the ones you no longer need."
@@ -112,7 +119,7 @@ fn candidates(
         candidates.push(Notice {
             occurrence: format!("billing:trial_ending:{end}"),
             line: format!(
-                "Your trial ends on {}. From then your {active} active domain{} will be billed as: {}.",
+                "Your trial ends on {}. From then your invoices bill your {active} active domain{} as: {}.",
                 trial_end.date(),
                 plural(active),
                 describe(tiers)
@@ -124,7 +131,7 @@ fn candidates(
             candidates.push(Notice {
                 occurrence: format!("billing:trial_ended:{end}"),
                 line: format!(
-                    "Your trial ended on {}. Your {active} active domain{} are now billed as: {}.",
+                    "Your trial ended on {}. Your next invoice bills your {active} active domain{} as: {}.",
                     trial_end.date(),
                     plural(active),
                     describe(tiers)

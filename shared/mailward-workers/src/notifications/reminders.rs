@@ -36,6 +36,10 @@ pub async fn send(state: &AppState, job: RemindersJob) -> anyhow::Result<()> {
     if org.value.state != OrgState::Active {
         return Ok(());
     }
+    // The daily report of the subscription's quantities (domains change state in the sweep).
+    if let Err(e) = mailward_billing::sync_quantities(state, job.org_id).await {
+        tracing::warn!(org.id = %job.org_id, error = %e, "billing quantities not reported today");
+    }
     let settings = &org.value.email_notifications;
     let now = state.clock.now();
     if Switch::SetupReminders.enabled(settings) {
