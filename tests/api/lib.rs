@@ -13,6 +13,40 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The Python of `tests/run`'s `.venv` (with the tools it pins), or `MAILWARD_TEST_PYTHON`.
+pub fn venv_python() -> std::path::PathBuf {
+    std::env::var_os("MAILWARD_TEST_PYTHON").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"),
+        std::path::PathBuf::from,
+    )
+}
+
+/// Runs `npm ci` in `dir` (once per test process) unless `node_modules/<package>` is there.
+pub fn npm_ci_once(dir: &std::path::Path, package: &str) {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if dir.join("node_modules").join(package).exists() {
+        return;
+    }
+    let status = std::process::Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--silent"])
+        .current_dir(dir)
+        .status()
+        .expect("npm (Node.js) is needed to run this test's helper process");
+    assert!(status.success(), "npm ci in {} failed", dir.display());
+}
+
+/// A helper process of a test (an identity provider, a payment stand-in), killed and reaped
+/// when dropped.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The API version every API-key request sends.
 pub const VERSION: &str = "2025-04-30";
 

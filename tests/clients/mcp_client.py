@@ -7,7 +7,10 @@ tests/run's .venv), the way an assistant connects:
 3. the SDK connects to {base}/mcp with the access token, lists the tools and calls audit_domain,
    list_domains, get_domain and get_dmarc_summary, once with the 2026-07-28 revision (the
    SDK's default probe) and once with the initialize handshake;
-4. the SDK connects to {base}/mcp/public with no token and calls audit_domain.
+4. the SDK connects to {base}/mcp/public with no token and calls audit_domain;
+5. a second connection with the billing scopes calls get_subscription, start_checkout (the
+   checkout page it answers is paid on the local stack's test-mode page), get_subscription again
+   and start_billing_portal.
 
 The token asks only the four read scopes, so `tools/list` shows no writing tool. With TOKEN_FILE
 the access token is written there (the conformance suite's run uses it).
@@ -65,44 +68,52 @@ domain_id = added.json()["id"]
 # 2. OAuth 2.1: authorization code with PKCE S256, as a connector does it.
 meta = http.get("/.well-known/oauth-authorization-server").json()
 assert meta["code_challenge_methods_supported"] == ["S256"], meta
-verifier = secrets.token_urlsafe(48)
-challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-redirect = "http://127.0.0.1:8765/callback"
-query = urllib.parse.urlencode({
-    "response_type": "code",
-    "client_id": meta["mailward_connector_client_id"],
-    "redirect_uri": redirect,
-    "code_challenge": challenge,
-    "code_challenge_method": "S256",
-    "state": "python",
-    "scope": "domains:read groups:read tasks:read dmarc_reports:read offline_access",
-    "resource": f"{base}/mcp",
-})
-page = http.get(urllib.parse.urlparse(meta["authorization_endpoint"]).path + "?" + query)
-assert page.status_code == 200, page.text
-page = http.post("/oauth/authorize", data={"step": "email", "state": state_of(page.text), "email": email})
-page = http.post("/oauth/authorize", data={"step": "code", "state": state_of(page.text), "code": code_for(email)})
-assert org in page.text, page.text
-done = http.post(
-    "/oauth/authorize",
-    data={"step": "consent", "state": state_of(page.text), "organization_id": org, "decision": "allow"},
-)
-assert done.status_code == 303, done.text
-callback = urllib.parse.urlparse(done.headers["location"])
-params = dict(urllib.parse.parse_qsl(callback.query))
-assert params["state"] == "python", params
-tokens = http.post(
-    urllib.parse.urlparse(meta["token_endpoint"]).path,
-    data={
-        "grant_type": "authorization_code",
-        "code": params["code"],
-        "redirect_uri": redirect,
+
+
+def connect(scope: str) -> str:
+    """The access token of one connection asking `scope` (writes allowed on the consent page)."""
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    redirect = "http://127.0.0.1:8765/callback"
+    query = urllib.parse.urlencode({
+        "response_type": "code",
         "client_id": meta["mailward_connector_client_id"],
-        "code_verifier": verifier,
-    },
-)
-assert tokens.status_code == 200, tokens.text
-access = tokens.json()["access_token"]
+        "redirect_uri": redirect,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "python",
+        "scope": scope,
+        "resource": f"{base}/mcp",
+    })
+    page = http.get(urllib.parse.urlparse(meta["authorization_endpoint"]).path + "?" + query)
+    assert page.status_code == 200, page.text
+    page = http.post("/oauth/authorize", data={"step": "email", "state": state_of(page.text), "email": email})
+    page = http.post("/oauth/authorize", data={"step": "code", "state": state_of(page.text), "code": code_for(email)})
+    assert org in page.text, page.text
+    done = http.post(
+        "/oauth/authorize",
+        data={"step": "consent", "state": state_of(page.text), "organization_id": org, "decision": "allow",
+              "allow_changes": "yes"},
+    )
+    assert done.status_code == 303, done.text
+    callback = urllib.parse.urlparse(done.headers["location"])
+    params = dict(urllib.parse.parse_qsl(callback.query))
+    assert params["state"] == "python", params
+    tokens = http.post(
+        urllib.parse.urlparse(meta["token_endpoint"]).path,
+        data={
+            "grant_type": "authorization_code",
+            "code": params["code"],
+            "redirect_uri": redirect,
+            "client_id": meta["mailward_connector_client_id"],
+            "code_verifier": verifier,
+        },
+    )
+    assert tokens.status_code == 200, tokens.text
+    return tokens.json()["access_token"]
+
+
+access = connect("domains:read groups:read tasks:read dmarc_reports:read offline_access")
 if len(sys.argv) > 3:
     pathlib.Path(sys.argv[3]).write_text(access)
 
@@ -149,6 +160,30 @@ async def legacy_session() -> str:
                 return init.protocol_version
 
 
+async def billing() -> str:
+    """The three billing tools with a token holding the billing scopes: the subscription, a
+    checkout paid on the local stack's test-mode page (the URL the tool answers is what a person
+    opens), the subscription again, the billing portal."""
+    token = connect("billing:read billing:write")
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as client:
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=client)) as mcp:
+            names = {t.name for t in (await mcp.list_tools()).tools}
+            assert {"get_subscription", "start_checkout", "start_billing_portal"} <= names, sorted(names)
+            before = structured(await mcp.call_tool("get_subscription", {}))
+            assert (before["plan"], before["status"]) == ("free", "none"), before
+            page = structured(await mcp.call_tool("start_checkout", {"plan": "it_teams"}))
+            paid = http.post(page["url"])
+            assert paid.status_code == 303, paid.text
+            after = structured(await mcp.call_tool("get_subscription", {}))
+            assert (after["plan"], after["status"]) == ("it_teams", "trialing"), after
+            portal = structured(await mcp.call_tool("start_billing_portal", {}))
+            assert "/billing/local/portal/" in portal["url"], portal
+            bad = await mcp.call_tool("start_checkout", {"plan": "free"})
+            assert bad.is_error and bad.structured_content["error"]["param"] == "plan", bad
+            return f"{after['plan']} {after['status']} until {after['trial_end']}"
+
+
 async def public_endpoint() -> str:
     async with httpx2.AsyncClient(timeout=60) as client:
         async with Client(streamable_http_client(f"{base}/mcp/public", http_client=client)) as mcp:
@@ -164,7 +199,8 @@ async def run():
     handshake = await main_endpoint("legacy")
     session = await legacy_session()
     public = await public_endpoint()
-    print(f"mcp client: OAuth flow done; /mcp {modern} and {handshake}; ClientSession {session}; /mcp/public {public}")
+    paid = await billing()
+    print(f"mcp client: OAuth flow done; /mcp {modern} and {handshake}; ClientSession {session}; /mcp/public {public}; billing tools: {paid}")
 
 
 asyncio.run(run())

@@ -125,6 +125,41 @@ struct Cli {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     webhook_allow_loopback: bool,
+    /// Stripe's secret (or restricted) key: billing then runs on Stripe's hosted pages. Without
+    /// it, the local stack serves its own test-mode Checkout and portal pages.
+    #[arg(
+        long,
+        env = "MAILWARD_STRIPE_SECRET_KEY",
+        global = true,
+        hide_env_values = true
+    )]
+    stripe_secret_key: Option<String>,
+    /// The signing secret of the Stripe webhook endpoint (`{base_url}/billing/stripe-webhook`);
+    /// the local test-mode pages sign with it too. Default: derived from the secret key.
+    #[arg(
+        long,
+        env = "MAILWARD_STRIPE_WEBHOOK_SECRET",
+        global = true,
+        hide_env_values = true
+    )]
+    stripe_webhook_secret: Option<String>,
+    /// Stripe's API origin (a stand-in's, for tests).
+    #[arg(
+        long,
+        env = "MAILWARD_STRIPE_API_BASE",
+        global = true,
+        default_value = mailward_services::config::DEFAULT_STRIPE_API_BASE
+    )]
+    stripe_api_base: String,
+    /// Stripe price ids: comma-separated `plan:CODE=price_id` (plan it_teams or msp, CODE a
+    /// usage line item such as DOMAIN-ACTIVE-1TO10).
+    #[arg(
+        long,
+        env = "MAILWARD_STRIPE_PRICES",
+        global = true,
+        default_value = ""
+    )]
+    stripe_prices: String,
     /// The RDAP bootstrap registry for DNS (RFC 9224) the registrar lookups start from;
     /// `off` turns registrar lookups off.
     #[arg(
@@ -357,6 +392,19 @@ async fn main() -> anyhow::Result<()> {
     settings.max_receives = cli.max_receives;
     settings.signup_codes_per_hour = cli.signup_codes_per_hour;
     settings.webhook_allow_loopback = cli.webhook_allow_loopback;
+    settings.billing = mailward_services::config::BillingConfig {
+        stripe_secret_key: cli
+            .stripe_secret_key
+            .clone()
+            .filter(|k| !k.trim().is_empty()),
+        stripe_webhook_secret: cli
+            .stripe_webhook_secret
+            .clone()
+            .filter(|k| !k.trim().is_empty()),
+        stripe_api_base: cli.stripe_api_base.trim_end_matches('/').to_owned(),
+        stripe_prices: mailward_services::config::parse_stripe_prices(&cli.stripe_prices)
+            .map_err(anyhow::Error::msg)?,
+    };
     settings.extra_ca = cli.extra_ca.clone();
     settings.rdap_bootstrap_url =
         mailward_services::config::parse_rdap_bootstrap_url(&cli.rdap_bootstrap_url);

@@ -24,7 +24,7 @@ use mailward_app::state::AppState;
 /// MCP tool changes plus the read scopes of the administration areas. A tool needs its scope
 /// ([`scope_words`] says what each allows) and the member's role still bounds what it does;
 /// `offline_access` asks for a refresh token.
-pub const SCOPES: [&str; 14] = [
+pub const SCOPES: [&str; 16] = [
     "domains:read",
     "groups:read",
     "tasks:read",
@@ -39,6 +39,8 @@ pub const SCOPES: [&str; 14] = [
     "prospecting:read",
     "prospecting:write",
     "activity:read",
+    "billing:read",
+    "billing:write",
 ];
 
 /// What `scope` lets an assistant do, in words (the consent page lists them).
@@ -58,6 +60,8 @@ pub fn scope_words(scope: &str) -> &'static str {
         "prospecting:read" => "read prospecting reports",
         "prospecting:write" => "create and delete prospecting reports",
         "activity:read" => "read the activity log",
+        "billing:read" => "read the subscription and its entitlements",
+        "billing:write" => "open the payment pages (checkout, billing portal) for you to use",
         _ => "an unknown permission",
     }
 }

@@ -12,14 +12,6 @@ use mailward_api_tests::TestApp;
 use mailward_domain::Clock;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use std::path::PathBuf;
-
-fn python() -> PathBuf {
-    std::env::var_os("MAILWARD_TEST_PYTHON").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"),
-        PathBuf::from,
-    )
-}
 
 async fn subscription(app: &TestApp, token: &str) -> Value {
     let (status, body) = call_as(app, Method::GET, "/billing/subscription", token, None).await;
@@ -395,7 +387,7 @@ async fn stripe_signatures_are_checked_and_each_event_is_processed_once_in_any_o
         &ours,
         time::OffsetDateTime::now_utc().unix_timestamp(),
     );
-    let python = python();
+    let python = mailward_api_tests::venv_python();
     let script = format!(
         "{}/../billing/stripe_signature.py",
         env!("CARGO_MANIFEST_DIR")

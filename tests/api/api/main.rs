@@ -6,6 +6,7 @@ mod api_keys;
 mod audit;
 mod audit_matrix;
 mod billing;
+mod billing_stripe;
 mod bimi;
 mod common;
 mod conventions;

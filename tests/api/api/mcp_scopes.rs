@@ -167,6 +167,8 @@ async fn a_domains_read_token_sees_and_calls_only_what_domains_read_allows() {
             "dmarc_reports:read",
         ),
         ("list_activity_log", json!({}), "activity:read"),
+        ("get_subscription", json!({}), "billing:read"),
+        ("start_checkout", json!({"plan": "msp"}), "billing:write"),
     ] {
         let result = call(&app, "/mcp", Some(&token), tool, args).await;
         assert_eq!(result["isError"], true, "{tool}: {result}");
@@ -267,7 +269,7 @@ async fn every_tool_carries_annotations_true_to_what_it_does() {
     let tokens = crate::oauth::connect(&app, "hints@scopes.example", &s.org_id).await;
     let (_, list) = tools_list(&app, "/mcp", &access(&tokens)).await;
     let tools = list["result"]["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 40);
+    assert_eq!(tools.len(), 43);
     let of = |name: &str| -> Value {
         tools
             .iter()
@@ -315,6 +317,8 @@ async fn every_tool_carries_annotations_true_to_what_it_does() {
         (true, false, true, true)
     );
     assert_eq!(hints("enable_mta_sts"), (false, false, true, true));
+    assert_eq!(hints("get_subscription"), (true, false, true, false));
+    assert_eq!(hints("start_checkout"), (false, false, false, true));
     assert_eq!(of("get_dns_records")["title"], "Get DNS records");
 }
 

@@ -9,13 +9,6 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
-fn python() -> PathBuf {
-    std::env::var_os("MAILWARD_TEST_PYTHON").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"),
-        PathBuf::from,
-    )
-}
-
 /// Runs the SCIM client script (off the test's runtime thread, which serves the stack): its
 /// last output line, as JSON.
 async fn scim_client(args: &[&str]) -> Value {
@@ -27,7 +20,7 @@ async fn scim_client(args: &[&str]) -> Value {
 
 fn run_script(args: &[String]) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../clients/scim.py");
-    let out = std::process::Command::new(python())
+    let out = std::process::Command::new(mailward_api_tests::venv_python())
         .arg(script)
         .args(args)
         .output()

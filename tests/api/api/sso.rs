@@ -12,7 +12,6 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::io::BufRead as _;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 const CLIENT: &str = "mailward";
 const SECRET: &str = "mailward-test-secret";
@@ -23,42 +22,15 @@ fn provider_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../identity/oidc-provider")
 }
 
-/// `npm ci` once per test process when the provider's packages are missing.
-fn install_provider() {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE.lock().unwrap();
-    if *done || provider_dir().join("node_modules/oidc-provider").exists() {
-        *done = true;
-        return;
-    }
-    let status = std::process::Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--silent"])
-        .current_dir(provider_dir())
-        .status()
-        .expect("npm (Node.js) is needed to run the OpenID provider of the SSO tests");
-    assert!(
-        status.success(),
-        "npm ci in tests/identity/oidc-provider failed"
-    );
-    *done = true;
-}
-
 /// The provider process, killed on drop.
 struct Provider {
-    child: std::process::Child,
+    _child: mailward_api_tests::KillOnDrop,
     issuer: String,
-}
-
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Provider {
     fn start(ca: &mailward_testkit::TestCa, dir: &std::path::Path, redirect: &str) -> Self {
-        install_provider();
+        mailward_api_tests::npm_ci_once(&provider_dir(), "oidc-provider");
         let leaf = ca.leaf("localhost");
         let (cert, key) = (dir.join("idp-cert.pem"), dir.join("idp-key.pem"));
         std::fs::write(&cert, leaf.cert.pem() + &ca.cert().pem()).unwrap();
@@ -90,7 +62,10 @@ impl Provider {
                 .as_str()
                 .unwrap()
                 .to_owned();
-        Self { child, issuer }
+        Self {
+            _child: mailward_api_tests::KillOnDrop(child),
+            issuer,
+        }
     }
 }
 
