@@ -11,11 +11,14 @@ use mailward_services::usage;
 #[utoipa::path(get, path = "/usage", tag = "usage", params(UsageParams),
     description = "Counts now: `active_domains` (monitoring established: status setup or \
 drifted), `inactive_domains` (none, pending or failed), `parked_domains` (flagged parked, \
-whatever their status), and `pricing_type`. `expand[]`: `line_items` (`{code, quantity}`, \
-quantities above 0 only: DOMAIN-ACTIVE-FREE on the free plan; on it_teams and msp \
-DOMAIN-ACTIVE-TRIAL in the first 14 days, then graduated tiers DOMAIN-ACTIVE-1TO10 (first 10), \
--11TO100 (next 90), -101TO1000 (next 900), -1001PLUS (the rest); DOMAIN-INACTIVE; DOMAIN-PARKED; \
-AGENT-ADDON, the active domains on which agent proposals are enabled), `domains` (`id`, `url`, \
+whatever their status), and `pricing_type`: the plan paid for (`free` until a checkout \
+completes, whatever was chosen at signup; see GET /billing/subscription). `expand[]`: \
+`line_items` (`{code, quantity}`, quantities above 0 only, derived from the subscription's \
+state: DOMAIN-ACTIVE-FREE without a paid subscription; DOMAIN-ACTIVE-TRIAL during the 14-day \
+trial that starts at checkout; then graduated tiers DOMAIN-ACTIVE-1TO10 (first 10), -11TO100 \
+(next 90), -101TO1000 (next 900), -1001PLUS (the rest); DOMAIN-INACTIVE; DOMAIN-PARKED; \
+AGENT-ADDON, the active domains on which agent proposals are enabled, on plans with the agent \
+add-on; the subscription's item quantities are these counts), `domains` (`id`, `url`, \
 `state` active|inactive|parked), `organizations` (the organizations created from this one with \
 POST /organizations, with their counts), `aligned_messages` (messages passing DMARC aligned; 0 \
 until aggregate reports are ingested). Members limited to groups get 403.",

@@ -107,6 +107,29 @@ pub(crate) fn price(
         })
 }
 
+/// The plan a subscription's items bill, from their prices (configured, or the local
+/// adapter's own): what a plan change in the billing portal leaves behind, where the
+/// subscription's metadata still names the plan bought at checkout.
+pub(crate) fn plan_of_items(
+    config: &mailward_app::config::Config,
+    items: &[mailward_domain::billing::SubscriptionItem],
+) -> Option<PricingType> {
+    items.iter().find_map(|item| {
+        config
+            .billing
+            .stripe_prices
+            .iter()
+            .find(|(_, _, price)| *price == item.price)
+            .map(|(plan, _, _)| *plan)
+            .or_else(|| {
+                let rest = item.price.strip_prefix("price_local_")?;
+                [PricingType::ItTeams, PricingType::Msp]
+                    .into_iter()
+                    .find(|p| rest.starts_with(&format!("{}_", usage::pricing_name(*p))))
+            })
+    })
+}
+
 fn plan_view(plan: PricingType) -> mailward_api_types::organizations::PricingTypeView {
     plan.into()
 }
@@ -324,4 +347,48 @@ pub async fn open_portal(
         .await
         .map_err(provider_error)?;
     Ok(HostedPageUrl { url: page.url })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mailward_domain::billing::SubscriptionItem;
+
+    fn item(price: &str) -> SubscriptionItem {
+        SubscriptionItem {
+            id: "si_1".into(),
+            price: price.into(),
+            quantity: 1,
+        }
+    }
+
+    #[test]
+    fn the_plan_comes_from_the_prices_billed() {
+        let mut config = mailward_app::config::Config::new("http://127.0.0.1", vec![7; 32]);
+        config.billing.stripe_prices = vec![
+            (
+                PricingType::ItTeams,
+                "DOMAIN-ACTIVE-1TO10".into(),
+                "price_it".into(),
+            ),
+            (
+                PricingType::Msp,
+                "DOMAIN-ACTIVE-1TO10".into(),
+                "price_msp".into(),
+            ),
+        ];
+        assert_eq!(
+            plan_of_items(&config, &[item("price_other"), item("price_msp")]),
+            Some(PricingType::Msp)
+        );
+        assert_eq!(
+            plan_of_items(&config, &[item("price_it")]),
+            Some(PricingType::ItTeams)
+        );
+        assert_eq!(
+            plan_of_items(&config, &[item("price_local_msp_domain-inactive")]),
+            Some(PricingType::Msp)
+        );
+        assert_eq!(plan_of_items(&config, &[item("price_unknown")]), None);
+    }
 }

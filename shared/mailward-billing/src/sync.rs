@@ -1,6 +1,7 @@
 //! The quantities of a subscription's items: each priced usage line item's quantity, from the
 //! same counts as `GET /usage`, so the invoice lines equal the line items. Reported after every
-//! billing event, with the daily reminders, and after domains are added or removed.
+//! billing event, with the daily reminders, and a minute after domains are added or removed or
+//! change between active and inactive in the sweep (`mailward_services::usage::quantities_changed`).
 
 use crate::{price, provider, provider_error};
 use mailward_app::error::ServiceError;

@@ -65,7 +65,9 @@ pub async fn receive(
     };
     if let Some(sub) = subscription {
         let latest = payments.subscription(&sub).await.map_err(provider_error)?;
-        if let Some(latest) = latest {
+        if let Some(mut latest) = latest {
+            // A plan changed in the portal shows in the items' prices, not in the metadata.
+            latest.plan = crate::plan_of_items(&app.config, &latest.items).or(latest.plan);
             let org = record(app, &latest).await?;
             if let Some(org) = org {
                 if kind == "invoice.payment_failed" {

@@ -309,7 +309,7 @@ mod tests {
             assert_ne!(scope_words(scope), "an unknown permission", "{scope}");
         }
         let writes: Vec<_> = SCOPES.into_iter().filter(|s| is_write_scope(s)).collect();
-        assert_eq!(writes.len(), 6, "{writes:?}");
+        assert_eq!(writes.len(), 7, "{writes:?}");
         assert!(
             !parse_scopes(None)
                 .unwrap()

@@ -13,6 +13,35 @@ use mailward_domain::Clock;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+/// The organization's billing record as stored.
+pub(crate) async fn billing_account(
+    app: &TestApp,
+    org: &mailward_api_tests::SignedUp,
+) -> mailward_domain::billing::BillingAccount {
+    mailward_store::billing::get(app.stack.state.store.as_ref(), org.org_id.parse().unwrap())
+        .await
+        .unwrap()
+        .expect("a billing record")
+        .value
+}
+
+/// What `read` answers once it answers `want` (a queued job ran), or after ten seconds.
+pub(crate) async fn eventually<F, Fut>(want: u64, read: F) -> u64
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = u64>,
+{
+    let mut got = read().await;
+    for _ in 0..200 {
+        if got == want {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        got = read().await;
+    }
+    got
+}
+
 async fn subscription(app: &TestApp, token: &str) -> Value {
     let (status, body) = call_as(app, Method::GET, "/billing/subscription", token, None).await;
     assert_eq!(status, 200, "{body}");
@@ -324,13 +353,7 @@ async fn stripe_signatures_are_checked_and_each_event_is_processed_once_in_any_o
     let token = app.session_token(&s.email, &s.org_id, false).await;
     let paid = app.subscribe(&s, "it_teams").await;
     assert_eq!(paid["status"], "trialing");
-    let account =
-        mailward_store::billing::get(app.stack.state.store.as_ref(), s.org_id.parse().unwrap())
-            .await
-            .unwrap()
-            .unwrap()
-            .value;
-    let sub = account.subscription_id.unwrap();
+    let sub = billing_account(&app, &s).await.subscription_id.unwrap();
     let now = app.clock.unix();
 
     // A stale "deleted" event for the live subscription: the latest state (trialing) is read
@@ -495,4 +518,53 @@ async fn domain_caps_follow_the_paid_state_and_domains_above_a_cap_are_not_swept
     .unwrap();
     assert_eq!(report.domains, 51);
     assert_eq!(report.evaluated.len(), 50, "{report:?}");
+}
+
+#[tokio::test]
+async fn quantities_follow_domains_becoming_active_in_the_sweep() {
+    let (dns, app) = crate::common::app_on(vec![
+        mailward_dns_fixture::Zone::new("test"),
+        crate::common::undmarced("busy.test"),
+    ])
+    .await;
+    let s = app.sign_up("admin@qty.example", "Qty Co").await;
+    app.subscribe(&s, "it_teams").await;
+    let domain = crate::common::add_domain(&app, &s.key, "busy.test").await;
+    let sub = billing_account(&app, &s).await.subscription_id.unwrap();
+    let payments = app.stack.state.payments.clone().unwrap();
+    let quantity = |code: &'static str| {
+        let payments = payments.clone();
+        let sub = sub.clone();
+        async move {
+            let price = format!("price_local_it_teams_{}", code.to_lowercase());
+            payments
+                .subscription(&sub)
+                .await
+                .unwrap()
+                .unwrap()
+                .items
+                .iter()
+                .find(|i| i.price == price)
+                .map_or(0, |i| i.quantity)
+        }
+    };
+    // Reported a minute after the domain was added (inactive: no DMARC record yet).
+    app.clock.advance(time::Duration::seconds(61));
+    assert_eq!(eventually(1, || quantity("DOMAIN-INACTIVE")).await, 1);
+    // Its DMARC record sends reports to Mailward: the sweep makes it active, and the
+    // quantities follow a minute later.
+    dns.set_txt(
+        "_dmarc.busy.test",
+        &format!(
+            "v=DMARC1; p=none; rua=mailto:{}",
+            domain["monitoring_email"].as_str().unwrap()
+        ),
+    )
+    .unwrap();
+    crate::common::sweep(&app).await;
+    let usage = get_json(&app, Method::GET, "/usage", &s.key).await;
+    assert_eq!(usage["active_domains"], 1, "{usage}");
+    app.clock.advance(time::Duration::seconds(61));
+    assert_eq!(eventually(1, || quantity("DOMAIN-ACTIVE-1TO10")).await, 1);
+    assert_eq!(quantity("DOMAIN-INACTIVE").await, 0);
 }

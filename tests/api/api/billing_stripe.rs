@@ -201,13 +201,10 @@ async fn the_stripe_adapter_speaks_stripes_api_end_to_end() {
         (before["status"].as_str(), before["provider"].as_str()),
         (Some("none"), Some("stripe"))
     );
-    let account =
-        mailward_store::billing::get(app.stack.state.store.as_ref(), s.org_id.parse().unwrap())
-            .await
-            .unwrap()
-            .unwrap()
-            .value;
-    let customer = account.customer_id.unwrap();
+    let customer = crate::billing::billing_account(&app, &s)
+        .await
+        .customer_id
+        .unwrap();
 
     // Stripe's side of paying: the subscription Checkout creates, then its signed event (which
     // names only the session, so the adapter reads the session back).

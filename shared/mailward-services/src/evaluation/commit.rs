@@ -90,6 +90,10 @@ pub async fn after(state: &AppState, claimed: &Domain, derived: &Derived, now: O
         tracing::warn!(domain.id = %claimed.id, domain.name = %claimed.url, "DNS answers for this domain have been inconclusive for several sweeps");
     }
     let next = &derived.next;
+    // A domain that became active or stopped being so changes the billed quantities.
+    if crate::usage::state_of(claimed) != crate::usage::state_of(next) {
+        crate::usage::quantities_changed(state, claimed.org_id).await;
+    }
     tracing::debug!(domain.id = %claimed.id, status = ?next.monitoring_status, band = ?ScoreBand::of(next.score), "domain swept");
 }
 
