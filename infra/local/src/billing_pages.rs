@@ -20,7 +20,7 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\
-         <body style=\"font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto\">\
+         <body>\
          <p><strong>Test mode</strong>: Mailward's local stand-in for the payment provider's hosted page. \
          No card is asked for and nothing is charged.</p><h1>{t}</h1>{body}</body></html>",
         t = escape(title)
@@ -31,7 +31,7 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (
                 header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+                "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
             ),
             (header::CACHE_CONTROL, "no-store"),
         ],
@@ -77,7 +77,7 @@ async fn checkout(State(pay): State<Arc<LocalPayments>>, Path(id): Path<String>)
         .request
         .items
         .iter()
-        .map(|(price, quantity)| format!("<li>{} × {quantity}</li>", escape(price)))
+        .map(|(price, quantity)| format!("<li>{} × {quantity}</li>", escape(&line_item(price))))
         .collect();
     let plan = mailward_services::usage::pricing_name(session.request.plan);
     let trial = session.request.trial_days.map_or(String::new(), |d| {
@@ -92,6 +92,16 @@ async fn checkout(State(pay): State<Arc<LocalPayments>>, Path(id): Path<String>)
             escape(&session.request.cancel_url)
         ),
     )
+}
+
+/// The usage line item a local price bills (`price_local_msp_domain-inactive` →
+/// `DOMAIN-INACTIVE`); a configured Stripe price id as it is.
+fn line_item(price: &str) -> String {
+    let rest = price.strip_prefix("price_local_").unwrap_or(price);
+    ["it_teams_", "msp_"]
+        .iter()
+        .find_map(|plan| rest.strip_prefix(plan))
+        .map_or_else(|| price.to_owned(), str::to_uppercase)
 }
 
 async fn pay_checkout(State(pay): State<Arc<LocalPayments>>, Path(id): Path<String>) -> Response {
