@@ -10,12 +10,15 @@ use crate::{provider, provider_error, signature, stripe::id_of};
 use mailward_api_types::billing::WebhookReceipt;
 use mailward_app::error::{ErrorKind, ServiceError};
 use mailward_app::state::AppState;
-use mailward_domain::billing::{BillingAccount, ProviderSubscription, SubscriptionStatus};
+use mailward_domain::billing::{
+    BillingAccount, GRACE_DAYS, ProviderSubscription, SubscriptionStatus,
+};
 use mailward_domain::mailer::OutboundEmail;
 use mailward_domain::model::Role;
 use mailward_domain::notifications::Switch;
 use mailward_store::billing as stored;
 use serde_json::Value;
+use time::Duration;
 
 fn bad_signature(e: signature::SignatureError) -> ServiceError {
     ServiceError::new(ErrorKind::Invalid, "invalid_signature", e.to_string())
@@ -157,10 +160,13 @@ fn apply(account: &mut BillingAccount, latest: &ProviderSubscription, now: time:
             account.paid_until = None;
         }
         SubscriptionStatus::Canceled | SubscriptionStatus::None => {
-            account.past_due_since = None;
-            if was_paying {
-                account.paid_until = Some(now);
-            }
+            // Paid entitlements ended now, or at the grace period's end when an unpaid
+            // subscription is cancelled after it (Stripe cancels once its retries fail).
+            let ended = match account.past_due_since.take() {
+                Some(since) => Some((since + Duration::days(GRACE_DAYS)).min(now)),
+                None => was_paying.then_some(now),
+            };
+            account.paid_until = ended.or(account.paid_until);
         }
     }
 }
@@ -218,4 +224,52 @@ async fn dun(app: &AppState, org_id: uuid::Uuid, event: &str) -> Result<(), Serv
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mailward_domain::billing::{Phase, RETENTION_HOLD_DAYS, entitlements};
+    use mailward_domain::model::PricingType;
+
+    fn provider(status: SubscriptionStatus) -> ProviderSubscription {
+        ProviderSubscription {
+            id: "sub_1".into(),
+            customer: "cus_1".into(),
+            status,
+            plan: Some(PricingType::Msp),
+            org_id: None,
+            trial_end: None,
+            current_period_start: None,
+            current_period_end: None,
+            cancel_at_period_end: false,
+            items: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cancellation_after_the_grace_period_holds_retention_from_the_grace_end() {
+        let start = time::OffsetDateTime::now_utc();
+        let mut account = BillingAccount::default();
+        apply(&mut account, &provider(SubscriptionStatus::Active), start);
+        apply(&mut account, &provider(SubscriptionStatus::PastDue), start);
+        // Stripe gives up three weeks later and cancels.
+        let canceled = start + Duration::days(21);
+        apply(
+            &mut account,
+            &provider(SubscriptionStatus::Canceled),
+            canceled,
+        );
+        assert_eq!(account.paid_until, Some(start + Duration::days(GRACE_DAYS)));
+        assert_eq!(account.past_due_since, None);
+        let hold_end = start + Duration::days(GRACE_DAYS + RETENTION_HOLD_DAYS);
+        let e = entitlements(Some(&account), hold_end - Duration::days(1));
+        assert_eq!((e.phase, e.retention_days), (Phase::Free, 365));
+        assert_eq!(entitlements(Some(&account), hold_end).retention_days, 30);
+        // Cancelled while paid: the hold counts from the cancellation.
+        let mut paid = BillingAccount::default();
+        apply(&mut paid, &provider(SubscriptionStatus::Active), start);
+        apply(&mut paid, &provider(SubscriptionStatus::Canceled), canceled);
+        assert_eq!(paid.paid_until, Some(canceled));
+    }
 }

@@ -49,12 +49,13 @@ pub(super) async fn due(
     now: OffsetDateTime,
 ) -> anyhow::Result<Option<(Reminder, Vec<String>)>> {
     let (ent, account) = mailward_services::usage::entitlements(state, org.id).await?;
-    let Some(trial_end) = account
-        .filter(|_| ent.phase != mailward_domain::billing::Phase::Free)
-        .and_then(|a| a.trial_end)
+    // Paid subscriptions only; one bought without a trial (a second subscription) hears of
+    // new tiers, never of a trial.
+    let Some(account) = account.filter(|_| ent.phase != mailward_domain::billing::Phase::Free)
     else {
         return Ok(None);
     };
+    let trial_end = account.trial_end.unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let store = state.store.as_ref();
     let list = domains::list(store, org.id).await?;
     let (active, tiers) = mailward_services::usage::paid_tiers(org, &ent, &list);
