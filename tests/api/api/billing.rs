@@ -42,6 +42,11 @@ where
     got
 }
 
+/// `POST /billing/checkout` with a session token: the status and the body.
+pub(crate) async fn checkout(app: &TestApp, token: &str, body: Value) -> (StatusCode, Value) {
+    call_as(app, Method::POST, "/billing/checkout", token, Some(body)).await
+}
+
 async fn subscription(app: &TestApp, token: &str) -> Value {
     let (status, body) = call_as(app, Method::GET, "/billing/subscription", token, None).await;
     assert_eq!(status, 200, "{body}");
@@ -127,14 +132,7 @@ async fn checkout_on_the_local_page_makes_the_plan_active_and_the_portal_cancels
 
     // Checkout on the hosted page (the local stand-in): the trial starts now.
     let back = app.url("/docs");
-    let (status, page) = call_as(
-        &app,
-        Method::POST,
-        "/billing/checkout",
-        &token,
-        Some(json!({"plan": "msp", "return_url": back})),
-    )
-    .await;
+    let (status, page) = checkout(&app, &token, json!({"plan": "msp", "return_url": back})).await;
     assert_eq!(status, 200, "{page}");
     let url = page["url"].as_str().unwrap().to_owned();
     let html = app
@@ -170,14 +168,7 @@ async fn checkout_on_the_local_page_makes_the_plan_active_and_the_portal_cancels
     assert_eq!(usage["pricing_type"], "msp");
     // Paying the same page again changes nothing; a second checkout is refused.
     assert_eq!(press(&app, &url, None).await.0, StatusCode::SEE_OTHER);
-    let (status, err) = call_as(
-        &app,
-        Method::POST,
-        "/billing/checkout",
-        &token,
-        Some(json!({"plan": "it_teams"})),
-    )
-    .await;
+    let (status, err) = checkout(&app, &token, json!({"plan": "it_teams"})).await;
     assert_eq!(
         (status, err["code"].as_str()),
         (StatusCode::CONFLICT, Some("subscription_exists"))
@@ -235,14 +226,7 @@ async fn checkout_on_the_local_page_makes_the_plan_active_and_the_portal_cancels
     let later = subscription(&app, &token).await;
     assert_eq!(later["entitlements"]["retention_days"], 30, "{later}");
     // A second subscription has no second trial.
-    let (_, page) = call_as(
-        &app,
-        Method::POST,
-        "/billing/checkout",
-        &token,
-        Some(json!({"plan": "it_teams"})),
-    )
-    .await;
+    let (_, page) = checkout(&app, &token, json!({"plan": "it_teams"})).await;
     let url = page["url"].as_str().unwrap();
     let html = app
         .http

@@ -182,14 +182,7 @@ async fn the_stripe_adapter_speaks_stripes_api_end_to_end() {
     let token = app.session_token(&s.email, &s.org_id, false).await;
 
     // Checkout: a customer, then a Checkout Session on Stripe's side.
-    let (status, page) = call_as(
-        &app,
-        Method::POST,
-        "/billing/checkout",
-        &token,
-        Some(json!({"plan": "it_teams"})),
-    )
-    .await;
+    let (status, page) = crate::billing::checkout(&app, &token, json!({"plan": "it_teams"})).await;
     assert_eq!(status, 200, "{page}");
     let url = page["url"].as_str().unwrap();
     let session = url
