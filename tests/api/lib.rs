@@ -248,6 +248,7 @@ impl TestApp {
         // domain is not evaluated behind their back either (one test turns it back on).
         settings.sweep_interval = None;
         settings.reconcile_interval = None;
+        settings.retention_interval = None;
         settings.evaluate_new_domains = false;
         // No registry on the internet either: the registrar tests serve one on loopback.
         settings.rdap_bootstrap_url = None;

@@ -7,7 +7,8 @@ use mailward_services::AppState;
 
 /// Handles one scheduled event: enqueues every due domain in batches, and says how many. The
 /// hourly schedule's event carries `{"job": "reconcile"}`: then every domain is enqueued for
-/// the hosted-record reconciliation instead.
+/// the hosted-record reconciliation instead; the daily one's `{"job": "retention"}` queues each
+/// organization's data-lifecycle pass and removes old raw deliveries.
 pub async fn handle_schedule(
     state: &AppState,
     event: &serde_json::Value,
@@ -15,6 +16,10 @@ pub async fn handle_schedule(
     if event.get("job").and_then(|j| j.as_str()) == Some("reconcile") {
         let enqueued = mailward_workers::reconcile::coordinate(state).await?;
         return Ok(serde_json::json!({ "reconcile_enqueued": enqueued }));
+    }
+    if event.get("job").and_then(|j| j.as_str()) == Some("retention") {
+        let (queued, raw) = mailward_workers::retention::coordinate(state).await?;
+        return Ok(serde_json::json!({ "retention_enqueued": queued, "raw_removed": raw }));
     }
     let enqueued = mailward_workers::sweep::coordinate(state).await?;
     Ok(serde_json::json!({ "enqueued": enqueued }))

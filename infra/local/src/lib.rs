@@ -78,6 +78,9 @@ pub struct Settings {
     pub sweep_interval: Option<Duration>,
     /// Period of the hosted-record reconciliation (`None`: not scheduled; tests run it).
     pub reconcile_interval: Option<Duration>,
+    /// Period of the data lifecycle (`mailward_workers::retention`; daily, `None`: not
+    /// scheduled; tests run it).
+    pub retention_interval: Option<Duration>,
     /// How often the sweep probes each domain's whole DKIM selector catalogue.
     pub dkim_full_probe_interval: Duration,
     /// Run the outbox publisher (tests that inspect the outbox turn it off).
@@ -241,6 +244,7 @@ impl Settings {
             reconcile_interval: Some(Duration::from_secs(
                 mailward_workers::reconcile::PERIOD_SECS,
             )),
+            retention_interval: Some(Duration::from_secs(86_400)),
             dkim_full_probe_interval: Duration::from_secs(86_400),
             publish_outbox: true,
             public_resolvers: None,
@@ -617,11 +621,24 @@ impl LocalStack {
             )));
         }
         if let Some(interval) = settings.reconcile_interval {
-            tasks.push(tokio::spawn(reconcile_schedule(
-                state.clone(),
-                interval,
-                watcher.clone(),
-            )));
+            let (state, stop) = (state.clone(), watcher.clone());
+            tasks.push(tokio::spawn(async move {
+                every(interval, stop, "reconciliation", || {
+                    mailward_workers::reconcile::coordinate(&state)
+                })
+                .await
+            }));
+        }
+        if let Some(interval) = settings.retention_interval {
+            let (state, stop) = (state.clone(), watcher.clone());
+            tasks.push(tokio::spawn(async move {
+                every(interval, stop, "retention", || async {
+                    mailward_workers::retention::coordinate(&state)
+                        .await
+                        .map(|(queued, _)| queued)
+                })
+                .await
+            }));
         }
         tasks.push(tokio::spawn(reaper(
             db.clone(),
@@ -755,16 +772,21 @@ async fn sweep_schedule(state: AppState, period: Duration, mut stop: watch::Rece
     }
 }
 
-/// The hourly reconciliation of hosted records (EventBridge on AWS): waits a period first, as
-/// the sweep already reconciles hosted DMARC at start.
-async fn reconcile_schedule(state: AppState, period: Duration, mut stop: watch::Receiver<bool>) {
+/// Runs `run` every `period`, the first time a period after start, until stopped: the hourly
+/// reconciliation of hosted records and the daily data lifecycle (EventBridge on AWS; the
+/// sweep already reconciles hosted DMARC at start).
+async fn every<F, Fut>(period: Duration, mut stop: watch::Receiver<bool>, what: &str, run: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<usize>>,
+{
     loop {
         tokio::select! {
             _ = tokio::time::sleep(period) => {}
             _ = stop.changed() => return,
         }
-        if let Err(e) = mailward_workers::reconcile::coordinate(&state).await {
-            tracing::warn!(error = %e, "reconciliation coordinator failed; retrying next period");
+        if let Err(e) = run().await {
+            tracing::warn!(error = %e, "{what} coordinator failed; retrying next period");
         }
     }
 }

@@ -294,6 +294,9 @@ enum Command {
     /// Run the hosted-record reconciliation once (what the hourly schedule runs: hosted DMARC,
     /// DKIM keys, SPF flattening, MTA-STS, BIMI) against the data directory and exit.
     Reconcile,
+    /// Apply the data lifecycle once (what the daily schedule runs): delete what each
+    /// organization's plan no longer keeps and raw deliveries past 30 days, then exit.
+    Retention,
     /// Write the OpenAPI document of every function's routes (what `GET /swagger.json` serves):
     /// to `functions/api-public/openapi.json` with `--write`, else to standard output.
     Openapi {
@@ -440,6 +443,7 @@ async fn main() -> anyhow::Result<()> {
         None | Some(Command::Serve) => serve(settings).await,
         Some(Command::Sweep { due_only }) => sweep(settings, due_only).await,
         Some(Command::Reconcile) => reconcile(settings).await,
+        Some(Command::Retention) => retention(settings).await,
         Some(Command::Openapi { write }) => openapi(write),
         Some(Command::Token {
             email,
@@ -855,6 +859,17 @@ async fn reconcile(settings: Settings) -> anyhow::Result<()> {
     let assembled = assemble(&settings, clock, settings.listen)?;
     let checked = mailward_workers::reconcile::reconcile_now(&assembled.state).await?;
     println!("Reconciled the hosted records of {checked} domain(s).");
+    Ok(())
+}
+
+async fn retention(settings: Settings) -> anyhow::Result<()> {
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let (removed, raw) = mailward_workers::retention::run_now(&assembled.state).await?;
+    println!(
+        "Removed {} report item(s), {} TLS report(s), {} DNS snapshot(s), {} activity item(s) and {raw} raw deliverie(s).",
+        removed.report_items, removed.tls_reports, removed.snapshots, removed.activity_items
+    );
     Ok(())
 }
 

@@ -198,6 +198,22 @@ impl Job for BillingQuantitiesJob {
     const NAME: &'static str = SYNC_BILLING_QUANTITIES;
 }
 
+// The data lifecycle: what an organization's plan no longer keeps.
+
+/// Job name: remove what an organization's retention no longer keeps.
+pub const APPLY_RETENTION: &str = "apply_retention";
+
+/// Payload of [`APPLY_RETENTION`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RetentionJob {
+    /// The organization.
+    pub org_id: Uuid,
+}
+
+impl Job for RetentionJob {
+    const NAME: &'static str = APPLY_RETENTION;
+}
+
 // Webhook delivery: one event to one endpoint.
 
 /// Job name of a delivery.

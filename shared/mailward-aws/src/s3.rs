@@ -235,6 +235,32 @@ impl ObjectStore for S3ObjectStore {
             .map(|_| ())
             .map_err(|e| backend(aws_sdk_s3::error::DisplayErrorContext(e)))
     }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError> {
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let out = self
+                .client
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .prefix(prefix)
+                .set_continuation_token(token.take())
+                .send()
+                .await
+                .map_err(|e| backend(aws_sdk_s3::error::DisplayErrorContext(e)))?;
+            keys.extend(
+                out.contents()
+                    .iter()
+                    .filter_map(|o| o.key().map(str::to_owned)),
+            );
+            match out.next_continuation_token() {
+                Some(next) if out.is_truncated() == Some(true) => token = Some(next.to_owned()),
+                _ => break,
+            }
+        }
+        Ok(keys)
+    }
 }
 
 #[cfg(test)]

@@ -251,6 +251,7 @@ async fn s3_object_store_stores_and_accepts_signed_form_uploads() {
     );
     objects.delete("a/b.txt").await.unwrap();
     assert_eq!(objects.head("a/b.txt").await.unwrap(), None);
+    mailward_testkit::object_listing_conformance(&objects).await;
     assert_eq!(objects.get("a/b.txt").await.unwrap(), None);
     assert!(
         objects

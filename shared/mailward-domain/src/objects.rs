@@ -98,6 +98,10 @@ pub trait ObjectStore: Send + Sync {
 
     /// Removes `key` (nothing there is not an error).
     async fn delete(&self, key: &str) -> Result<(), ObjectStoreError>;
+
+    /// Every key under `prefix` (a folder path ending in `/`), in byte order: what the
+    /// retention job and an organization's purge walk.
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError>;
 }
 
 #[cfg(test)]

@@ -164,6 +164,29 @@ async fn write_atomically(path: &Path, bytes: bytes::Bytes) -> std::io::Result<(
     .map_err(std::io::Error::other)?
 }
 
+/// Every file below `dir`, as keys relative to `base`, skipping the temporary files of
+/// writes in progress.
+fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            walk(base, &path, out)?;
+        } else if let Ok(relative) = path.strip_prefix(base) {
+            let key = relative.to_string_lossy().replace('\\', "/");
+            if is_valid_key(&key) && !key.contains(".tmp-") {
+                out.push(key);
+            }
+        }
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl ObjectStore for DirObjectStore {
     async fn presign_upload(
@@ -217,6 +240,27 @@ impl ObjectStore for DirObjectStore {
         }
     }
 
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError> {
+        let base = self.root.join("data");
+        // The deepest directory the prefix names whole; its files are then filtered by prefix.
+        let dir = match prefix.rfind('/') {
+            Some(i) if is_valid_key(&prefix[..i]) => base.join(&prefix[..i]),
+            Some(_) => return Err(ObjectStoreError::InvalidKey(prefix.to_owned())),
+            None => base.clone(),
+        };
+        let prefix = prefix.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut keys = Vec::new();
+            walk(&base, &dir, &mut keys)?;
+            keys.retain(|k| k.starts_with(&prefix));
+            keys.sort_unstable();
+            Ok::<_, std::io::Error>(keys)
+        })
+        .await
+        .map_err(backend)?
+        .map_err(backend)
+    }
+
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, ObjectStoreError> {
         let (data, meta) = self.paths(key)?;
         match tokio::fs::metadata(&data).await {
@@ -262,6 +306,13 @@ mod tests {
             max_bytes: 10,
             expires_at: clock.now() + time::Duration::minutes(15),
         }
+    }
+
+    #[tokio::test]
+    async fn keys_are_listed_by_prefix_as_s3_lists_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = store(dir.path());
+        mailward_testkit::object_listing_conformance(&store).await;
     }
 
     #[tokio::test]

@@ -119,6 +119,20 @@ pub fn children_gsi(parent: Uuid) -> String {
     format!("CHILDOF#{parent}")
 }
 
+/// Shards of the index of every organization (GSI2), read by the daily jobs and staff.
+pub const ORG_INDEX_SHARDS: u32 = 4;
+
+/// GSI2 partition of the organization index shard `org` falls in.
+pub fn org_index_pk(org: Uuid) -> String {
+    let shard = org.as_u128() % u128::from(ORG_INDEX_SHARDS);
+    format!("ORGS#{shard}")
+}
+
+/// GSI2 partition of one shard of the organization index.
+pub fn org_index_shard_pk(shard: u32) -> String {
+    format!("ORGS#{shard}")
+}
+
 /// Partition of an organization's items.
 pub fn org_pk(org: Uuid) -> String {
     format!("ORG#{org}")

@@ -30,6 +30,7 @@ pub mod outbox;
 pub mod prospecting;
 pub mod rate_limits;
 pub mod reports;
+pub mod retention;
 pub mod row_chunks;
 pub mod scim;
 pub mod senders;

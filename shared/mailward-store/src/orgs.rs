@@ -6,9 +6,12 @@ use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, Writ
 use uuid::Uuid;
 
 /// The stored item of an organization at a version.
-/// An organization created from another is indexed under its parent, for usage.
+/// An organization created from another is indexed under its parent, for usage; every
+/// organization is in the organization index (GSI2), which the daily jobs walk.
 pub fn org_item(org: &Organization, version: u64) -> Result<Item, StoreError> {
-    let item = Item::new(keys::org_pk(org.id), keys::ORG_META, encode(org)?).with_version(version);
+    let item = Item::new(keys::org_pk(org.id), keys::ORG_META, encode(org)?)
+        .with_version(version)
+        .with_gsi2(keys::org_index_pk(org.id), keys::org_pk(org.id));
     Ok(match org.parent_org_id {
         Some(parent) => item.with_gsi1(keys::children_gsi(parent), keys::org_pk(org.id)),
         None => item,
@@ -28,6 +31,21 @@ pub async fn children_of(
     .iter()
     .map(decode)
     .collect()
+}
+
+/// Every organization, shard after shard of the index (eventually consistent: one created a
+/// moment ago may be missing; an organization saved before the index existed appears after
+/// its next save).
+pub async fn list_all(store: &dyn ItemStore) -> Result<Vec<Organization>, StoreError> {
+    let mut out = Vec::new();
+    for shard in 0..keys::ORG_INDEX_SHARDS {
+        let query = Query::partition(keys::org_index_shard_pk(shard))
+            .on(mailward_domain::store::Index::Gsi2);
+        for item in query_all(store, query).await? {
+            out.push(decode(&item)?);
+        }
+    }
+    Ok(out)
 }
 
 /// Reads an organization (strongly consistent).
@@ -72,7 +90,6 @@ pub async fn save(
 /// into it (API key lookups), then the organization record itself last, so a crash half-way
 /// leaves the purge repeatable. Returns how many partition items were removed.
 pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError> {
-    use futures::StreamExt as _;
     let items = query_all(store, Query::partition(keys::org_pk(id))).await?;
     let mut deletes: Vec<(String, String)> = Vec::with_capacity(items.len() * 2);
     for item in &items {
@@ -88,14 +105,7 @@ pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError>
         }
         deletes.push((item.pk.clone(), item.sk.clone()));
     }
-    let results: Vec<_> = futures::stream::iter(deletes)
-        .map(|(pk, sk)| async move { store.delete(&pk, &sk, Condition::None).await })
-        .buffer_unordered(16)
-        .collect()
-        .await;
-    for result in results {
-        result?;
-    }
+    super::retention::delete_all(store, deletes).await?;
     store
         .delete(&keys::org_pk(id), keys::ORG_META, Condition::None)
         .await?;

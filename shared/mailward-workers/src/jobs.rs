@@ -5,7 +5,7 @@
 use futures::StreamExt as _;
 use mailward_app::jobs::{
     BillingQuantitiesJob, DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders,
-    Notification, ReconcileBatch, RemindersJob, SweepBatch,
+    Notification, ReconcileBatch, RemindersJob, RetentionJob, SweepBatch,
 };
 use mailward_domain::model::OrgState;
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
@@ -119,6 +119,13 @@ impl Work for BillingQuantitiesJob {
     }
 }
 
+impl Work for RetentionJob {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::retention::apply(state, self.org_id).await?;
+        Ok(())
+    }
+}
+
 impl Work for DeliveryJob {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         crate::webhooks::delivery::deliver(state, self).await
@@ -151,6 +158,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<RemindersJob>(),
     register::<DeliveryJob>(),
     register::<BillingQuantitiesJob>(),
+    register::<RetentionJob>(),
 ];
 
 async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {
@@ -236,6 +244,7 @@ mod tests {
             mailward_app::jobs::SEND_DIGEST,
             mailward_app::jobs::SEND_REMINDERS,
             mailward_app::jobs::DELIVER_WEBHOOK,
+            mailward_app::jobs::APPLY_RETENTION,
         ] {
             assert!(names.contains(&name), "{name} has no runner");
         }

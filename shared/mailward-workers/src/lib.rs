@@ -3,6 +3,7 @@
 //! - [`sweep`]: the monitoring sweep's coordination and batches (one domain's evaluation is an
 //!   operation of `mailward-services`);
 //! - [`reconcile`]: the hourly reconciliation of hosted records;
+//! - [`retention`]: the daily data lifecycle (what each plan no longer keeps is deleted);
 //! - [`ingest`] and [`identify`]: report ingestion (the SMTP mailbox, SES, `mailward import`) and
 //!   sender identification;
 //! - [`notifications`]: the mails of `settings.email_notifications`, the daily digest and
@@ -18,5 +19,6 @@ pub mod ingest;
 pub mod jobs;
 pub mod notifications;
 pub mod reconcile;
+pub mod retention;
 pub mod sweep;
 pub mod webhooks;

@@ -33,6 +33,7 @@ mod registrar;
 mod report_data;
 mod report_trust;
 mod reports;
+mod retention;
 mod scim;
 mod senders;
 mod signup;

@@ -55,6 +55,17 @@ async fn the_sweep_schedule_batches_every_due_domain_and_the_reconcile_input_eve
         "the reconciliation's event runs no sweep"
     );
 
+    // The daily retention input queues one data-lifecycle pass per organization, no sweep.
+    let retention = fixture("scheduler-retention-input.json");
+    let answer = worker_sweep::handle_schedule(&lambda.state, &retention)
+        .await
+        .unwrap();
+    assert_eq!(answer, json!({"retention_enqueued": 1, "raw_removed": 0}));
+    let passes = lambda.drain_jobs(QueueName::Jobs, "apply_retention").await;
+    assert_eq!(passes.len(), 1);
+    assert_eq!(passes[0]["data"]["org_id"], json!(s.org_id));
+    assert!(batched(&lambda, "sweep_batch").await.is_empty());
+
     // A schedule without input delivers an empty object: the sweep (the domains are still due:
     // nothing evaluated them).
     let answer = worker_sweep::handle_schedule(&lambda.state, &json!({}))

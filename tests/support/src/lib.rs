@@ -6,10 +6,12 @@
 //!   embedded queue and SQS.
 //! - [`TestCa`]: a throwaway CA for tests that run TLS servers.
 
+mod objects_suite;
 mod queue_suite;
 mod store_suite;
 mod test_ca;
 
+pub use objects_suite::object_listing_conformance;
 pub use queue_suite::{TimeTravel, queue_conformance};
 pub use store_suite::store_conformance;
 pub use test_ca::{Leaf, TestCa};
