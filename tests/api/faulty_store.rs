@@ -62,6 +62,10 @@ impl ItemStore for FaultyStore {
         (self.rule)(&StoreCall::Query)?;
         self.inner.query(query).await
     }
+    async fn scan(&self, cursor: Option<String>, limit: usize) -> Result<Page, StoreError> {
+        (self.rule)(&StoreCall::Query)?;
+        self.inner.scan(cursor, limit).await
+    }
     async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         (self.rule)(&StoreCall::Transact(&ops))?;
         self.inner.transact(ops).await

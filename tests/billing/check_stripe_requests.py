@@ -27,6 +27,7 @@ from stripe._api_version import _ApiVersion
 from stripe._request_options import RequestOptions
 from stripe.params import (
     CustomerCreateParams,
+    CustomerDeleteParams,
     SubscriptionItemCreateParams,
     SubscriptionItemUpdateParams,
     SubscriptionRetrieveParams,
@@ -39,6 +40,7 @@ from stripe.params.checkout import (
 
 CALLS = [
     ("POST", r"/v1/customers", CustomerCreateParams),
+    ("DELETE", r"/v1/customers/[A-Za-z0-9_]+", CustomerDeleteParams),
     ("POST", r"/v1/checkout/sessions", CheckoutSessionCreateParams),
     ("GET", r"/v1/checkout/sessions/[A-Za-z0-9_]+", CheckoutSessionRetrieveParams),
     ("POST", r"/v1/billing_portal/sessions", PortalSessionCreateParams),
@@ -178,8 +180,8 @@ def main():
             problems.append(f"{where}: no Bearer secret key")
         if method == "POST" and not headers.get("idempotency-key"):
             problems.append(f"{where}: no Idempotency-Key")
-        if method == "GET" and req["body"]:
-            problems.append(f"{where}: a GET with a body")
+        if method in ("GET", "DELETE") and req["body"]:
+            problems.append(f"{where}: a {method} with a body")
         check(decode(req["body"]), found[0], where, problems, vars(sys.modules[found[0].__module__]))
         checked.append(f"{where} ({found[0].__name__}, {len(parse_qsl(req['body']))} fields)")
     print(f"stripe {stripe.VERSION}, API {_ApiVersion.CURRENT}: checked {len(checked)} requests")

@@ -145,9 +145,25 @@ impl LocalPayments {
         }
     }
 
+    /// Stores an object under `id`, indexed under its customer (the customer's own record
+    /// and every object naming one), so that deleting the customer finds them all.
     async fn save<T: Serialize>(&self, id: &str, value: &T) -> Result<(), PaymentsError> {
+        let json = serde_json::to_value(value).map_err(unavailable)?;
+        let customer = json
+            .get("customer")
+            .or_else(|| json.pointer("/request/customer"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| id.strip_suffix("_sub").map(str::to_owned))
+            .or_else(|| id.starts_with("cus_").then(|| id.to_owned()));
         let data = mailward_store::encode(value).map_err(unavailable)?;
-        let item = Item::new(mailward_store::keys::local_pay_pk(id), "LOCALPAY", data);
+        let mut item = Item::new(mailward_store::keys::local_pay_pk(id), "LOCALPAY", data);
+        if let Some(customer) = customer {
+            item = item.with_gsi1(
+                mailward_store::keys::local_pay_customer_gsi(&customer),
+                mailward_store::keys::local_pay_pk(id),
+            );
+        }
         self.store
             .put(item, Condition::None)
             .await
@@ -298,6 +314,20 @@ impl LocalPayments {
 impl Payments for LocalPayments {
     fn name(&self) -> &'static str {
         "local"
+    }
+
+    async fn delete_customer(&self, customer: &str) -> Result<(), PaymentsError> {
+        let index = mailward_store::keys::local_pay_customer_gsi(customer);
+        let query =
+            mailward_domain::store::Query::partition(index).on(mailward_domain::store::Index::Gsi1);
+        let items = mailward_domain::store::query_all(self.store.as_ref(), query)
+            .await
+            .map_err(unavailable)?;
+        let keys = items.into_iter().map(|i| (i.pk, i.sk)).collect();
+        mailward_store::retention::delete_all(self.store.as_ref(), keys)
+            .await
+            .map_err(unavailable)?;
+        Ok(())
     }
 
     async fn create_customer(&self, req: CustomerRequest) -> Result<String, PaymentsError> {

@@ -223,6 +223,18 @@ impl Payments for Stripe {
         Ok(found.as_ref().map(parse_subscription))
     }
 
+    async fn delete_customer(&self, customer: &str) -> Result<(), PaymentsError> {
+        if !is_id(customer) {
+            return Ok(());
+        }
+        // Stripe cancels the customer's active subscriptions with it; 404 (already gone)
+        // answers `None`, which is done as well.
+        let path = format!("/v1/customers/{customer}");
+        self.call(reqwest::Method::DELETE, &path, None, None)
+            .await
+            .map(|_| ())
+    }
+
     async fn checkout_subscription(&self, session: &str) -> Result<Option<String>, PaymentsError> {
         if !is_id(session) {
             return Ok(None);

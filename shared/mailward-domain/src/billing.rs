@@ -353,6 +353,10 @@ pub trait Payments: Send + Sync {
         changes: &[QuantityChange],
         idempotency_key: &str,
     ) -> Result<(), PaymentsError>;
+
+    /// Deletes a customer and everything of it the provider keeps, cancelling its
+    /// subscriptions at once (an organization's deletion). A customer already gone is done.
+    async fn delete_customer(&self, customer: &str) -> Result<(), PaymentsError>;
 }
 
 #[cfg(test)]

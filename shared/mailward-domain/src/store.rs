@@ -297,6 +297,24 @@ pub trait ItemStore: Send + Sync {
         by: i64,
         expires_at: Option<i64>,
     ) -> Result<i64, StoreError>;
+
+    /// One page of the whole table, live items only, in no promised order: for an operator's
+    /// walk (a purge's proof, a migration), never a request path. `cursor` continues a scan.
+    async fn scan(&self, cursor: Option<String>, limit: usize) -> Result<Page, StoreError>;
+}
+
+/// Every live item of the table ([`ItemStore::scan`] page after page): tests and operators.
+pub async fn scan_all(store: &dyn ItemStore) -> Result<Vec<Item>, StoreError> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store.scan(cursor, 500).await?;
+        out.extend(page.items);
+        match page.cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(out),
+        }
+    }
 }
 
 /// Reads every page of a query. For partitions known to be small (an organization's keys,

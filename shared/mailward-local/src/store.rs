@@ -212,7 +212,27 @@ fn run_query(conn: &Connection, q: &Query, now: i64) -> Result<Page, StoreError>
     if limit != usize::MAX {
         sql.push_str(&format!(" LIMIT {}", limit.saturating_add(1)));
     }
-    let mut stmt = conn.prepare_cached(&sql).map_err(unavailable)?;
+    fetch_page(conn, &sql, args, limit, |last| {
+        match (q.index, &last.gsi1, &last.gsi2) {
+            (Index::Primary, _, _) => encode_cursor(&[&last.sk]),
+            (Index::Gsi1, Some(k), _) | (Index::Gsi2, _, Some(k)) => {
+                encode_cursor(&[&k.sk, &last.pk, &last.sk])
+            }
+            _ => encode_cursor(&["", &last.pk, &last.sk]),
+        }
+    })
+}
+
+/// Runs a statement that selects up to `limit + 1` items: the first `limit` are the page, and
+/// the cursor (`cursor_of` the last) says whether another follows.
+fn fetch_page(
+    conn: &Connection,
+    sql: &str,
+    args: Vec<rusqlite::types::Value>,
+    limit: usize,
+    cursor_of: impl Fn(&Item) -> String,
+) -> Result<Page, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(unavailable)?;
     let mut items: Vec<Item> = stmt
         .query_map(rusqlite::params_from_iter(args), row_to_item)
         .map_err(unavailable)?
@@ -220,15 +240,7 @@ fn run_query(conn: &Connection, q: &Query, now: i64) -> Result<Page, StoreError>
         .map_err(unavailable)?;
     let cursor = if items.len() > limit {
         items.truncate(limit);
-        items
-            .last()
-            .map(|last| match (q.index, &last.gsi1, &last.gsi2) {
-                (Index::Primary, _, _) => encode_cursor(&[&last.sk]),
-                (Index::Gsi1, Some(k), _) | (Index::Gsi2, _, Some(k)) => {
-                    encode_cursor(&[&k.sk, &last.pk, &last.sk])
-                }
-                _ => encode_cursor(&["", &last.pk, &last.sk]),
-            })
+        items.last().map(cursor_of)
     } else {
         None
     };
@@ -295,6 +307,32 @@ impl ItemStore for EmbeddedStore {
         let now = self.clock.unix();
         self.db
             .read(move |conn| run_query(conn, &query, now))
+            .await
+            .map_err(StoreError::Unavailable)?
+    }
+
+    async fn scan(&self, cursor: Option<String>, limit: usize) -> Result<Page, StoreError> {
+        let now = self.clock.unix();
+        let after = match cursor {
+            Some(c) => Some(decode_cursor(&c, 2)?),
+            None => None,
+        };
+        let limit = limit.clamp(1, 10_000);
+        self.db
+            .read(move |conn| {
+                let mut sql = format!(
+                    "SELECT {COLUMNS} FROM items WHERE (expires_at IS NULL OR expires_at > ?)"
+                );
+                let mut args: Vec<rusqlite::types::Value> = vec![now.into()];
+                if let Some(parts) = after {
+                    sql.push_str(" AND (pk, sk) > (?, ?)");
+                    args.extend(parts.into_iter().map(Into::into));
+                }
+                sql.push_str(&format!(" ORDER BY pk, sk LIMIT {}", limit + 1));
+                fetch_page(conn, &sql, args, limit, |last| {
+                    encode_cursor(&[&last.pk, &last.sk])
+                })
+            })
             .await
             .map_err(StoreError::Unavailable)?
     }

@@ -566,7 +566,12 @@ pub fn billing_event_pk(id: &str) -> String {
     format!("BILLINGEVENT#{id}")
 }
 
-/// The local payments adapter's object `id` (a session, customer or subscription).
+/// GSI1 partition of the local payments adapter's objects of one customer.
+pub fn local_pay_customer_gsi(customer: &str) -> String {
+    format!("LOCALPAYCUS#{customer}")
+}
+
+/// Partition of an object of the local payments adapter.
 pub fn local_pay_pk(id: &str) -> String {
     format!("LOCALPAY#{id}")
 }

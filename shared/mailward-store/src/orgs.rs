@@ -86,9 +86,58 @@ pub async fn save(
     Ok(version)
 }
 
-/// Removes every item of an organization's partition, and the global lookup items that point
-/// into it (API key lookups), then the organization record itself last, so a crash half-way
-/// leaves the purge repeatable. Returns how many partition items were removed.
+/// The global items (outside the partition) that point into an organization, found from its
+/// partition item `item`: an API key's lookup, a domain's entry in the name index, an
+/// invitation's or SCIM token's lookup, the single sign-on routing entries, a prospecting
+/// report's public link.
+fn global_entries(item: &Item, org: Uuid) -> Result<Vec<(String, String)>, StoreError> {
+    use mailward_domain::{admin::Invitation, domain::Domain, identity::SsoConnection};
+    let sk = item.sk.as_str();
+    let pair = |pk: String, sk: &str| vec![(pk, sk.to_owned())];
+    Ok(if sk.starts_with(keys::API_KEY_PREFIX) {
+        let key: ApiKey = decode(item)?;
+        api_keys::delete_ops(&key, None)
+            .into_iter()
+            .skip(1)
+            .map(|op| {
+                let (pk, sk) = op.key();
+                (pk.to_owned(), sk.to_owned())
+            })
+            .collect()
+    } else if sk.starts_with(keys::DOMAIN_PREFIX) {
+        let domain: Domain = decode(item)?;
+        pair(keys::domain_name_pk(&domain.url), &keys::org_pk(org))
+    } else if sk.starts_with(keys::INVITATION_PREFIX) {
+        let invitation: Invitation = decode(item)?;
+        pair(
+            keys::invitation_token_pk(&invitation.token_hash),
+            keys::INVITATION_TOKEN_SK,
+        )
+    } else if sk.starts_with(keys::SCIM_TOKEN_PREFIX) {
+        let token: mailward_domain::scim::ScimToken = decode(item)?;
+        pair(
+            keys::scim_lookup_pk(&token.token_hash),
+            keys::SCIM_LOOKUP_SK,
+        )
+    } else if sk == keys::SSO_SK {
+        let sso: SsoConnection = decode(item)?;
+        sso.domains
+            .iter()
+            .map(|d| (keys::sso_domain_pk(&d.name), keys::org_pk(org)))
+            .collect()
+    } else if let Some(id) = sk.strip_prefix(keys::PROSPECT_PREFIX) {
+        match Uuid::parse_str(id) {
+            Ok(id) => pair(keys::prospect_link_pk(id), keys::PROSPECT_LINK_SK),
+            Err(_) => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    })
+}
+
+/// Removes every item of an organization's partition and the global items that point into it
+/// ([`global_entries`]), then the organization record itself last, so a crash half-way leaves
+/// the purge repeatable. Returns how many partition items were removed.
 pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError> {
     let items = query_all(store, Query::partition(keys::org_pk(id))).await?;
     let mut deletes: Vec<(String, String)> = Vec::with_capacity(items.len() * 2);
@@ -96,16 +145,16 @@ pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError>
         if item.sk == keys::ORG_META {
             continue;
         }
-        if item.sk.starts_with(keys::API_KEY_PREFIX) {
-            let key: ApiKey = decode(item)?;
-            for op in api_keys::delete_ops(&key, None).into_iter().skip(1) {
-                let (pk, sk) = op.key();
-                deletes.push((pk.to_owned(), sk.to_owned()));
-            }
-        }
-        deletes.push((item.pk.clone(), item.sk.clone()));
+        // Lookups first: once the partition item is gone, nothing finds them any more.
+        deletes.extend(global_entries(item, id)?);
     }
     super::retention::delete_all(store, deletes).await?;
+    let own: Vec<(String, String)> = items
+        .iter()
+        .filter(|item| item.sk != keys::ORG_META)
+        .map(|item| (item.pk.clone(), item.sk.clone()))
+        .collect();
+    super::retention::delete_all(store, own).await?;
     store
         .delete(&keys::org_pk(id), keys::ORG_META, Condition::None)
         .await?;

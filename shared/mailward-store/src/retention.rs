@@ -160,3 +160,75 @@ pub async fn delete_all(store: &dyn ItemStore, items: Vec<ItemKey>) -> Result<us
     }
     Ok(count)
 }
+
+/// What an organization's people leave outside its partition when it goes: for a person who
+/// belongs to other organizations too, only the sessions and assistant connections (with
+/// their refresh-token lookups) in this one; for a person only this organization had, the
+/// account itself, its MFA factor and every session and connection, and its sign-in and
+/// signup counters.
+pub async fn people_of(store: &dyn ItemStore, org: Uuid) -> Result<Vec<ItemKey>, StoreError> {
+    use super::{accounts, identity, oauth};
+    let mut out = Vec::new();
+    for member in accounts::members_of(store, org).await? {
+        let account = member.account_id;
+        let elsewhere = accounts::memberships_of(store, account)
+            .await?
+            .iter()
+            .any(|m| m.org_id != org);
+        let identity_pk = keys::identity_pk(account);
+        for session in identity::sessions(store, account).await? {
+            if !elsewhere || session.org_id == org {
+                out.push((identity_pk.clone(), keys::session_sk(session.id)));
+            }
+        }
+        for connection in oauth::list_connections(store, account).await? {
+            if !elsewhere || connection.org_id == Some(org) {
+                out.push((
+                    keys::oauth_connections_pk(account),
+                    keys::oauth_connection_sk(connection.id),
+                ));
+                out.push((
+                    keys::oauth_refresh_pk(&connection.refresh_hash),
+                    keys::OAUTH_REFRESH_SK.to_owned(),
+                ));
+            }
+        }
+        if elsewhere {
+            continue;
+        }
+        let whole = |pk: String| async move {
+            Ok::<_, StoreError>(
+                query_all(store, Query::partition(pk))
+                    .await?
+                    .into_iter()
+                    .map(|i| (i.pk, i.sk))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        out.extend(whole(identity_pk).await?);
+        out.extend(whole(keys::oauth_connections_pk(account)).await?);
+        if let Some(person) = accounts::get_by_id(store, account).await? {
+            out.extend(whole(keys::signup_rate_pk(&person.email)).await?);
+            out.extend(whole(keys::signin_failures_pk(&person.email)).await?);
+            out.push((keys::account_pk(&person.email), keys::ACCOUNT_SK.to_owned()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The organization's events still waiting in the outbox (nobody will deliver them: its
+/// endpoints go with it).
+pub async fn outbox_of(store: &dyn ItemStore, org: Uuid) -> Result<Vec<ItemKey>, StoreError> {
+    let mut out = Vec::new();
+    for shard in 0..keys::OUTBOX_SHARDS {
+        for item in query_all(store, Query::partition(keys::outbox_pk(shard))).await? {
+            let event: super::outbox::OutboxEvent = decode(&item)?;
+            if event.org_id == org {
+                out.push((item.pk, item.sk));
+            }
+        }
+    }
+    Ok(out)
+}

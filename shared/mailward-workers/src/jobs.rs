@@ -7,14 +7,11 @@ use mailward_app::jobs::{
     BillingQuantitiesJob, DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders,
     Notification, ReconcileBatch, RemindersJob, RetentionJob, SweepBatch,
 };
-use mailward_domain::model::OrgState;
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
 use mailward_services::state::AppState;
-use mailward_store::orgs;
 use std::future::Future;
 use std::pin::Pin;
-use uuid::Uuid;
 
 /// What happened to one message.
 #[derive(Debug, PartialEq, Eq)]
@@ -66,7 +63,7 @@ pub trait Work: Job {
 
 impl Work for DeleteOrganization {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        delete_organization(state, self.org_id).await
+        crate::purge::delete_organization(state, self.org_id).await
     }
 }
 
@@ -172,29 +169,6 @@ async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled
             Ok(Handled::Discarded)
         }
     }
-}
-
-/// Removes every item of an organization marked `deleting`: API key lookups first (the keys
-/// already answer 401 because the organization is `deleting`), then the partition, then the
-/// organization record itself, so a crash half-way leaves the job repeatable.
-pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Result<()> {
-    let store = state.store.as_ref();
-    let Some(org) = orgs::get(store, org_id).await? else {
-        return Ok(());
-    };
-    if org.value.state != OrgState::Deleting {
-        tracing::warn!(org.id = %org_id, "refusing to purge an organization that is not marked deleting");
-        return Ok(());
-    }
-    // What Mailward serves for the organization's domains goes first (hosted records, served
-    // MTA-STS policies, report authorizations no other organization needs): the purge below
-    // removes only the organization's own items.
-    for domain in mailward_store::domains::list(store, org_id).await? {
-        mailward_services::domains::hosting::withdraw(state, &domain).await;
-    }
-    let items = orgs::purge(store, org_id).await?;
-    tracing::info!(org.id = %org_id, items, "organization purged");
-    Ok(())
 }
 
 /// Receives and handles up to `max` messages from `queue` once (the local workers call this in a

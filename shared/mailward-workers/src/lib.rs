@@ -3,6 +3,8 @@
 //! - [`sweep`]: the monitoring sweep's coordination and batches (one domain's evaluation is an
 //!   operation of `mailward-services`);
 //! - [`reconcile`]: the hourly reconciliation of hosted records;
+//! - [`purge`]: an organization's deletion, everything of it in the store, the bucket and the
+//!   payment provider;
 //! - [`retention`]: the daily data lifecycle (what each plan no longer keeps is deleted);
 //! - [`ingest`] and [`identify`]: report ingestion (the SMTP mailbox, SES, `mailward import`) and
 //!   sender identification;
@@ -18,6 +20,7 @@ pub mod identify;
 pub mod ingest;
 pub mod jobs;
 pub mod notifications;
+pub mod purge;
 pub mod reconcile;
 pub mod retention;
 pub mod sweep;

@@ -67,9 +67,9 @@ async fn setup(http: &reqwest::Client, base: &str, path: &str, form: &[(&str, St
     body
 }
 
-async fn subscription_items(http: &reqwest::Client, base: &str, sub: &str) -> Vec<(String, u64)> {
-    let body: Value = http
-        .get(format!("{base}/v1/subscriptions/{sub}"))
+/// A set-up read from the stand-in (left out of the parameter check); its JSON.
+async fn setup_get(http: &reqwest::Client, base: &str, path: &str) -> Value {
+    http.get(format!("{base}{path}"))
         .bearer_auth(KEY)
         .header("X-Test-Setup", "1")
         .send()
@@ -77,7 +77,11 @@ async fn subscription_items(http: &reqwest::Client, base: &str, sub: &str) -> Ve
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn subscription_items(http: &reqwest::Client, base: &str, sub: &str) -> Vec<(String, u64)> {
+    let body = setup_get(http, base, &format!("/v1/subscriptions/{sub}")).await;
     body["items"]["data"]
         .as_array()
         .unwrap()
@@ -285,6 +289,31 @@ async fn the_stripe_adapter_speaks_stripes_api_end_to_end() {
         "{portal}"
     );
 
+    // Deleting the organization deletes its customer at Stripe (which cancels the
+    // subscription): a deleted organization is never billed again.
+    let res = app
+        .with_session(
+            Method::DELETE,
+            &format!("/organizations/{}", s.org_id),
+            &token,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let deleted = format!("/v1/customers/{customer}");
+    let mut customer_gone = Value::Null;
+    for _ in 0..200 {
+        customer_gone = setup_get(&http, &base, &deleted).await;
+        if customer_gone["deleted"] == true {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(customer_gone["deleted"], true, "{customer_gone}");
+    let canceled = setup_get(&http, &base, &format!("/v1/subscriptions/{sub}")).await;
+    assert_eq!(canceled["status"], "canceled", "{canceled}");
+
     // Every request the adapter sent, against Stripe's published parameters.
     let recorded: Value = http
         .get(format!("{base}/__recorded"))
@@ -313,6 +342,7 @@ async fn the_stripe_adapter_speaks_stripes_api_end_to_end() {
         &format!("GET /v1/checkout/sessions/{session}"),
         &format!("GET /v1/subscriptions/{sub}"),
         "POST /v1/billing_portal/sessions",
+        &format!("DELETE {deleted}"),
     ] {
         assert!(sent.iter().any(|s| s == call), "{call} not sent: {sent:?}");
     }

@@ -26,6 +26,7 @@ mod mta_sts_certificates;
 mod notifications;
 mod oauth;
 mod openapi;
+mod org_purge;
 mod organizations;
 mod prospecting;
 mod records;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use time::format_description::well_known::Rfc3339;
 
 /// An aggregate report of `domain` for the day `days_ago` before the clock's day.
-fn dmarc(app: &TestApp, domain: &str, id: &str, days_ago: i64) -> Vec<u8> {
+pub fn dmarc(app: &TestApp, domain: &str, id: &str, days_ago: i64) -> Vec<u8> {
     let begin = today_start(app) - days_ago * 86_400;
     format!(
         "<feedback><report_metadata><org_name>Receiver</org_name><report_id>{id}</report_id>\

@@ -5,16 +5,20 @@
 //   - Checkout Sessions (POST /v1/checkout/sessions, GET /v1/checkout/sessions/:id) and
 //     Billing Portal sessions (POST /v1/billing_portal/sessions), with idempotency keys;
 //   - POST /__complete/:session {subscription}: what Stripe does when the person pays;
-//   - POST /v1/subscription_items/:id setting any quantity, 0 included (the mock ignores 0).
+//   - POST /v1/subscription_items/:id setting any quantity, 0 included (the mock ignores 0);
+//   - DELETE /v1/customers/:id as Stripe does it: the customer answers `deleted: true` from
+//     then on, and its subscriptions are canceled at once.
 // Prints {"port": N} on its first line.
 "use strict";
 const express = require("express");
 const bodyParser = require("body-parser");
 const { createExpressApp } = require("stripe-stateful-mock");
 const { subscriptions } = require("stripe-stateful-mock/dist/api/subscriptions");
+const { customers } = require("stripe-stateful-mock/dist/api/customers");
 
 const recorded = [];
 const sessions = new Map();
+const deletedCustomers = new Set();
 const byKey = new Map();
 let counter = 0;
 const id = (prefix) => `${prefix}_test_${Date.now().toString(36)}${(counter++).toString(36)}`;
@@ -101,6 +105,28 @@ app.post("/v1/subscription_items/:id", (req, res, next) => {
   } catch (e) {
     next(e);
   }
+});
+app.delete("/v1/customers/:id", (req, res, next) => {
+  if (!authorized(req, res)) return;
+  try {
+    if (!deletedCustomers.has(req.params.id)) {
+      customers.retrieve("acct_default", req.params.id, "id");
+      for (const sub of subscriptions.list("acct_default", { customer: req.params.id, limit: 100 }).data) {
+        sub.status = "canceled";
+        sub.canceled_at = Math.floor(Date.now() / 1000);
+      }
+      deletedCustomers.add(req.params.id);
+    }
+    res.json({ id: req.params.id, object: "customer", deleted: true });
+  } catch (e) {
+    next(e);
+  }
+});
+app.get("/v1/customers/:id", (req, res, next) => {
+  if (deletedCustomers.has(req.params.id)) {
+    return res.json({ id: req.params.id, object: "customer", deleted: true });
+  }
+  next();
 });
 app.post("/__complete/:id", express.json(), (req, res) => {
   const session = sessions.get(req.params.id);

@@ -140,6 +140,20 @@ pub(super) fn encode_cursor(last_key: &Attrs) -> Result<String, StoreError> {
     Ok(URL_SAFE_NO_PAD.encode(json))
 }
 
+/// The `ExclusiveStartKey` of a scan's cursor: exactly the table's key attributes.
+pub(super) fn decode_scan_cursor(cursor: &str) -> Result<Attrs, StoreError> {
+    let invalid = || StoreError::Invalid("malformed scan cursor".into());
+    let json = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+    let plain: BTreeMap<String, String> = serde_json::from_slice(&json).map_err(|_| invalid())?;
+    if !plain.keys().map(String::as_str).eq([PK, SK]) {
+        return Err(invalid());
+    }
+    Ok(plain
+        .into_iter()
+        .map(|(k, v)| (k, AttributeValue::S(v)))
+        .collect())
+}
+
 /// The `ExclusiveStartKey` for a cursor, refusing cursors this query cannot have produced: the
 /// key attributes must be exactly the table's plus the index's, and the partition must match.
 pub(super) fn decode_cursor(

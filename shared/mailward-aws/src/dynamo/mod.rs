@@ -369,6 +369,36 @@ impl ItemStore for DynamoStore {
         Ok(Page { items, cursor })
     }
 
+    async fn scan(&self, cursor: Option<String>, limit: usize) -> Result<Page, StoreError> {
+        let start = match &cursor {
+            Some(c) => Some(codec::decode_scan_cursor(c)?),
+            None => None,
+        };
+        let filter = expr::live_filter(self.clock.unix());
+        let out = self
+            .client
+            .scan()
+            .table_name(&self.table)
+            .filter_expression(filter.text.clone())
+            .set_expression_attribute_names(filter.names())
+            .set_expression_attribute_values(filter.values())
+            .set_limit(Some(i32::try_from(limit.clamp(1, 10_000)).unwrap_or(1)))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| unavailable("Scan", &e))?;
+        let items = out
+            .items()
+            .iter()
+            .map(from_attrs)
+            .collect::<Result<Vec<_>, _>>()?;
+        let cursor = match out.last_evaluated_key() {
+            Some(last) if !last.is_empty() => Some(codec::encode_cursor(last)?),
+            _ => None,
+        };
+        Ok(Page { items, cursor })
+    }
+
     async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         if ops.len() > MAX_TRANSACTION_OPS {
             return Err(StoreError::Invalid(format!(
