@@ -57,6 +57,13 @@ impl Queue for FaultyQueue {
         self.inner.receive(queue, max, visibility_secs).await
     }
 
+    async fn depth(
+        &self,
+        queue: QueueName,
+    ) -> Result<mailward_domain::queue::QueueDepth, QueueError> {
+        self.inner.depth(queue).await
+    }
+
     async fn ack(&self, queue: QueueName, receipt: &str) -> Result<(), QueueError> {
         self.check()?;
         self.inner.ack(queue, receipt).await

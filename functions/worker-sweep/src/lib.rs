@@ -22,5 +22,9 @@ pub async fn handle_schedule(
         return Ok(serde_json::json!({ "retention_enqueued": queued, "raw_removed": raw }));
     }
     let enqueued = mailward_workers::sweep::coordinate(state).await?;
+    // The deployment-wide figures (sweep lag, queue depths) to CloudWatch, every five minutes.
+    if let Err(e) = mailward_services::metrics::refresh_gauges(state).await {
+        tracing::warn!(error = %e, "the operator's gauges could not be read");
+    }
     Ok(serde_json::json!({ "enqueued": enqueued }))
 }

@@ -52,6 +52,8 @@ pub struct Settings {
     pub webhook_allow_loopback: bool,
     /// Stripe's keys, API origin and prices (no secret key: the local test-mode pages).
     pub billing: mailward_services::config::BillingConfig,
+    /// The bearer token `GET /metrics` asks for; `None`: loopback clients only.
+    pub metrics_token: Option<String>,
     /// The AWS account taken as Mailward's own (DNS connections refuse roles in it; tests).
     pub aws_account_id: Option<String>,
     /// See `Config::role_trust_probe` (off only against moto, whose STS admits any external id).
@@ -225,6 +227,7 @@ impl Settings {
             rate_limits: Vec::new(),
             signup_codes_per_hour: 5,
             webhook_allow_loopback: false,
+            metrics_token: None,
             billing: mailward_services::config::BillingConfig {
                 stripe_api_base: mailward_services::config::DEFAULT_STRIPE_API_BASE.into(),
                 ..Default::default()
@@ -376,6 +379,7 @@ pub fn assemble(
     config.signup_codes_per_address_per_hour = settings.signup_codes_per_hour;
     config.outbound.allow_loopback = settings.webhook_allow_loopback;
     config.billing = settings.billing.clone();
+    config.metrics_token = settings.metrics_token.clone();
     config.aws_account_id.clone_from(&settings.aws_account_id);
     config.role_trust_probe = settings.role_trust_probe;
     if let Some(interval) = settings.sweep_interval {

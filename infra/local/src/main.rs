@@ -143,6 +143,15 @@ struct Cli {
         hide_env_values = true
     )]
     stripe_webhook_secret: Option<String>,
+    /// The bearer token `GET /metrics` asks for (Prometheus's `bearer_token`); without one,
+    /// only loopback clients may read it.
+    #[arg(
+        long,
+        env = "MAILWARD_METRICS_TOKEN",
+        global = true,
+        hide_env_values = true
+    )]
+    metrics_token: Option<String>,
     /// Stripe's API origin (a stand-in's, for tests).
     #[arg(
         long,
@@ -408,6 +417,7 @@ async fn main() -> anyhow::Result<()> {
         stripe_prices: mailward_services::config::parse_stripe_prices(&cli.stripe_prices)
             .map_err(anyhow::Error::msg)?,
     };
+    settings.metrics_token = cli.metrics_token.clone().filter(|t| !t.trim().is_empty());
     settings.extra_ca = cli.extra_ca.clone();
     settings.rdap_bootstrap_url =
         mailward_services::config::parse_rdap_bootstrap_url(&cli.rdap_bootstrap_url);

@@ -162,6 +162,9 @@ pub struct Config {
     pub signup_codes_per_address_per_hour: u32,
     /// Trust `X-Forwarded-For` (the last hop) for the client IP: true behind API Gateway.
     pub trust_proxy: bool,
+    /// The bearer token `GET /metrics` asks for (`MAILWARD_METRICS_TOKEN`, `--metrics-token`);
+    /// without one, only loopback clients may read it.
+    pub metrics_token: Option<String>,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
     /// Rules for requests to customer-supplied URLs (webhooks, MTA-STS policies).
@@ -348,6 +351,29 @@ pub fn parse_redirect_uris(value: &str) -> Result<Vec<String>, String> {
 /// The connector client id when none is configured.
 pub const DEFAULT_OAUTH_CLIENT_ID: &str = "mailward-mcp";
 
+/// Applies `MAILWARD_STRIPE_*` to the billing settings.
+fn stripe_env_overrides(billing: &mut BillingConfig) -> Result<(), String> {
+    if let Ok(value) = std::env::var("MAILWARD_STRIPE_SECRET_KEY")
+        && !value.trim().is_empty()
+    {
+        billing.stripe_secret_key = Some(value.trim().to_owned());
+    }
+    if let Ok(value) = std::env::var("MAILWARD_STRIPE_WEBHOOK_SECRET")
+        && !value.trim().is_empty()
+    {
+        billing.stripe_webhook_secret = Some(value.trim().to_owned());
+    }
+    if let Ok(value) = std::env::var("MAILWARD_STRIPE_API_BASE")
+        && !value.trim().is_empty()
+    {
+        billing.stripe_api_base = value.trim().trim_end_matches('/').to_owned();
+    }
+    if let Ok(value) = std::env::var("MAILWARD_STRIPE_PRICES") {
+        billing.stripe_prices = parse_stripe_prices(&value)?;
+    }
+    Ok(())
+}
+
 impl Config {
     /// Settings for tests and the local stack: the given secret, default limits.
     pub fn new(base_url: impl Into<String>, secret_key: Vec<u8>) -> Self {
@@ -363,6 +389,7 @@ impl Config {
             rate_limits: Scope::ALL.iter().map(|s| (*s, s.default_limit())).collect(),
             signup_codes_per_address_per_hour: 5,
             trust_proxy: false,
+            metrics_token: None,
             max_body_bytes: 1024 * 1024,
             outbound: crate::outbound::client::OutboundPolicy {
                 allow_loopback: false,
@@ -453,26 +480,12 @@ impl Config {
         if let Ok(value) = std::env::var("MAILWARD_RDAP_BOOTSTRAP_URL") {
             self.rdap_bootstrap_url = parse_rdap_bootstrap_url(&value);
         }
-        if let Ok(value) = std::env::var("MAILWARD_STRIPE_SECRET_KEY")
-            && !value.trim().is_empty()
-        {
-            self.billing.stripe_secret_key = Some(value.trim().to_owned());
-        }
-        if let Ok(value) = std::env::var("MAILWARD_STRIPE_WEBHOOK_SECRET")
-            && !value.trim().is_empty()
-        {
-            self.billing.stripe_webhook_secret = Some(value.trim().to_owned());
-        }
-        if let Ok(value) = std::env::var("MAILWARD_STRIPE_API_BASE")
-            && !value.trim().is_empty()
-        {
-            self.billing.stripe_api_base = value.trim().trim_end_matches('/').to_owned();
-        }
-        if let Ok(value) = std::env::var("MAILWARD_STRIPE_PRICES") {
-            self.billing.stripe_prices = parse_stripe_prices(&value)?;
-        }
+        stripe_env_overrides(&mut self.billing)?;
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = parse_bool("MAILWARD_TRUST_PROXY", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_METRICS_TOKEN") {
+            self.metrics_token = Some(value.trim().to_owned()).filter(|v| !v.is_empty());
         }
         Ok(self)
     }

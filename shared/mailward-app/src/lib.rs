@@ -23,6 +23,7 @@ pub mod error;
 pub mod html;
 pub mod job;
 pub mod jobs;
+pub mod metrics;
 pub mod outbound;
 pub mod pagination;
 pub mod secret_box;

@@ -8,7 +8,9 @@
 use async_trait::async_trait;
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata as _};
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use mailward_domain::queue::{MAX_NATIVE_DELAY_SECS, Queue, QueueError, QueueName, Received};
+use mailward_domain::queue::{
+    MAX_NATIVE_DELAY_SECS, Queue, QueueDepth, QueueError, QueueName, Received,
+};
 
 /// SQS caps a receive batch at 10 messages.
 const MAX_BATCH: usize = 10;
@@ -194,6 +196,64 @@ impl Queue for SqsQueue {
     ) -> Result<Vec<Received>, QueueError> {
         self.receive_from(self.urls.dead(queue), max, visibility_secs)
             .await
+    }
+
+    async fn depth(&self, queue: QueueName) -> Result<QueueDepth, QueueError> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let main = self
+            .attributes(
+                self.urls.live(queue),
+                &[
+                    A::ApproximateNumberOfMessages,
+                    A::ApproximateNumberOfMessagesNotVisible,
+                    A::ApproximateNumberOfMessagesDelayed,
+                ],
+            )
+            .await?;
+        let dead = self
+            .attributes(
+                self.urls.dead(queue),
+                &[
+                    A::ApproximateNumberOfMessages,
+                    A::ApproximateNumberOfMessagesNotVisible,
+                ],
+            )
+            .await?;
+        Ok(QueueDepth {
+            ready: main[0],
+            waiting: main[1] + main[2],
+            dead: dead[0] + dead[1],
+        })
+    }
+}
+
+impl SqsQueue {
+    /// The numeric attributes `names` of the queue at `url`, in order (0 when absent).
+    async fn attributes(
+        &self,
+        url: &str,
+        names: &[aws_sdk_sqs::types::QueueAttributeName],
+    ) -> Result<Vec<u64>, QueueError> {
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(url)
+            .set_attribute_names(Some(names.to_vec()))
+            .send()
+            .await
+            .map_err(|e| {
+                QueueError::Unavailable(aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+            })?;
+        let attributes = out.attributes();
+        Ok(names
+            .iter()
+            .map(|name| {
+                attributes
+                    .and_then(|a| a.get(name))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0)
+            })
+            .collect())
     }
 }
 

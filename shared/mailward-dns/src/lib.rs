@@ -17,6 +17,7 @@ mod convert;
 mod deadline;
 mod resolver;
 mod settings;
+pub mod stats;
 mod transport;
 
 pub use budget::{Budgeted, REQUEST_IN_FLIGHT};

@@ -102,10 +102,12 @@ impl HickoryResolver {
         let key = canonical(name);
         if bypass_cache {
             let (outcome, ttl) = self.query(&self.inner.upstream, name, record_type).await;
+            crate::stats::queried(&outcome);
             self.inner.cache.put(&key, record_type, &outcome, ttl);
             return outcome;
         }
         if let Some(cached) = self.inner.cache.get(&key, record_type) {
+            crate::stats::cache_hit();
             return cached;
         }
         let flight = {
@@ -127,6 +129,7 @@ impl HickoryResolver {
         let this = self.clone();
         let task = tokio::spawn(async move {
             let (outcome, ttl) = this.query(&this.inner.upstream, &name, record_type).await;
+            crate::stats::queried(&outcome);
             this.inner.cache.put(&key, record_type, &outcome, ttl);
             this.inner
                 .flights

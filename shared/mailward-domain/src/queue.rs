@@ -88,6 +88,20 @@ pub trait Queue: Send + Sync {
         max: usize,
         visibility_secs: u64,
     ) -> Result<Vec<Received>, QueueError>;
+
+    /// How many messages the queue holds (approximately, on SQS): what an operator watches.
+    async fn depth(&self, queue: QueueName) -> Result<QueueDepth, QueueError>;
+}
+
+/// A queue's message counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    /// Ready to be received now.
+    pub ready: u64,
+    /// Delayed or received and not yet acknowledged.
+    pub waiting: u64,
+    /// In the dead-letter queue.
+    pub dead: u64,
 }
 
 /// The body every Mailward message carries: a job name, its JSON payload and the earliest time

@@ -56,6 +56,7 @@ async fn route_not_found(
 pub fn finish(routes: Routes, state: AppState) -> Router {
     let (router, _doc) = routes.split_for_parts();
     router
+        .route_layer(axum::middleware::from_fn(middleware::route_template))
         .fallback(route_not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(

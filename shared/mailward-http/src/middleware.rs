@@ -105,6 +105,25 @@ pub async fn security_headers(req: Request, next: Next) -> Response {
 }
 
 /// The request pipeline: see the module docs.
+/// The route template a request matched (`/domains/{id}`), carried on the response for the
+/// request metrics; absent when no route matched.
+#[derive(Debug, Clone)]
+pub struct RouteTemplate(pub String);
+
+/// Notes the matched route's template on the response (a route layer: it runs only for
+/// requests that matched a route).
+pub async fn route_template(req: Request, next: Next) -> Response {
+    let template = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let mut response = next.run(req).await;
+    if let Some(template) = template {
+        response.extensions_mut().insert(RouteTemplate(template));
+    }
+    response
+}
+
 pub async fn request_context(
     State(state): State<AppState>,
     mut req: Request,
@@ -172,7 +191,13 @@ pub async fn request_context(
     if plain_text && (status == StatusCode::UNAUTHORIZED || status == StatusCode::NOT_FOUND) {
         response = plain_status_line(response);
     }
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed_ms = elapsed * 1000.0;
+    let route = response
+        .extensions()
+        .get::<RouteTemplate>()
+        .map_or("unmatched", |r| r.0.as_str());
+    mailward_services::metrics::request(method.as_str(), route, status.as_u16(), elapsed);
     if let Some(InternalCause(cause)) = response.extensions().get::<InternalCause>() {
         tracing::error!(request.id = %request_id, http.method = %method, http.path = %path, http.status = status.as_u16(), elapsed_ms, error = %cause, "request failed");
     } else {

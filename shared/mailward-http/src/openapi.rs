@@ -97,6 +97,7 @@ secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once.
         (name = "api-keys", description = "API keys"),
         (name = "organizations", description = "Organizations"),
         (name = "meta", description = "This document"),
+        (name = "operations", description = "An extension beyond SPEC §5, for whoever runs a deployment: `GET /metrics` for Prometheus, behind its own `metrics_token` scheme."),
         (name = "billing", description = "An extension beyond SPEC §4: subscriptions on Stripe's hosted pages (the REST side of the `get_subscription`, `start_checkout` and `start_billing_portal` MCP tools) and Stripe's webhook. Entitlements follow what is paid, never the plan chosen at signup: free (30 days of reports, 50 domains, no agent proposals) until a checkout completes; it_teams (365 days, 1,000 domains, agent add-on) and msp (365 days, 25,000 domains, agent add-on) while trialing (14 days from checkout), active, or past due for up to 7 days. After a downgrade the paid retention window is kept 30 days. The subscription's item quantities are GET /usage's line items, reported to Stripe after each billing event, daily and when domains are added, removed, or become active or inactive, so invoice lines equal the line items. Taxes and receipts are Stripe's settings (automatic tax, invoice emails)."),
         (name = "scim", description = "An extension beyond SPEC §5: SCIM 2.0 provisioning (RFC 7643/7644) for the organization's identity provider. An administrator creates a SCIM token (`POST /scim-tokens`, shown once); the provider calls `/scim/v2` with `Authorization: Bearer mwscim_…` (the `scim_token` scheme, which opens nothing else), SCIM's own methods (PUT replaces, PATCH modifies), media type (`application/scim+json`) and error body. Users are the people it provisions (members while `active`), Groups are Mailward's groups and their members the members' group limits. Deprovisioning ends the person's sessions and MCP connections for the organization at once and never removes the last administrator. Changes reach the activity log as `API_KEY` actions whose actor is the SCIM token's id, and the member webhooks fire as for any change. The `Mailward-Version` header is not used here."),
         (name = "oauth", description = "The OAuth 2.1 authorization server of the MCP endpoints (its own function on AWS). People sign in with a one-time code emailed to them (no passwords), pick an organization and consent; the one public connector client (no secret) trades the authorization code with PKCE S256 for an ES256 access token (15 minutes, audience `{base_url}/mcp`, verifiable with `/oauth/jwks`) and a refresh token that rotates on every use (an old one presented again revokes its connection). Loopback redirect URIs on any port (8765 for Claude-Code-style clients) are the only ones accepted. Dynamic client registration and client-ID metadata documents are refused with 403 naming the connector client. People list and revoke their connections with `GET`/`DELETE /oauth/connections`; a revoked connection answers 401 on its next MCP call. The same sign-in gives dashboard sessions: `POST /oauth/session/start`, then `POST /oauth/session`."),
@@ -151,6 +152,17 @@ impl Modify for SecuritySchemes {
                     "An extension: Stripe's webhook signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of \"t.body\" under the endpoint's signing secret>); it opens /billing/stripe-webhook and nothing else",
                 ),
             )),
+        );
+        components.add_security_scheme(
+            "metrics_token",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An extension: the operator's metrics token (MAILWARD_METRICS_TOKEN); it opens /metrics and nothing else. Without one configured, /metrics answers loopback clients only",
+                    ))
+                    .build(),
+            ),
         );
         components.add_security_scheme(
             "mcp_oauth",

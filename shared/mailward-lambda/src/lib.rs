@@ -26,8 +26,10 @@ fn env(name: &str) -> anyhow::Result<String> {
     std::env::var(name).with_context(|| format!("environment variable {name} is not set"))
 }
 
-/// JSON logs to stdout (CloudWatch), filtered by `RUST_LOG`.
+/// JSON logs to stdout (CloudWatch), filtered by `RUST_LOG`; the operator's figures as
+/// embedded-metric-format lines beside them (`mailward_app::metrics`).
 pub fn init_tracing() {
+    mailward_services::metrics::emit_cloudwatch(true);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()

@@ -3,7 +3,9 @@
 use crate::database::Database;
 use async_trait::async_trait;
 use mailward_domain::Clock;
-use mailward_domain::queue::{MAX_NATIVE_DELAY_SECS, Queue, QueueError, QueueName, Received};
+use mailward_domain::queue::{
+    MAX_NATIVE_DELAY_SECS, Queue, QueueDepth, QueueError, QueueName, Received,
+};
 use rusqlite::params;
 use std::sync::Arc;
 
@@ -158,5 +160,28 @@ impl Queue for EmbeddedQueue {
         visibility_secs: u64,
     ) -> Result<Vec<Received>, QueueError> {
         self.receive_from(queue, true, max, visibility_secs).await
+    }
+
+    async fn depth(&self, queue: QueueName) -> Result<QueueDepth, QueueError> {
+        let (name, now) = (queue.as_str(), self.now_ms());
+        self.db
+            .read(move |conn| {
+                conn.query_row(
+                    "SELECT COALESCE(SUM(dead = 0 AND visible_at_ms <= ?2), 0), \
+                     COALESCE(SUM(dead = 0 AND visible_at_ms > ?2), 0), \
+                     COALESCE(SUM(dead = 1), 0) FROM queue_messages WHERE queue = ?1",
+                    params![name, now],
+                    |row| {
+                        Ok(QueueDepth {
+                            ready: row.get::<_, i64>(0)?.unsigned_abs(),
+                            waiting: row.get::<_, i64>(1)?.unsigned_abs(),
+                            dead: row.get::<_, i64>(2)?.unsigned_abs(),
+                        })
+                    },
+                )
+            })
+            .await
+            .map_err(QueueError::Unavailable)?
+            .map_err(|e| QueueError::Unavailable(e.to_string()))
     }
 }

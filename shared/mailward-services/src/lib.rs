@@ -39,6 +39,6 @@ pub mod webhooks;
 // The kernel, re-exported: operations and their callers keep one import root.
 pub use mailward_app::{
     App, AppState, Caller, Config, Credential, ErrorKind, Permission, ServiceError, ServiceResult,
-    access, activity, caller, config, error, html, job, outbound, pagination, secret_box, state,
-    unsubscribe,
+    access, activity, caller, config, error, html, job, metrics, outbound, pagination, secret_box,
+    state, unsubscribe,
 };

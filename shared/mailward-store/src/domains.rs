@@ -166,6 +166,24 @@ pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<Domain>, Store
     .collect()
 }
 
+/// When the longest-waiting domain of a sweep shard fell due (unix seconds), if one is due
+/// at `now_unix`: how far the sweep lags.
+pub async fn oldest_due(
+    store: &dyn ItemStore,
+    shard: u32,
+    now_unix: i64,
+) -> Result<Option<i64>, StoreError> {
+    let mut query = Query::partition(keys::sweep_pk(shard))
+        .on(mailward_domain::store::Index::Gsi1)
+        .limit(1);
+    query.sort = mailward_domain::store::SortKey::AtMost(format!("{now_unix:012}#~"));
+    let page = store.query(query).await?;
+    Ok(page.items.first().and_then(|item| {
+        let key = item.gsi1.as_ref()?;
+        key.sk.split('#').next()?.parse().ok()
+    }))
+}
+
 /// One page of due domains in a sweep shard: `(org, domain)` pairs due at or before `now`.
 pub async fn due(
     store: &dyn ItemStore,

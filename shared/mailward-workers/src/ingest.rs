@@ -703,7 +703,22 @@ pub async fn ingest_shared(
             }
         });
     }
+    for outcome in &outcomes {
+        mailward_services::metrics::ingested(outcome.status.as_str());
+    }
     Ok(outcomes)
+}
+
+impl Status {
+    /// The outcome's name, as the JSON line and the metrics write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Imported => "imported",
+            Status::Duplicate => "duplicate",
+            Status::Unattributed => "unattributed",
+            Status::Refused => "refused",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod identity;
 mod killed;
 mod mcp;
 mod mcp_scopes;
+mod metrics;
 mod mta_sts;
 mod mta_sts_certificates;
 mod notifications;

@@ -22,6 +22,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
     let paths = doc["paths"].as_object().unwrap();
     let expected = [
         ("get", "/health-check"),
+        ("get", "/metrics"),
         ("get", "/swagger.json"),
         ("post", "/signup"),
         ("post", "/signup/verify"),

@@ -312,3 +312,15 @@ async fn the_report_pdf_comes_back_base64_encoded_and_decodes_to_the_pdf() {
             .contains("This report has expired")
     );
 }
+
+#[tokio::test]
+async fn metrics_are_closed_on_lambda_without_a_token_even_to_a_forged_loopback_hop() {
+    let lambda = Lambda::new();
+    // API Gateway appends the address it saw; a client's own "127.0.0.1" before it is ignored.
+    let event = crate::common::ApiRequest::new("GET", "/metrics")
+        .header("x-forwarded-for", "127.0.0.1, 203.0.113.9")
+        .event();
+    let response = lambda.http(api_public::routes(), &event).await;
+    assert_eq!(response["statusCode"], 403, "{response}");
+    assert_eq!(json_body(&response)["code"], "metrics_protected");
+}

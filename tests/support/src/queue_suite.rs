@@ -31,6 +31,35 @@ pub async fn queue_conformance(queue: Arc<dyn Queue>, time: &dyn TimeTravel) {
     unacked_messages_come_back_after_the_visibility_timeout(q, time).await;
     messages_dead_letter_after_three_receives(q, time).await;
     delays_beyond_the_native_maximum_are_refused(q).await;
+    depth_counts_ready_waiting_and_dead(q).await;
+}
+
+/// Depth moves with sends, receives and acks (counted as deltas: earlier cases leave messages).
+async fn depth_counts_ready_waiting_and_dead(q: &dyn Queue) {
+    let before = q.depth(QueueName::Jobs).await.unwrap();
+    q.send(QueueName::Jobs, "counted".into(), 0).await.unwrap();
+    q.send(QueueName::Jobs, "later".into(), 600).await.unwrap();
+    let after = q.depth(QueueName::Jobs).await.unwrap();
+    assert_eq!(after.ready, before.ready + 1, "{before:?} {after:?}");
+    assert_eq!(after.waiting, before.waiting + 1, "{before:?} {after:?}");
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        got.extend(q.receive(QueueName::Jobs, 10, 300).await.unwrap());
+        if got.iter().any(|m| m.body == "counted") {
+            break;
+        }
+    }
+    let received = q.depth(QueueName::Jobs).await.unwrap();
+    assert_eq!(received.ready, 0, "{received:?}");
+    assert!(received.waiting > after.waiting - 1, "{received:?}");
+    for m in got {
+        q.ack(QueueName::Jobs, &m.receipt).await.unwrap();
+    }
+    let dead = q.depth(QueueName::Deliveries).await.unwrap().dead;
+    assert!(
+        dead >= 1,
+        "the poison message of an earlier case is dead-lettered"
+    );
 }
 
 async fn sent_messages_are_received_once_and_acked(q: &dyn Queue) {

@@ -220,6 +220,7 @@ pub async fn deliver(state: &AppState, job: DeliveryJob) -> anyhow::Result<()> {
             .map(|secs| now + time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))),
         created_at: now,
     };
+    mailward_services::metrics::delivered(status == AttemptStatus::Succeeded);
     let disabled = update_failure_count(state, &job, status == AttemptStatus::Succeeded).await?;
     tracing::info!(webhook.id = %endpoint.id, event.id = %job.event_id, attempt = job.attempt, status = ?status, http.status = ?response_status, "webhook delivery attempted");
     // The retry is queued before the attempt is listed: an attempt shown with a
