@@ -34,6 +34,14 @@ DOCUMENTED = {
             (INVALID, "code"),
         }
     },
+    # Staff sign-in: the same emailed-code step as POST /oauth/session.
+    "POST /staff/session": {
+        400: {
+            ("signin_code_incorrect", "code"),
+            ("signin_challenge_invalid", "signin_id"),
+            (INVALID, "code"),
+        }
+    },
     # The state is the single-use value of a trip to the provider that the fuzzer cannot make.
     "GET /oauth/sso/callback": {400: {PAGE}},
     # Creating the connection needs its three credentials (updating it does not); an issuer

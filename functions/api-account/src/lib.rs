@@ -9,6 +9,7 @@ pub mod invitations;
 pub mod members;
 pub mod organizations;
 pub mod scim;
+pub mod staff;
 pub mod support;
 pub mod usage;
 
@@ -26,4 +27,5 @@ pub fn routes() -> Routes {
         .merge(support::routes())
         .merge(dns_connections::routes())
         .merge(scim::routes())
+        .merge(staff::routes())
 }

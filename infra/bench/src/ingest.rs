@@ -281,6 +281,7 @@ async fn watched_state(
         created_by: None,
         parent_org_id: None,
         invitation_failure: None,
+        suspension: None,
         created_at: now,
         updated_at: now,
     };

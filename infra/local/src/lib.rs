@@ -54,6 +54,10 @@ pub struct Settings {
     pub billing: mailward_services::config::BillingConfig,
     /// The bearer token `GET /metrics` asks for; `None`: loopback clients only.
     pub metrics_token: Option<String>,
+    /// Mailward staff's addresses (`/staff/...`).
+    pub staff_emails: Vec<String>,
+    /// Where new tickets and customers' replies are mailed.
+    pub support_email: Option<String>,
     /// The AWS account taken as Mailward's own (DNS connections refuse roles in it; tests).
     pub aws_account_id: Option<String>,
     /// See `Config::role_trust_probe` (off only against moto, whose STS admits any external id).
@@ -228,6 +232,8 @@ impl Settings {
             signup_codes_per_hour: 5,
             webhook_allow_loopback: false,
             metrics_token: None,
+            staff_emails: Vec::new(),
+            support_email: None,
             billing: mailward_services::config::BillingConfig {
                 stripe_api_base: mailward_services::config::DEFAULT_STRIPE_API_BASE.into(),
                 ..Default::default()
@@ -380,6 +386,8 @@ pub fn assemble(
     config.outbound.allow_loopback = settings.webhook_allow_loopback;
     config.billing = settings.billing.clone();
     config.metrics_token = settings.metrics_token.clone();
+    config.staff_emails = settings.staff_emails.clone();
+    config.support_email = settings.support_email.clone();
     config.aws_account_id.clone_from(&settings.aws_account_id);
     config.role_trust_probe = settings.role_trust_probe;
     if let Some(interval) = settings.sweep_interval {

@@ -152,6 +152,13 @@ struct Cli {
         hide_env_values = true
     )]
     metrics_token: Option<String>,
+    /// Mailward staff's addresses, comma-separated: accounts that may sign in to the staff
+    /// surface (`POST /staff/session`) with their authenticator app.
+    #[arg(long, env = "MAILWARD_STAFF_EMAILS", global = true, default_value = "")]
+    staff_emails: String,
+    /// Where new support tickets and customers' replies are mailed (locally into the outbox).
+    #[arg(long, env = "MAILWARD_SUPPORT_EMAIL", global = true)]
+    support_email: Option<String>,
     /// Stripe's API origin (a stand-in's, for tests).
     #[arg(
         long,
@@ -418,6 +425,8 @@ async fn main() -> anyhow::Result<()> {
             .map_err(anyhow::Error::msg)?,
     };
     settings.metrics_token = cli.metrics_token.clone().filter(|t| !t.trim().is_empty());
+    settings.staff_emails = mailward_services::config::parse_staff_emails(&cli.staff_emails);
+    settings.support_email = cli.support_email.clone().filter(|e| e.contains('@'));
     settings.extra_ca = cli.extra_ca.clone();
     settings.rdap_bootstrap_url =
         mailward_services::config::parse_rdap_bootstrap_url(&cli.rdap_bootstrap_url);
@@ -767,7 +776,7 @@ async fn support_reply(
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
     let assembled = assemble(&settings, clock, settings.listen)?;
     let message =
-        mailward_services::support::staff_reply(&assembled.state, org, ticket, body, close)
+        mailward_services::support::staff_reply(&assembled.state, org, ticket, body, &[], close)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("Replied on ticket {ticket} (message {}).", message.id);

@@ -28,6 +28,7 @@ pub mod senders;
 pub mod signup;
 pub mod snapshots;
 pub mod sources;
+pub mod staff;
 pub mod support;
 pub mod tasks;
 pub mod tls_reports;

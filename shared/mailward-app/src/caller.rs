@@ -320,3 +320,13 @@ mod tests {
         );
     }
 }
+
+/// A member of Mailward staff, from a staff session (`/staff/...`): never a member of any
+/// organization by that credential, and never a `Caller`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaffMember {
+    /// The staff person's account.
+    pub account_id: Uuid,
+    /// Their address (what the activity log shows for staff actions).
+    pub email: String,
+}

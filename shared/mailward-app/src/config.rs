@@ -162,6 +162,12 @@ pub struct Config {
     pub signup_codes_per_address_per_hour: u32,
     /// Trust `X-Forwarded-For` (the last hop) for the client IP: true behind API Gateway.
     pub trust_proxy: bool,
+    /// Where new tickets and customers' replies are mailed (`MAILWARD_SUPPORT_EMAIL`,
+    /// `--support-email`); none: they are not mailed.
+    pub support_email: Option<String>,
+    /// The addresses of Mailward staff (`MAILWARD_STAFF_EMAILS`, `--staff-emails`): accounts
+    /// that may sign in to the staff surface (`/staff/...`) with their authenticator app.
+    pub staff_emails: Vec<String>,
     /// The bearer token `GET /metrics` asks for (`MAILWARD_METRICS_TOKEN`, `--metrics-token`);
     /// without one, only loopback clients may read it.
     pub metrics_token: Option<String>,
@@ -351,6 +357,22 @@ pub fn parse_redirect_uris(value: &str) -> Result<Vec<String>, String> {
 /// The connector client id when none is configured.
 pub const DEFAULT_OAUTH_CLIENT_ID: &str = "mailward-mcp";
 
+/// A comma-separated list of staff addresses, lower-cased, blanks dropped.
+pub fn parse_staff_emails(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .map(|e| e.trim().to_ascii_lowercase())
+        .filter(|e| e.contains('@'))
+        .collect()
+}
+
+impl Config {
+    /// Whether `email` belongs to Mailward staff.
+    pub fn is_staff(&self, email: &str) -> bool {
+        let email = email.trim().to_ascii_lowercase();
+        self.staff_emails.contains(&email)
+    }
+}
+
 /// Applies `MAILWARD_STRIPE_*` to the billing settings.
 fn stripe_env_overrides(billing: &mut BillingConfig) -> Result<(), String> {
     if let Ok(value) = std::env::var("MAILWARD_STRIPE_SECRET_KEY")
@@ -390,6 +412,8 @@ impl Config {
             signup_codes_per_address_per_hour: 5,
             trust_proxy: false,
             metrics_token: None,
+            staff_emails: Vec::new(),
+            support_email: None,
             max_body_bytes: 1024 * 1024,
             outbound: crate::outbound::client::OutboundPolicy {
                 allow_loopback: false,
@@ -483,6 +507,12 @@ impl Config {
         stripe_env_overrides(&mut self.billing)?;
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
             self.trust_proxy = parse_bool("MAILWARD_TRUST_PROXY", &value)?;
+        }
+        if let Ok(value) = std::env::var("MAILWARD_SUPPORT_EMAIL") {
+            self.support_email = Some(value.trim().to_owned()).filter(|v| v.contains('@'));
+        }
+        if let Ok(value) = std::env::var("MAILWARD_STAFF_EMAILS") {
+            self.staff_emails = parse_staff_emails(&value);
         }
         if let Ok(value) = std::env::var("MAILWARD_METRICS_TOKEN") {
             self.metrics_token = Some(value.trim().to_owned()).filter(|v| !v.is_empty());

@@ -198,6 +198,26 @@ impl Job for BillingQuantitiesJob {
     const NAME: &'static str = SYNC_BILLING_QUANTITIES;
 }
 
+// Support mail: a new ticket or a reply, to whoever must hear of it.
+
+/// Job name: mail a support message to whoever must hear of it.
+pub const SEND_SUPPORT_MAIL: &str = "send_support_mail";
+
+/// Payload of [`SEND_SUPPORT_MAIL`]: one message of a ticket (a new ticket is its first).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SupportMail {
+    /// The organization.
+    pub org_id: Uuid,
+    /// The ticket.
+    pub ticket_id: Uuid,
+    /// The message to announce.
+    pub message_id: Uuid,
+}
+
+impl Job for SupportMail {
+    const NAME: &'static str = SEND_SUPPORT_MAIL;
+}
+
 // The data lifecycle: what an organization's plan no longer keeps.
 
 /// Job name: remove what an organization's retention no longer keeps.

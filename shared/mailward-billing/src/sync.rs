@@ -12,8 +12,18 @@ use uuid::Uuid;
 
 /// Reports the organization's quantities to its subscription (nothing without one, or when
 /// they already match). Answers how many items changed.
+/// A suspended organization is not billed for what it holds meanwhile.
+async fn suspended(app: &AppState, org: Uuid) -> Result<bool, ServiceError> {
+    Ok(mailward_store::orgs::get(app.store.as_ref(), org)
+        .await?
+        .is_some_and(|o| o.value.suspension.is_some()))
+}
+
 pub async fn sync_quantities(app: &AppState, org: Uuid) -> Result<usize, ServiceError> {
     let store = app.store.as_ref();
+    if suspended(app, org).await? {
+        return Ok(0);
+    }
     let Some(found) = mailward_store::billing::get(store, org).await? else {
         return Ok(0);
     };

@@ -117,6 +117,14 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "organization.onboarding_dismissed",
         "Onboarding was dismissed.",
     ),
+    (
+        "organization.suspended",
+        "Mailward staff suspended the organization (read-only, not swept, billed or mailed).",
+    ),
+    (
+        "organization.suspension_lifted",
+        "Mailward staff lifted the organization's suspension.",
+    ),
     ("api_key.created", "An API key was created."),
     ("api_key.rotated", "An API key's secret was replaced."),
     ("api_key.deleted", "An API key was deleted."),

@@ -136,10 +136,34 @@ pub struct Organization {
     /// Set when the invitation asked for at creation could not be sent.
     #[serde(default)]
     pub invitation_failure: Option<InvitationFailure>,
+    /// Set while Mailward staff hold the organization suspended (separate from the
+    /// customer's own `is_active`, which staff never touch).
+    #[serde(default)]
+    pub suspension: Option<Suspension>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+/// A staff suspension: the organization is not swept, billed or mailed, and its API answers
+/// read-only, until staff lift it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suspension {
+    /// Why, as staff wrote it (shown to the organization in the refusal of a write).
+    pub reason: String,
+    /// The staff member who suspended it.
+    pub by: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+}
+
+impl Organization {
+    /// Whether the service works for it now: not being deleted, not switched off by the
+    /// customer (`is_active: false`), not suspended by staff. The sweep and mail ask this.
+    pub fn is_serviced(&self) -> bool {
+        self.state == OrgState::Active && self.is_active && self.suspension.is_none()
+    }
 }
 
 /// Organization names are 3 to 128 characters (SPEC §8.2), counted after trimming.

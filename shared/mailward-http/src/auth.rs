@@ -134,6 +134,9 @@ pub enum ResolvedAuth {
         groups: Option<Vec<Uuid>>,
         /// Set when the organization requires MFA and this session has not completed it.
         mfa_gate: Option<MfaGate>,
+        /// Staff's reason, while Mailward staff hold the organization suspended: the API
+        /// then answers reads only.
+        suspended: Option<String>,
     },
     /// A credential was sent and refused; the message says why (SPEC §7.3).
     Rejected(&'static str),
@@ -161,16 +164,17 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
                 "the API key was rejected: it is invalid, rotated or revoked",
             ));
         };
-        if !org_is_usable(state, lookup.org_id).await? {
+        let Some(org) = usable_org(state, lookup.org_id).await? else {
             return Ok(ResolvedAuth::Rejected(
                 "the API key was rejected: its organization is deleted",
             ));
-        }
+        };
         return Ok(ResolvedAuth::Valid {
             org_id: lookup.org_id,
             groups: None,
             // API keys are not people: the MFA requirement does not apply to them.
             mfa_gate: None,
+            suspended: org.suspension.map(|s| s.reason),
             credential: Credential::ApiKey {
                 key_id: lookup.key_id,
                 access: lookup.access,
@@ -237,6 +241,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
             org_id: claims.org,
             groups: membership.group_limit(),
             mfa_gate,
+            suspended: org.value.suspension.map(|s| s.reason),
             credential: Credential::Session {
                 account_id: claims.sub,
                 role,
@@ -263,10 +268,15 @@ fn claimed_or_weakest_granted(granted: &[Role], claimed: Role) -> Role {
     Role::Viewer
 }
 
-async fn org_is_usable(state: &AppState, org: Uuid) -> Result<bool, ApiError> {
+/// The organization, unless it is gone or being deleted.
+async fn usable_org(
+    state: &AppState,
+    org: Uuid,
+) -> Result<Option<mailward_domain::model::Organization>, ApiError> {
     Ok(orgs::get(state.store.as_ref(), org)
         .await?
-        .is_some_and(|o| o.value.state == OrgState::Active))
+        .filter(|o| o.value.state == OrgState::Active)
+        .map(|o| o.value))
 }
 
 fn basic_user(encoded: &str) -> Option<String> {
@@ -356,6 +366,7 @@ async fn principal(
             credential,
             groups,
             mfa_gate,
+            ..
         } => {
             if let Some(gate) = mfa_gate.filter(|_| !allow_gate) {
                 return Err(gate.refusal());

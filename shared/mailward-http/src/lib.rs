@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod openapi;
 pub mod rate_limit;
 pub mod request_id;
+pub mod staff;
 pub mod version;
 
 pub use auth::{OptionalPrincipal, Principal};

@@ -105,6 +105,36 @@ pub async fn security_headers(req: Request, next: Next) -> Response {
 }
 
 /// The request pipeline: see the module docs.
+/// The refusal of a change by a credential of an organization staff suspended: reads go on,
+/// as do a person's own sign-in routes (`/oauth/...`: signing out, sessions).
+fn suspended_write(req: &Request, resolved: &ResolvedAuth) -> Option<Response> {
+    let ResolvedAuth::Valid {
+        suspended: Some(reason),
+        ..
+    } = resolved
+    else {
+        return None;
+    };
+    let method = req.method();
+    if method == axum::http::Method::GET
+        || method == axum::http::Method::HEAD
+        || method == axum::http::Method::OPTIONS
+        || req.uri().path().starts_with("/oauth/")
+    {
+        return None;
+    }
+    Some(
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "organization_suspended",
+            format!(
+                "Mailward support suspended this organization ({reason}); it can be read but not changed until support lifts the suspension"
+            ),
+        )
+        .into_response(),
+    )
+}
+
 /// The route template a request matched (`/domains/{id}`), carried on the response for the
 /// request metrics; absent when no route matched.
 #[derive(Debug, Clone)]
@@ -169,6 +199,9 @@ pub async fn request_context(
             let global = hit(&state, Scope::Global, &subject).await;
             if let Some(bucket) = global {
                 log.push(bucket);
+            }
+            if let Some(refusal) = suspended_write(&req, &resolved) {
+                return refusal;
             }
             req.extensions_mut().insert(resolved);
             req.extensions_mut().insert(ClientIp(ip));

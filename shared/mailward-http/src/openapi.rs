@@ -97,6 +97,7 @@ secret (`POST /webhook-endpoints/{id}/rotate-secret`) stops the old one at once.
         (name = "api-keys", description = "API keys"),
         (name = "organizations", description = "Organizations"),
         (name = "meta", description = "This document"),
+        (name = "staff", description = "An extension beyond SPEC §5, for Mailward staff (the accounts on the deployment's staff list, signed in with their authenticator app): the support queue across organizations with replies and attachments, organization search, and suspension (read-only API, not swept, billed or mailed until lifted; separate from the customer's own `is_active`). Each action is in the organization's activity log as `SERVICE_STAFF`. The `staff_session` credential opens these routes only; no customer credential opens them."),
         (name = "operations", description = "An extension beyond SPEC §5, for whoever runs a deployment: `GET /metrics` for Prometheus, behind its own `metrics_token` scheme."),
         (name = "billing", description = "An extension beyond SPEC §4: subscriptions on Stripe's hosted pages (the REST side of the `get_subscription`, `start_checkout` and `start_billing_portal` MCP tools) and Stripe's webhook. Entitlements follow what is paid, never the plan chosen at signup: free (30 days of reports, 50 domains, no agent proposals) until a checkout completes; it_teams (365 days, 1,000 domains, agent add-on) and msp (365 days, 25,000 domains, agent add-on) while trialing (14 days from checkout), active, or past due for up to 7 days. After a downgrade the paid retention window is kept 30 days. The subscription's item quantities are GET /usage's line items, reported to Stripe after each billing event, daily and when domains are added, removed, or become active or inactive, so invoice lines equal the line items. Taxes and receipts are Stripe's settings (automatic tax, invoice emails)."),
         (name = "scim", description = "An extension beyond SPEC §5: SCIM 2.0 provisioning (RFC 7643/7644) for the organization's identity provider. An administrator creates a SCIM token (`POST /scim-tokens`, shown once); the provider calls `/scim/v2` with `Authorization: Bearer mwscim_…` (the `scim_token` scheme, which opens nothing else), SCIM's own methods (PUT replaces, PATCH modifies), media type (`application/scim+json`) and error body. Users are the people it provisions (members while `active`), Groups are Mailward's groups and their members the members' group limits. Deprovisioning ends the person's sessions and MCP connections for the organization at once and never removes the last administrator. Changes reach the activity log as `API_KEY` actions whose actor is the SCIM token's id, and the member webhooks fire as for any change. The `Mailward-Version` header is not used here."),
@@ -152,6 +153,18 @@ impl Modify for SecuritySchemes {
                     "An extension: Stripe's webhook signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of \"t.body\" under the endpoint's signing secret>); it opens /billing/stripe-webhook and nothing else",
                 ),
             )),
+        );
+        components.add_security_scheme(
+            "staff_session",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "An extension: a Mailward staff token from POST /staff/session (the emailed code and the authenticator app; the account on the deployment's staff list); it opens /staff/... and nothing else, and lives one hour",
+                    ))
+                    .build(),
+            ),
         );
         components.add_security_scheme(
             "metrics_token",

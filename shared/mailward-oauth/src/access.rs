@@ -110,19 +110,26 @@ pub async fn authenticate(
     let Some(membership) = accounts::membership(store, org, claims.sub).await? else {
         return Ok(Err(AccessRejection::NotMember));
     };
-    match orgs::get(store, org).await? {
+    let suspended = match orgs::get(store, org).await? {
         Some(org) if org.value.state == OrgState::Active => {
             if org.value.require_mfa && !mfa {
                 return Ok(Err(AccessRejection::MfaRequired));
             }
+            org.value.suspension.is_some()
         }
         _ => return Ok(Err(AccessRejection::Inactive)),
-    }
+    };
+    // While staff hold the organization suspended, an assistant reads as a viewer does.
+    let role = if suspended {
+        mailward_domain::model::Role::Viewer
+    } else {
+        weaker(claims.role, membership.role())
+    };
     let caller = Caller {
         org_id: org,
         credential: Credential::Session {
             account_id: claims.sub,
-            role: weaker(claims.role, membership.role()),
+            role,
             mfa,
             session_id: None,
         },

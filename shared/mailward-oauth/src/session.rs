@@ -130,6 +130,15 @@ async fn second_factor(
     })
 }
 
+/// The emailed code of a sign-in step: six digits, or absent once the code step is done.
+fn emailed_code(input: &SessionRequest) -> Result<&str, ServiceError> {
+    let code = input.code.as_deref().unwrap_or_default().trim();
+    if !code.is_empty() && (code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(ServiceError::invalid("code", "the code is six digits"));
+    }
+    Ok(code)
+}
+
 /// Checks the code (and the second factor when the account has one) and picks the
 /// organization.
 pub async fn finish(
@@ -137,10 +146,7 @@ pub async fn finish(
     input: SessionRequest,
     client: &str,
 ) -> Result<SignedIn, ServiceError> {
-    let code = input.code.as_deref().unwrap_or_default().trim();
-    if !code.is_empty() && (code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit())) {
-        return Err(ServiceError::invalid("code", "the code is six digits"));
-    }
+    let code = emailed_code(&input)?;
     let verified = signin::verify(app, input.signin_id, code, client)
         .await
         .map_err(refusal)?;
@@ -191,4 +197,39 @@ pub async fn finish(
         amr,
         provider,
     })
+}
+
+/// A staff sign-in (`POST /staff/session`): the emailed code, then the authenticator app,
+/// always. The account must be on the staff list and have an authenticator: staff never get
+/// a session on the code alone, nor through an organization's single sign-on.
+pub async fn finish_staff(
+    app: &AppState,
+    input: SessionRequest,
+    client: &str,
+) -> Result<Account, ServiceError> {
+    let not_staff = || {
+        ServiceError::new(
+            ErrorKind::Forbidden,
+            "staff_only",
+            "this sign-in is for Mailward staff with an authenticator app",
+        )
+    };
+    let code = emailed_code(&input)?;
+    let verified = signin::verify(app, input.signin_id, code, client)
+        .await
+        .map_err(refusal)?;
+    let account = match verified {
+        signin::Verified::NeedsMfa(_) => {
+            let (account, amr, provider, _) = second_factor(app, &input, client).await?;
+            if provider != "email_code" || !amr.iter().any(|m| m == AMR_MFA) {
+                return Err(not_staff());
+            }
+            account
+        }
+        signin::Verified::Done(_) | signin::Verified::Sso(..) => return Err(not_staff()),
+    };
+    if !app.config.is_staff(&account.email) {
+        return Err(not_staff());
+    }
+    Ok(account)
 }

@@ -186,6 +186,7 @@ fn new_organization(
         created_by: caller.account_id(),
         parent_org_id: Some(caller.org_id),
         invitation_failure: None,
+        suspension: None,
         created_at: now,
         updated_at: now,
     }

@@ -259,6 +259,7 @@ fn signup_organization(
         created_by: Some(account_id),
         parent_org_id: None,
         invitation_failure: None,
+        suspension: None,
         created_at: now,
         updated_at: now,
     }

@@ -68,7 +68,8 @@ fn is_unread(m: &TicketMessage) -> bool {
     m.author_type == ActorType::ServiceStaff && m.read_at.is_none()
 }
 
-fn view(ticket: &Ticket, messages: &[&TicketMessage], with_messages: bool) -> TicketView {
+/// A ticket's wire shape (with its messages when asked): the organization's and staff's.
+pub fn view(ticket: &Ticket, messages: &[&TicketMessage], with_messages: bool) -> TicketView {
     TicketView {
         id: ticket.id,
         subject: ticket.subject.clone(),
@@ -93,6 +94,15 @@ async fn check_attachments(
     caller: &Caller,
     keys: &[String],
 ) -> Result<Vec<String>, ServiceError> {
+    attachments_of(app, caller.org_id, keys).await
+}
+
+/// [`check_attachments`] for an organization named by staff.
+pub async fn attachments_of(
+    app: &AppState,
+    org: Uuid,
+    keys: &[String],
+) -> Result<Vec<String>, ServiceError> {
     if keys.is_empty() {
         return Ok(Vec::new());
     }
@@ -102,7 +112,7 @@ async fn check_attachments(
             format!("at most {MAX_ATTACHMENTS} attachments per message"),
         ));
     }
-    let prefix = format!("support/{}/", caller.org_id);
+    let prefix = format!("support/{org}/");
     let store = objects(app)?;
     for key in keys {
         let uploaded = key.starts_with(&prefix)
@@ -179,6 +189,7 @@ pub async fn open(
         ),
     )?);
     app.store.transact(ops).await?;
+    announce(app, caller.org_id, ticket.id, message.id).await;
     Ok(view(&ticket, &[&message], true))
 }
 
@@ -271,6 +282,7 @@ pub async fn reply(
         ),
     )?);
     commit(app, ops).await?;
+    announce(app, caller.org_id, id, message.id).await;
     Ok(message_view(&message))
 }
 
@@ -345,15 +357,18 @@ pub async fn unread_count(app: &AppState, caller: &Caller) -> Result<UnreadCount
     })
 }
 
-/// A support reply from Mailward staff (the operator's CLI; staff tooling is outside the API).
+/// A support reply from Mailward staff (`POST /staff/.../reply`, the operator's CLI), with
+/// attachments uploaded under the organization's support prefix.
 pub async fn staff_reply(
     app: &AppState,
     org: Uuid,
     ticket_id: Uuid,
     body: &str,
+    attachments: &[String],
     close: bool,
 ) -> Result<MessageView, ServiceError> {
     let body = text("body", body, MAX_BODY_CHARS)?;
+    let attachments = attachments_of(app, org, attachments).await?;
     let ticket = stored::get(app.store.as_ref(), org, ticket_id)
         .await?
         .ok_or_else(|| ServiceError::not_found("support ticket"))?;
@@ -364,7 +379,7 @@ pub async fn staff_reply(
         author_type: ActorType::ServiceStaff,
         author_id: None,
         body,
-        attachments: Vec::new(),
+        attachments,
         read_at: None,
         created_at: now,
     };
@@ -387,7 +402,22 @@ pub async fn staff_reply(
         ),
     )?);
     commit(app, ops).await?;
+    announce(app, org, ticket_id, message.id).await;
     Ok(message_view(&message))
+}
+
+/// Queues the mail of a new message (support hears of the organization's; the ticket's
+/// author of support's). Best effort: the message is kept either way, and the reader sees it
+/// in the API.
+async fn announce(app: &AppState, org: Uuid, ticket_id: Uuid, message_id: Uuid) {
+    let job = mailward_app::jobs::SupportMail {
+        org_id: org,
+        ticket_id,
+        message_id,
+    };
+    if let Err(e) = crate::job::enqueue(app, &job, 0).await {
+        tracing::warn!(org.id = %org, ticket.id = %ticket_id, error = %e, "the support mail could not be queued");
+    }
 }
 
 /// A file name made safe for an object key: characters outside letters, digits and `-_.()`
@@ -417,6 +447,15 @@ pub async fn presign(
     input: PresignRequest,
 ) -> Result<PresignedUpload, ServiceError> {
     caller.require_write()?;
+    presign_for(app, caller.org_id, input).await
+}
+
+/// An upload form under `org`'s support prefix (a member's, or staff's for a reply).
+pub async fn presign_for(
+    app: &AppState,
+    org: Uuid,
+    input: PresignRequest,
+) -> Result<PresignedUpload, ServiceError> {
     let name = input.file_name.as_str();
     let chars = name.chars().count();
     if chars == 0
@@ -437,12 +476,7 @@ pub async fn presign(
         ));
     }
     let policy = UploadPolicy {
-        key: format!(
-            "support/{}/{}/{}",
-            caller.org_id,
-            Uuid::new_v4(),
-            key_safe(name)
-        ),
+        key: format!("support/{org}/{}/{}", Uuid::new_v4(), key_safe(name)),
         content_type: input.mime_type,
         max_bytes: MAX_ATTACHMENT_BYTES,
         expires_at: app.clock.now() + UPLOAD_FORM_TTL,

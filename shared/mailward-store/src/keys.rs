@@ -409,6 +409,16 @@ pub fn ticket_sk(id: Uuid) -> String {
     format!("TICKET#{id}")
 }
 
+/// GSI1 partition of the support queue of one ticket status, across organizations.
+pub fn support_queue_pk(status: &str) -> String {
+    format!("SUPPORTQ#{status}")
+}
+
+/// GSI1 sort key of a ticket in the support queue (last change first in time order).
+pub fn support_queue_sk(unix_ms: i128, org: Uuid, ticket: Uuid) -> String {
+    format!("{unix_ms:015}#{org}#{ticket}")
+}
+
 /// Prefix of one ticket's messages.
 pub fn ticket_messages_prefix(ticket: Uuid) -> String {
     format!("TICKET#{ticket}#MSG#")

@@ -6,13 +6,36 @@ use mailward_domain::admin::{Ticket, TicketMessage};
 use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
 use uuid::Uuid;
 
+/// A ticket's item, indexed (GSI1) in the support queue of its status, oldest change first:
+/// what staff work through across organizations.
 fn ticket_item(ticket: &Ticket, version: u64) -> Result<Item, StoreError> {
+    let millis = ticket.updated_at.unix_timestamp_nanos() / 1_000_000;
     Ok(Item::new(
         keys::org_pk(ticket.org_id),
         keys::ticket_sk(ticket.id),
         encode(ticket)?,
     )
-    .with_version(version))
+    .with_version(version)
+    .with_gsi1(
+        keys::support_queue_pk(&ticket.status),
+        keys::support_queue_sk(millis, ticket.org_id, ticket.id),
+    ))
+}
+
+/// One page of the support queue of `status` (`open`, `closed`), oldest change first.
+pub async fn queue(
+    store: &dyn ItemStore,
+    status: &str,
+    limit: usize,
+    cursor: Option<String>,
+) -> Result<(Vec<Ticket>, Option<String>), StoreError> {
+    let query = Query::partition(keys::support_queue_pk(status))
+        .on(mailward_domain::store::Index::Gsi1)
+        .limit(limit)
+        .after(cursor);
+    let page = store.query(query).await?;
+    let tickets = page.items.iter().map(decode).collect::<Result<_, _>>()?;
+    Ok((tickets, page.cursor))
 }
 
 fn message_item(org: Uuid, message: &TicketMessage, version: u64) -> Result<Item, StoreError> {

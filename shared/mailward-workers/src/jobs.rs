@@ -5,7 +5,7 @@
 use futures::StreamExt as _;
 use mailward_app::jobs::{
     BillingQuantitiesJob, DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders,
-    Notification, ReconcileBatch, RemindersJob, RetentionJob, SweepBatch,
+    Notification, ReconcileBatch, RemindersJob, RetentionJob, SupportMail, SweepBatch,
 };
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
@@ -116,6 +116,12 @@ impl Work for BillingQuantitiesJob {
     }
 }
 
+impl Work for SupportMail {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::notifications::support::send(state, self).await
+    }
+}
+
 impl Work for RetentionJob {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         crate::retention::apply(state, self.org_id).await?;
@@ -156,6 +162,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<DeliveryJob>(),
     register::<BillingQuantitiesJob>(),
     register::<RetentionJob>(),
+    register::<SupportMail>(),
 ];
 
 async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {
@@ -219,6 +226,7 @@ mod tests {
             mailward_app::jobs::SEND_REMINDERS,
             mailward_app::jobs::DELIVER_WEBHOOK,
             mailward_app::jobs::APPLY_RETENTION,
+            mailward_app::jobs::SEND_SUPPORT_MAIL,
         ] {
             assert!(names.contains(&name), "{name} has no runner");
         }

@@ -57,7 +57,7 @@ async fn run_batch_outcomes(
     orgs.dedup();
     let mut skipped = std::collections::HashSet::new();
     for org in &orgs {
-        skipped.extend(over_cap(state, *org).await?);
+        skipped.extend(not_swept(state, *org).await?);
     }
     let domains: Vec<(Uuid, Uuid)> = batch
         .domains
@@ -83,10 +83,19 @@ async fn run_batch_outcomes(
     results.into_iter().collect()
 }
 
-/// The domains of `org` beyond its plan's domain cap (the newest ones, after a downgrade):
-/// they stay readable but are not swept until the count fits. Organizations on the largest
-/// plan are not counted (its cap is far above what one organization holds).
-async fn over_cap(state: &AppState, org: Uuid) -> anyhow::Result<Vec<Uuid>> {
+/// The domains of `org` not to sweep: all of them while the organization is not serviced
+/// (switched off by the customer, suspended by staff, being deleted); else those beyond its
+/// plan's domain cap (the newest ones, after a downgrade): they stay readable but are not
+/// swept until the count fits. Organizations on the largest plan are not counted (its cap is
+/// far above what one organization holds).
+async fn not_swept(state: &AppState, org: Uuid) -> anyhow::Result<Vec<Uuid>> {
+    let serviced = mailward_store::orgs::get(state.store.as_ref(), org)
+        .await?
+        .is_some_and(|o| o.value.is_serviced());
+    if !serviced {
+        let list = domains::list(state.store.as_ref(), org).await?;
+        return Ok(list.into_iter().map(|d| d.id).collect());
+    }
     let (ent, _) = mailward_services::usage::entitlements(state, org).await?;
     let largest = mailward_domain::billing::plan_table(mailward_domain::model::PricingType::Msp).1;
     if ent.domain_cap >= largest

@@ -366,6 +366,7 @@ async fn every_mutation_is_logged_with_its_actor() {
         s.org_id.parse().unwrap(),
         id(&ticket).parse().unwrap(),
         "Hello",
+        &[],
         false,
     )
     .await

@@ -1406,6 +1406,19 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         ("DELETE", "/scim/v2/Groups/{id}"),
         // Stripe's webhook: its signature, not a credential (see billing.rs).
         ("POST", "/billing/stripe-webhook"),
+        // The staff surface takes staff tokens only (customer credentials get 401; see
+        // staff.rs); its sign-in takes the emailed code and the authenticator app.
+        ("POST", "/staff/session"),
+        ("POST", "/staff/organizations/{id}/suspend"),
+        ("POST", "/staff/organizations/{id}/unsuspend"),
+        (
+            "POST",
+            "/staff/organizations/{id}/tickets/{ticket_id}/reply",
+        ),
+        (
+            "POST",
+            "/staff/organizations/{id}/tickets/{ticket_id}/presigned-url",
+        ),
         // MCP takes OAuth tokens only; its writing tools refuse viewers (see mcp.rs).
         ("POST", "/mcp"),
         ("POST", "/mcp/directory"),

@@ -51,7 +51,7 @@ pub fn app_code(app: &TestApp, secret: &str) -> String {
     mailward_oauth::mfa::code_at(secret, app.clock.unix()).unwrap()
 }
 
-async fn post_json(
+pub async fn post_json(
     app: &TestApp,
     path: &str,
     token: Option<&str>,

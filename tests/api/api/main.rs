@@ -40,6 +40,7 @@ mod scim;
 mod senders;
 mod signup;
 mod sso;
+mod staff;
 mod support;
 mod sweep;
 mod tasks;

@@ -23,6 +23,20 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
     let expected = [
         ("get", "/health-check"),
         ("get", "/metrics"),
+        ("post", "/staff/session"),
+        ("get", "/staff/organizations"),
+        ("post", "/staff/organizations/{id}/suspend"),
+        ("post", "/staff/organizations/{id}/unsuspend"),
+        ("get", "/staff/tickets"),
+        ("get", "/staff/organizations/{id}/tickets/{ticket_id}"),
+        (
+            "post",
+            "/staff/organizations/{id}/tickets/{ticket_id}/reply",
+        ),
+        (
+            "post",
+            "/staff/organizations/{id}/tickets/{ticket_id}/presigned-url",
+        ),
         ("get", "/swagger.json"),
         ("post", "/signup"),
         ("post", "/signup/verify"),

@@ -246,6 +246,7 @@ async fn tickets_carry_attachments_replies_and_unread_counts() {
         s.org_id.parse().unwrap(),
         ticket_id,
         "We are on it.",
+        &[],
         true,
     )
     .await

@@ -8,7 +8,6 @@
 use super::render::Line;
 use super::{Switch, unsubscribe};
 pub use mailward_app::jobs::{DigestJob, SEND_DIGEST};
-use mailward_domain::model::OrgState;
 use mailward_services::state::AppState;
 use mailward_store::{domains, notifications, orgs, tasks};
 use mailward_tasks::model::TaskStatus;
@@ -38,9 +37,7 @@ pub async fn send(state: &AppState, job: DigestJob) -> anyhow::Result<()> {
     let Some(org) = orgs::get(store, job.org_id).await? else {
         return Ok(());
     };
-    if org.value.state != OrgState::Active
-        || !Switch::TasksDigests.enabled(&org.value.email_notifications)
-    {
+    if !org.value.is_serviced() || !Switch::TasksDigests.enabled(&org.value.email_notifications) {
         return Ok(());
     }
     let mut open: Vec<_> = tasks::list(store, job.org_id)

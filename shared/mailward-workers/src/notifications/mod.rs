@@ -12,13 +12,14 @@ pub mod billing;
 pub mod digest;
 pub mod reminders;
 mod render;
+pub mod support;
 pub use mailward_app::unsubscribe;
 
 pub use mailward_app::jobs::{
     Kind, Notification, SEND_NOTIFICATION, enqueue_notification as enqueue,
 };
 use mailward_domain::events::types;
-use mailward_domain::model::{OrgState, Role};
+use mailward_domain::model::Role;
 use mailward_services::state::AppState;
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{accounts, domains, notifications, orgs};
@@ -91,7 +92,9 @@ pub async fn send(state: &AppState, job: Notification) -> anyhow::Result<()> {
     let Some(org) = orgs::get(store, job.org_id).await? else {
         return Ok(());
     };
-    if org.value.state != OrgState::Active {
+    // Nothing is mailed to an organization being deleted, switched off by the customer or
+    // suspended by staff.
+    if !org.value.is_serviced() {
         return Ok(());
     }
     let switch = job.kind.switch();

@@ -36,9 +36,15 @@ pub async fn send(state: &AppState, job: RemindersJob) -> anyhow::Result<()> {
     if org.value.state != OrgState::Active {
         return Ok(());
     }
-    // The daily report of the subscription's quantities (domains change state in the sweep).
-    if let Err(e) = mailward_billing::sync_quantities(state, job.org_id).await {
+    // The daily report of the subscription's quantities (domains change state in the sweep);
+    // a suspended organization's are not reported.
+    if org.value.suspension.is_none()
+        && let Err(e) = mailward_billing::sync_quantities(state, job.org_id).await
+    {
         tracing::warn!(org.id = %job.org_id, error = %e, "billing quantities not reported today");
+    }
+    if !org.value.is_serviced() {
+        return Ok(());
     }
     let settings = &org.value.email_notifications;
     let now = state.clock.now();
