@@ -135,7 +135,9 @@ impl Caller {
             | Permission::GroupsRead
             | Permission::TasksRead
             | Permission::DmarcReportsRead => true,
-            Permission::SourcesUpdate => self.require_admin().is_ok(),
+            // Curating the shared catalogue is Mailward staff's (a staff credential, never a
+            // `Caller` of an organization): no customer credential holds it.
+            Permission::SourcesUpdate => false,
         }
     }
 
@@ -307,6 +309,14 @@ mod tests {
         assert!(editor.require_admin().is_err());
         assert!(editor.has(Permission::DomainsRead) && !editor.has(Permission::SourcesUpdate));
         assert!(viewer.has(Permission::TasksRead) && !viewer.has(Permission::SourcesUpdate));
+        // Curating the shared catalogue is staff's: not even an administrator holds it.
+        let admin = caller(Credential::Session {
+            account_id: Uuid::new_v4(),
+            role: Role::Admin,
+            mfa: true,
+            session_id: None,
+        });
+        assert!(admin.require_admin().is_ok() && !admin.has(Permission::SourcesUpdate));
         assert_eq!(
             read_only
                 .require(Permission::SourcesUpdate)

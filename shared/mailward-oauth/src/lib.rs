@@ -19,17 +19,19 @@ pub mod sso;
 
 use mailward_app::state::AppState;
 
-/// Every scope the authorization server knows: SPEC §5 rule 13's four read scopes,
-/// `sources:update` and `offline_access`, and (an extension) a write scope beside each area an
-/// MCP tool changes plus the read scopes of the administration areas. A tool needs its scope
+/// Every scope the authorization server grants: SPEC §5 rule 13's four read scopes and
+/// `offline_access`, and (an extension) a write scope beside each area an MCP tool changes
+/// plus the read scopes of the administration areas. SPEC's `sources:update` (curating the
+/// shared sending-source catalogue) belongs to Mailward staff alone: it is never offered on a
+/// customer's consent or in the metadata, and a client asking for it is granted the rest
+/// ([`STAFF_ONLY_SCOPES`]). A tool needs its scope
 /// ([`scope_words`] says what each allows) and the member's role still bounds what it does;
 /// `offline_access` asks for a refresh token.
-pub const SCOPES: [&str; 16] = [
+pub const SCOPES: [&str; 15] = [
     "domains:read",
     "groups:read",
     "tasks:read",
     "dmarc_reports:read",
-    "sources:update",
     "offline_access",
     "domains:write",
     "groups:write",
@@ -50,7 +52,6 @@ pub fn scope_words(scope: &str) -> &'static str {
         "groups:read" => "read your domain groups",
         "tasks:read" => "read remediation tasks",
         "dmarc_reports:read" => "read DMARC report summaries and senders",
-        "sources:update" => "change how senders are classified",
         "offline_access" => "stay connected (a refresh token) until you revoke it",
         "domains:write" => "add, change, verify and delete domains and their hosted records",
         "groups:write" => "create, rename and delete groups",
@@ -68,8 +69,12 @@ pub fn scope_words(scope: &str) -> &'static str {
 
 /// Whether `scope` allows changes (the consent page lets the person leave these out).
 pub fn is_write_scope(scope: &str) -> bool {
-    scope.ends_with(":write") || scope == "sources:update"
+    scope.ends_with(":write")
 }
+
+/// Scopes of SPEC's list that customers' tokens never carry: asked for, they are left out of
+/// the grant (RFC 6749 §3.3 lets the server grant less than asked), never refused.
+pub const STAFF_ONLY_SCOPES: [&str; 1] = ["sources:update"];
 
 /// The four read scopes the directory endpoint needs from a token without an organization.
 pub const DIRECTORY_SCOPES: [&str; 4] = [
@@ -175,6 +180,9 @@ pub fn parse_scopes(raw: Option<&str>) -> Result<Vec<String>, OAuthError> {
     }
     let mut scopes = Vec::new();
     for scope in asked {
+        if STAFF_ONLY_SCOPES.contains(&scope) {
+            continue;
+        }
         if !SCOPES.contains(&scope) {
             return Err(OAuthError::new(
                 "invalid_scope",
@@ -309,7 +317,8 @@ mod tests {
             assert_ne!(scope_words(scope), "an unknown permission", "{scope}");
         }
         let writes: Vec<_> = SCOPES.into_iter().filter(|s| is_write_scope(s)).collect();
-        assert_eq!(writes.len(), 7, "{writes:?}");
+        assert_eq!(writes.len(), 6, "{writes:?}");
+        assert!(!SCOPES.contains(&"sources:update"), "staff only");
         assert!(
             !parse_scopes(None)
                 .unwrap()
@@ -336,6 +345,11 @@ mod tests {
         assert_eq!(
             parse_scopes(Some("admin")).unwrap_err().error,
             "invalid_scope"
+        );
+        assert_eq!(
+            parse_scopes(Some("sources:update domains:read")).unwrap(),
+            vec!["domains:read"],
+            "the staff-only scope is left out of a customer's grant"
         );
     }
 }

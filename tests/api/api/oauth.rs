@@ -298,7 +298,6 @@ async fn the_whole_flow_signs_in_picks_an_organization_refreshes_and_revokes() {
         "groups:read",
         "tasks:read",
         "dmarc_reports:read",
-        "sources:update",
         "offline_access",
     ] {
         assert!(
@@ -308,6 +307,14 @@ async fn the_whole_flow_signs_in_picks_an_organization_refreshes_and_revokes() {
                 .contains(&json!(scope))
         );
     }
+    // Curating the shared catalogue is staff's: never offered to customers' clients.
+    assert!(
+        !meta["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("sources:update")),
+        "{meta}"
+    );
     assert!(meta.get("agent_auth").is_none());
     let jwks: Value = public_json(&app, "/oauth/jwks").await;
     assert_eq!(jwks["keys"][0]["alg"], "ES256");
