@@ -5,6 +5,7 @@ pub mod activity;
 pub mod api_keys;
 pub mod billing;
 pub mod dns_connections;
+pub mod exports;
 pub mod invitations;
 pub mod members;
 pub mod organizations;
@@ -28,4 +29,5 @@ pub fn routes() -> Routes {
         .merge(dns_connections::routes())
         .merge(scim::routes())
         .merge(staff::routes())
+        .merge(exports::routes())
 }

@@ -87,10 +87,36 @@ async fn upload(State(store): State<Arc<DirObjectStore>>, mut form: Multipart) -
     refused(&UploadRefused::Empty)
 }
 
-/// The upload route over `store`.
+/// A signed download link's fields.
+#[derive(serde::Deserialize)]
+struct DownloadLink {
+    key: String,
+    expires: i64,
+    signature: String,
+}
+
+/// `GET /downloads`: the stand-in for S3's presigned GET (an organization's export archive).
+async fn download(
+    State(store): State<Arc<DirObjectStore>>,
+    axum::extract::Query(link): axum::extract::Query<DownloadLink>,
+) -> Response {
+    match store
+        .verify_download(&link.key, link.expires, &link.signature)
+        .await
+    {
+        Ok(Some((bytes, content_type))) => {
+            ([(axum::http::header::CONTENT_TYPE, content_type)], bytes).into_response()
+        }
+        Ok(None) => refusal(StatusCode::NOT_FOUND, "NoSuchKey", "no such object"),
+        Err(why) => refused(&why),
+    }
+}
+
+/// The upload and download routes over `store`.
 pub fn router(store: Arc<DirObjectStore>) -> Router {
     Router::new()
         .route("/uploads", axum::routing::post(upload))
+        .route("/downloads", axum::routing::get(download))
         .layer(DefaultBodyLimit::max(BODY_CAP))
         .with_state(store)
 }

@@ -263,3 +263,27 @@ crate::schema_type!(
         .pattern(Some(r"^\s*[ +().-]*([0-9][ +().-]*){4,20}\s*$"))
         .max_length(Some(32))
 );
+
+/// An organization export (an extension beyond SPEC §4.2).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationExport {
+    pub id: Uuid,
+    /// pending, ready or failed.
+    pub status: String,
+    /// The archive's size in bytes, once ready.
+    pub size_bytes: Option<u64>,
+    /// Where to download the archive (a signed link, valid until `download_expires_at`; read
+    /// the export again for a fresh one); null until ready.
+    pub download_url: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub download_expires_at: Option<OffsetDateTime>,
+    /// Why it failed.
+    pub error: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub completed_at: Option<OffsetDateTime>,
+}

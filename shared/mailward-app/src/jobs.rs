@@ -198,6 +198,24 @@ impl Job for BillingQuantitiesJob {
     const NAME: &'static str = SYNC_BILLING_QUANTITIES;
 }
 
+// An organization export, built in the background.
+
+/// Job name: build an organization export's archive.
+pub const BUILD_EXPORT: &str = "build_export";
+
+/// Payload of [`BUILD_EXPORT`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuildExport {
+    /// The organization.
+    pub org_id: Uuid,
+    /// The export.
+    pub export_id: Uuid,
+}
+
+impl Job for BuildExport {
+    const NAME: &'static str = BUILD_EXPORT;
+}
+
 // Support mail: a new ticket or a reply, to whoever must hear of it.
 
 /// Job name: mail a support message to whoever must hear of it.

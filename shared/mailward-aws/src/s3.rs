@@ -236,6 +236,29 @@ impl ObjectStore for S3ObjectStore {
             .map_err(|e| backend(aws_sdk_s3::error::DisplayErrorContext(e)))
     }
 
+    async fn presign_download(
+        &self,
+        key: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<String, ObjectStoreError> {
+        let seconds = (expires_at - OffsetDateTime::now_utc())
+            .whole_seconds()
+            .max(1);
+        let config = aws_sdk_s3::presigning::PresigningConfig::expires_in(
+            std::time::Duration::from_secs(seconds.unsigned_abs()),
+        )
+        .map_err(backend)?;
+        let request = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(checked(key)?)
+            .presigned(config)
+            .await
+            .map_err(|e| backend(aws_sdk_s3::error::DisplayErrorContext(e)))?;
+        Ok(request.uri().to_owned())
+    }
+
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError> {
         let mut keys = Vec::new();
         let mut token: Option<String> = None;

@@ -118,6 +118,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "Onboarding was dismissed.",
     ),
     (
+        "organization.export_requested",
+        "An export of every resource of the organization was requested.",
+    ),
+    (
         "organization.suspended",
         "Mailward staff suspended the organization (read-only, not swept, billed or mailed).",
     ),
@@ -243,4 +247,26 @@ pub struct TicketMessage {
     pub read_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+}
+
+/// An organization export: every resource as JSON and the report data as CSV in one archive,
+/// built in the background for an administrator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrgExport {
+    pub id: Uuid,
+    pub org_id: Uuid,
+    /// pending, ready or failed.
+    pub status: String,
+    /// The administrator who asked (the archive holds what they may read).
+    pub requested_by: Uuid,
+    /// The archive's object key, once built.
+    pub object_key: Option<String>,
+    /// The archive's size in bytes, once built.
+    pub size_bytes: Option<u64>,
+    /// Why it failed.
+    pub error: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub completed_at: Option<OffsetDateTime>,
 }

@@ -99,6 +99,14 @@ pub trait ObjectStore: Send + Sync {
     /// Removes `key` (nothing there is not an error).
     async fn delete(&self, key: &str) -> Result<(), ObjectStoreError>;
 
+    /// A link that downloads `key` until `expires_at` and not after (S3's presigned GET; the
+    /// local stack's signed `/downloads` route).
+    async fn presign_download(
+        &self,
+        key: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<String, ObjectStoreError>;
+
     /// Every key under `prefix` (a folder path ending in `/`), in byte order: what the
     /// retention job and an organization's purge walk.
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError>;

@@ -84,6 +84,42 @@ impl DirObjectStore {
         secrets::hmac_sha256_hex(&self.secret, format!("upload-policy:{policy}").as_bytes())
     }
 
+    fn sign_download(&self, key: &str, expires: i64) -> String {
+        secrets::hmac_sha256_hex(&self.secret, format!("download:{key}:{expires}").as_bytes())
+    }
+
+    /// Checks a download link's fields: the bytes and content type of its object while the
+    /// link is valid; `Err` with why not (a forged, changed or expired link).
+    pub async fn verify_download(
+        &self,
+        key: &str,
+        expires: i64,
+        signature: &str,
+    ) -> Result<Option<(Vec<u8>, String)>, UploadRefused> {
+        if !secrets::constant_time_eq(
+            self.sign_download(key, expires).as_bytes(),
+            signature.as_bytes(),
+        ) {
+            return Err(UploadRefused::BadSignature);
+        }
+        if self.clock.now().unix_timestamp() > expires {
+            return Err(UploadRefused::Expired);
+        }
+        let content_type = self
+            .head(key)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|i| i.content_type)
+            .unwrap_or_else(|| "application/octet-stream".into());
+        Ok(self
+            .get(key)
+            .await
+            .ok()
+            .flatten()
+            .map(|b| (b, content_type)))
+    }
+
     /// Checks a submitted form's fields (everything but the file) against their signature and
     /// the clock; the policy they grant. The file's size is checked by [`Self::accept`].
     pub fn verify_form(
@@ -238,6 +274,23 @@ impl ObjectStore for DirObjectStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(backend(e)),
         }
+    }
+
+    async fn presign_download(
+        &self,
+        key: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<String, ObjectStoreError> {
+        if !is_valid_key(key) {
+            return Err(ObjectStoreError::InvalidKey(key.to_owned()));
+        }
+        // The download route sits beside the upload route (`…/uploads` → `…/downloads`).
+        let base = self.upload_url.trim_end_matches("/uploads");
+        let expires = expires_at.unix_timestamp();
+        Ok(format!(
+            "{base}/downloads?key={key}&expires={expires}&signature={}",
+            self.sign_download(key, expires)
+        ))
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectStoreError> {

@@ -18,6 +18,7 @@ pub mod audit;
 pub mod dns_connections;
 pub mod domains;
 pub mod evaluation;
+pub mod exports;
 pub mod groups;
 pub mod header_analysis;
 pub mod invitations;

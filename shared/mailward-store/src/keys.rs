@@ -401,6 +401,14 @@ pub fn activity_ref_sk(id: Uuid) -> String {
     format!("ACTIVITYREF#{id}")
 }
 
+/// Prefix of an organization's exports.
+pub const EXPORT_PREFIX: &str = "EXPORT#";
+
+/// Sort key of an organization export.
+pub fn export_sk(id: Uuid) -> String {
+    format!("EXPORT#{id}")
+}
+
 /// Prefix of support tickets and their messages.
 pub const TICKET_PREFIX: &str = "TICKET#";
 

@@ -14,6 +14,7 @@ pub mod billing;
 pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domains;
+pub mod exports;
 pub mod groups;
 pub mod hosted_spf;
 pub mod hosted_zone;

@@ -4,8 +4,9 @@
 
 use futures::StreamExt as _;
 use mailward_app::jobs::{
-    BillingQuantitiesJob, DeleteOrganization, DeliveryJob, DigestJob, EventCheck, IdentifySenders,
-    Notification, ReconcileBatch, RemindersJob, RetentionJob, SupportMail, SweepBatch,
+    BillingQuantitiesJob, BuildExport, DeleteOrganization, DeliveryJob, DigestJob, EventCheck,
+    IdentifySenders, Notification, ReconcileBatch, RemindersJob, RetentionJob, SupportMail,
+    SweepBatch,
 };
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
@@ -116,6 +117,12 @@ impl Work for BillingQuantitiesJob {
     }
 }
 
+impl Work for BuildExport {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::exports::build(state, self).await
+    }
+}
+
 impl Work for SupportMail {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         crate::notifications::support::send(state, self).await
@@ -163,6 +170,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<BillingQuantitiesJob>(),
     register::<RetentionJob>(),
     register::<SupportMail>(),
+    register::<BuildExport>(),
 ];
 
 async fn run_job(state: &AppState, envelope: Envelope) -> anyhow::Result<Handled> {
@@ -227,6 +235,7 @@ mod tests {
             mailward_app::jobs::DELIVER_WEBHOOK,
             mailward_app::jobs::APPLY_RETENTION,
             mailward_app::jobs::SEND_SUPPORT_MAIL,
+            mailward_app::jobs::BUILD_EXPORT,
         ] {
             assert!(names.contains(&name), "{name} has no runner");
         }

@@ -16,6 +16,7 @@
 //! No `api-*` function, no MCP endpoint and not `mailward-http` depends on this crate
 //! (`tests/check-layout`): an API Lambda links none of it.
 
+pub mod exports;
 pub mod identify;
 pub mod ingest;
 pub mod jobs;

@@ -10,8 +10,8 @@
 //!    still in the outbox;
 //! 4. the partition with the global entries pointing into it ([`orgs::purge`]), the
 //!    organization record last;
-//! 5. its objects: support attachments, and the raw deliveries of its reports that no
-//!    organization watching the same name still needs.
+//! 5. its objects: support attachments, export archives, and the raw deliveries of its
+//!    reports that no organization watching the same name still needs.
 
 use mailward_app::AppState;
 use mailward_domain::model::OrgState;
@@ -33,6 +33,17 @@ pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Resu
         mailward_services::domains::hosting::withdraw(state, domain).await;
     }
     let mut raw = Vec::new();
+    let archives = mailward_domain::store::query_all(
+        store,
+        mailward_domain::store::Query::partition(mailward_store::keys::org_pk(org_id))
+            .prefix(mailward_store::keys::EXPORT_PREFIX),
+    )
+    .await?;
+    for item in &archives {
+        let export: mailward_domain::admin::OrgExport = mailward_store::decode(item)?;
+        // An archive is the organization's alone: no watcher keeps it.
+        raw.extend(export.object_key.map(|key| (key, String::new())));
+    }
     for domain in &list {
         for report in reports::list(store, org_id, domain.id).await? {
             if let Some(key) = report.raw_key {
@@ -74,9 +85,10 @@ async fn remove_objects(
     };
     let mut keys = objects.list(&format!("support/{org}/")).await?;
     for (key, name) in raw {
-        if reports::watchers(state.store.as_ref(), &name)
-            .await?
-            .is_empty()
+        if name.is_empty()
+            || reports::watchers(state.store.as_ref(), &name)
+                .await?
+                .is_empty()
         {
             keys.push(key);
         }

@@ -8,6 +8,7 @@
 //! | DNS snapshots | the plan's window; each record type's latest snapshot always |
 //! | activity log entries | [`ACTIVITY_DAYS`] on every plan (the audit trail outlives the free window) |
 //! | raw report deliveries (`reports/raw/<day>/`) | [`RAW_DELIVERY_DAYS`] (on AWS also an S3 lifecycle rule) |
+//! | organization export archives (`exports/<day>/`) | `mailward_services::exports::ARCHIVE_DAYS` (likewise) |
 //! | webhook delivery records | 30 days (SPEC §8.2), by their item TTL |
 //!
 //! [`coordinate`] queues one [`RetentionJob`] per organization and removes old raw deliveries
@@ -56,7 +57,13 @@ pub async fn coordinate(state: &AppState) -> anyhow::Result<(usize, usize)> {
         mailward_services::job::enqueue(state, &RetentionJob { org_id: org.id }, 0).await?;
         queued += 1;
     }
-    let raw = remove_raw_deliveries(state).await?;
+    let raw = remove_raw_deliveries(state).await?
+        + remove_older(
+            state,
+            EXPORTS_PREFIX,
+            mailward_services::exports::ARCHIVE_DAYS,
+        )
+        .await?;
     tracing::info!(
         retention.queued = queued,
         retention.raw_removed = raw,
@@ -75,7 +82,13 @@ pub async fn run_now(state: &AppState) -> anyhow::Result<(Removed, usize)> {
         total.snapshots += removed.snapshots;
         total.activity_items += removed.activity_items;
     }
-    Ok((total, remove_raw_deliveries(state).await?))
+    let exports = remove_older(
+        state,
+        EXPORTS_PREFIX,
+        mailward_services::exports::ARCHIVE_DAYS,
+    )
+    .await?;
+    Ok((total, remove_raw_deliveries(state).await? + exports))
 }
 
 /// One organization's pass: its window read from the billing entitlements now.
@@ -107,19 +120,24 @@ pub async fn apply(state: &AppState, org: Uuid) -> anyhow::Result<Removed> {
     Ok(removed)
 }
 
-/// Removes the raw deliveries received more than [`RAW_DELIVERY_DAYS`] ago (the day folder in
-/// the key says when). Without an object store there is nothing to remove.
+/// Where organization export archives are kept, one folder per day of the request.
+pub const EXPORTS_PREFIX: &str = "exports/";
+
+/// Removes the raw deliveries received more than [`RAW_DELIVERY_DAYS`] ago.
 async fn remove_raw_deliveries(state: &AppState) -> anyhow::Result<usize> {
+    remove_older(state, RAW_PREFIX, RAW_DELIVERY_DAYS).await
+}
+
+/// Removes the objects under `prefix` whose day folder (`<prefix><yyyy-mm-dd>/…`) is more
+/// than `days` old. Without an object store there is nothing to remove.
+async fn remove_older(state: &AppState, prefix: &str, days: i64) -> anyhow::Result<usize> {
     let Some(objects) = state.objects.as_ref() else {
         return Ok(0);
     };
-    let oldest_kept = day_string(state.clock.now().date() - Duration::days(RAW_DELIVERY_DAYS));
+    let oldest_kept = day_string(state.clock.now().date() - Duration::days(days));
     let mut removed = 0;
-    for key in objects.list(RAW_PREFIX).await? {
-        let day = key[RAW_PREFIX.len()..]
-            .split('/')
-            .next()
-            .unwrap_or_default();
+    for key in objects.list(prefix).await? {
+        let day = key[prefix.len()..].split('/').next().unwrap_or_default();
         // Days are `yyyy-mm-dd`, so their byte order is their time order.
         if day.len() == 10 && day < oldest_kept.as_str() {
             objects.delete(&key).await?;

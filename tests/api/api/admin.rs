@@ -1233,6 +1233,7 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ("DELETE", "/api-keys/{id}", None),
         ("POST", "/api-keys/{id}/rotate", None),
         ("POST", "/domains", Some(json!({"url": "x.example"}))),
+        ("POST", "/organizations/{id}/exports", None),
         (
             "POST",
             "/domains/bulk",

@@ -12,6 +12,7 @@ mod common;
 mod conventions;
 mod dns_connections;
 mod domains;
+mod exports;
 mod failures;
 mod faults;
 mod header_analysis;

@@ -23,6 +23,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
     let expected = [
         ("get", "/health-check"),
         ("get", "/metrics"),
+        ("post", "/organizations/{id}/exports"),
+        ("get", "/organizations/{id}/exports/{export_id}"),
         ("post", "/staff/session"),
         ("get", "/staff/organizations"),
         ("post", "/staff/organizations/{id}/suspend"),
