@@ -7,8 +7,9 @@ use axum::extract::{Path, State};
 use mailward_api_types::ErrorBody;
 use mailward_api_types::oauth::SessionRequest;
 use mailward_api_types::staff::{
-    StaffOrganization, StaffOrganizationList, StaffOrganizationSearch, StaffReplyRequest,
-    StaffSession, StaffTicket, StaffTicketList, StaffTicketQuery, SuspendRequest,
+    ProposalRequest, StaffOrganization, StaffOrganizationList, StaffOrganizationSearch,
+    StaffReplyRequest, StaffSession, StaffTicket, StaffTicketList, StaffTicketQuery,
+    SuspendRequest,
 };
 use mailward_api_types::support::{PresignRequest, PresignedUpload, TicketMessage};
 use mailward_http::extract::{Json, PathId, Query, path_uuid};
@@ -181,6 +182,81 @@ pub async fn staff_presign(
     ))
 }
 
+/// One source with its curation.
+#[utoipa::path(get, path = "/staff/sources/{id}", tag = "staff",
+    params(("id" = uuid::Uuid, Path, description = "Source id")),
+    security(("staff_session" = [])),
+    description = "The source as `GET /sources/{id}` answers it, with `instructions_curation`: per kind (`dkim`, `spf`; `dkim-next`/`spf-next` while a newer proposal waits beside an approved one) the proposal, its provenance, status PENDING|APPROVED|REJECTED, `reviewed_at` and `reviewed_by`. Only staff see it (the `sources:update` permission is theirs alone).",
+    responses((status = 200, body = mailward_api_types::sources::SourceView),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn staff_source(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    PathId(id): PathId,
+) -> Result<axum::Json<mailward_api_types::sources::SourceView>, ApiError> {
+    Ok(axum::Json(
+        mailward_staff::sources::get(&app, &staff, id).await?,
+    ))
+}
+
+/// Proposes instructions for a source.
+#[utoipa::path(post, path = "/staff/sources/{id}/proposals", tag = "staff",
+    params(("id" = uuid::Uuid, Path, description = "Source id")),
+    request_body = ProposalRequest, security(("staff_session" = [])),
+    description = "Records DKIM or SPF setup instructions (`kind`) with their provenance (`doc_url`, `doc_title`, `doc_discovered`, `model` when a tool wrote them, `confidence` 0-1, `critic_notes`, `generated_at`), PENDING until staff review them. Customers keep seeing the instructions in force.",
+    responses((status = 200, body = mailward_api_types::sources::SourceView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn staff_propose(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    PathId(id): PathId,
+    Json(body): Json<ProposalRequest>,
+) -> Result<axum::Json<mailward_api_types::sources::SourceView>, ApiError> {
+    Ok(axum::Json(
+        mailward_staff::sources::propose(&app, &staff, id, body).await?,
+    ))
+}
+
+/// Approves the pending proposal of one kind.
+#[utoipa::path(post, path = "/staff/sources/{id}/curation/{kind}/approve", tag = "staff",
+    params(("id" = uuid::Uuid, Path, description = "Source id"),
+        ("kind" = String, Path, description = "dkim or spf")),
+    security(("staff_session" = [])),
+    description = "Publishes the pending proposal as the source's instructions for everyone (`GET /sources/{id}`, its `updated_at` the review time); records `reviewed_at` and `reviewed_by`. 409 when nothing waits for review.",
+    responses((status = 200, body = mailward_api_types::sources::SourceView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn staff_approve(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    Path((id, kind)): Path<(String, String)>,
+) -> Result<axum::Json<mailward_api_types::sources::SourceView>, ApiError> {
+    let id = path_uuid(&id, "id")?;
+    Ok(axum::Json(
+        mailward_staff::sources::review(&app, &staff, id, &kind, true).await?,
+    ))
+}
+
+/// Rejects the pending proposal of one kind.
+#[utoipa::path(post, path = "/staff/sources/{id}/curation/{kind}/reject", tag = "staff",
+    params(("id" = uuid::Uuid, Path, description = "Source id"),
+        ("kind" = String, Path, description = "dkim or spf")),
+    security(("staff_session" = [])),
+    description = "Marks the pending proposal REJECTED (the instructions in force stay). 409 when nothing waits for review.",
+    responses((status = 200, body = mailward_api_types::sources::SourceView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn staff_reject(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    Path((id, kind)): Path<(String, String)>,
+) -> Result<axum::Json<mailward_api_types::sources::SourceView>, ApiError> {
+    let id = path_uuid(&id, "id")?;
+    Ok(axum::Json(
+        mailward_staff::sources::review(&app, &staff, id, &kind, false).await?,
+    ))
+}
+
 /// Routes of this module.
 pub fn routes() -> Routes {
     Routes::new()
@@ -192,4 +268,8 @@ pub fn routes() -> Routes {
         .routes(utoipa_axum::routes!(staff_read_ticket))
         .routes(utoipa_axum::routes!(staff_reply))
         .routes(utoipa_axum::routes!(staff_presign))
+        .routes(utoipa_axum::routes!(staff_source))
+        .routes(utoipa_axum::routes!(staff_propose))
+        .routes(utoipa_axum::routes!(staff_approve))
+        .routes(utoipa_axum::routes!(staff_reject))
 }

@@ -114,3 +114,18 @@ pub struct StaffReplyRequest {
 
 /// A reply as written.
 pub type StaffReply = TicketMessage;
+
+/// `POST /staff/sources/{id}/proposals`: instructions proposed for one kind of a source.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProposalRequest {
+    /// `dkim` or `spf`.
+    pub kind: String,
+    /// Human-readable steps (1 to 20, each 1 to 1,000 characters).
+    pub steps: Vec<String>,
+    /// Records to publish (at most 20).
+    #[schema(value_type = Vec<Object>)]
+    pub dns_records: Vec<mailward_domain::sources::InstructionRecord>,
+    /// Where the proposal came from.
+    #[schema(value_type = Object)]
+    pub provenance: mailward_domain::sources::Provenance,
+}

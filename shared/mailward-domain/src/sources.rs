@@ -1084,3 +1084,47 @@ mod tests {
         assert_eq!(c.filter(None, Some(CURATED_ORIGIN)).len(), c.sources.len());
     }
 }
+
+/// Where a proposal of instructions came from (SPEC §2.8 `provenance`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Provenance {
+    /// The documentation page the steps were taken from.
+    pub doc_url: Option<String>,
+    pub doc_title: Option<String>,
+    /// How the page was found (search, the vendor's docs index, a person).
+    pub doc_discovered: Option<String>,
+    /// The model that wrote the proposal, when a tool did.
+    pub model: Option<String>,
+    /// 0 to 1.
+    pub confidence: Option<f64>,
+    /// What a reviewing pass found doubtful.
+    pub critic_notes: Option<String>,
+    /// When the proposal was written (RFC 3339).
+    pub generated_at: Option<String>,
+}
+
+/// The review state of one proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CurationStatus {
+    Pending,
+    Approved,
+    Rejected,
+}
+
+/// The curation of one kind of a source's instructions (`dkim` or `spf`): the latest proposal
+/// and its review. An approved proposal is what the source's instructions say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Curation {
+    pub status: CurationStatus,
+    pub proposal: Instructions,
+    pub provenance: Provenance,
+    /// When staff reviewed it (RFC 3339), and who.
+    pub reviewed_at: Option<String>,
+    pub reviewed_by: Option<String>,
+    /// When it was proposed (RFC 3339).
+    pub proposed_at: String,
+}

@@ -5,4 +5,5 @@
 //! entry in the organization's activity log as `SERVICE_STAFF`, in one transaction.
 
 pub mod organizations;
+pub mod sources;
 pub mod tickets;

@@ -78,3 +78,52 @@ pub async fn load(store: &dyn ItemStore) -> Result<Catalogue, StoreError> {
     sources.sort_by(|a, b| a.external_id.cmp(&b.external_id));
     Ok(Catalogue { version, sources })
 }
+
+const CURATION_PREFIX: &str = "CURATION#";
+
+/// Every curation: `(external id, kind, curation)`, kind `dkim` or `spf`.
+pub async fn curations(
+    store: &dyn ItemStore,
+) -> Result<Vec<(String, String, mailward_domain::sources::Curation)>, StoreError> {
+    let items = query_all(store, Query::partition(PARTITION).prefix(CURATION_PREFIX)).await?;
+    let mut out = Vec::with_capacity(items.len());
+    for item in &items {
+        let rest = &item.sk[CURATION_PREFIX.len()..];
+        if let Some((external_id, kind)) = rest.rsplit_once('#') {
+            out.push((external_id.to_owned(), kind.to_owned(), decode(item)?));
+        }
+    }
+    Ok(out)
+}
+
+/// Stores the curation of one kind of a source's instructions (kept apart from the source, so
+/// a new catalogue version does not undo an approval).
+pub async fn save_curation(
+    store: &dyn ItemStore,
+    external_id: &str,
+    kind: &str,
+    curation: &mailward_domain::sources::Curation,
+) -> Result<(), StoreError> {
+    let item = Item::new(
+        PARTITION,
+        format!("{CURATION_PREFIX}{external_id}#{kind}"),
+        encode(curation)?,
+    );
+    store.put(item, Condition::None).await
+}
+
+/// Removes one stored curation.
+pub async fn delete_curation(
+    store: &dyn ItemStore,
+    external_id: &str,
+    kind: &str,
+) -> Result<(), StoreError> {
+    store
+        .delete(
+            PARTITION,
+            &format!("{CURATION_PREFIX}{external_id}#{kind}"),
+            Condition::None,
+        )
+        .await
+        .map(|_| ())
+}

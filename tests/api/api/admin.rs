@@ -1410,6 +1410,9 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         // The staff surface takes staff tokens only (customer credentials get 401; see
         // staff.rs); its sign-in takes the emailed code and the authenticator app.
         ("POST", "/staff/session"),
+        ("POST", "/staff/sources/{id}/proposals"),
+        ("POST", "/staff/sources/{id}/curation/{kind}/approve"),
+        ("POST", "/staff/sources/{id}/curation/{kind}/reject"),
         ("POST", "/staff/organizations/{id}/suspend"),
         ("POST", "/staff/organizations/{id}/unsuspend"),
         (

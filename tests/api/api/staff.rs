@@ -49,6 +49,17 @@ async fn staff_token(app: &TestApp, secret: &str) -> String {
     session["token"].as_str().unwrap().to_owned()
 }
 
+/// The staff member's account with an authenticator app, signed in to the staff surface: the
+/// staff token and a dashboard session of the desk's own organization.
+async fn staff_desk(app: &TestApp) -> (String, String) {
+    let desk = app.sign_up(STAFF, "Mailward Support Desk").await;
+    let desk_session = app.session_token(STAFF, &desk.org_id, false).await;
+    let (secret, _) = enrol(app, &desk_session).await;
+    // The next step of the authenticator app (the enrolment used this one).
+    app.clock.advance(time::Duration::seconds(30));
+    (staff_token(app, &secret).await, desk_session)
+}
+
 #[tokio::test]
 async fn staff_answer_a_ticket_and_suspend_an_organization_on_the_record() {
     let app = TestApp::start_with(|s| {
@@ -57,9 +68,7 @@ async fn staff_answer_a_ticket_and_suspend_an_organization_on_the_record() {
     })
     .await;
     // The staff member's own account, with an authenticator app.
-    let desk = app.sign_up(STAFF, "Mailward Support Desk").await;
-    let desk_session = app.session_token(STAFF, &desk.org_id, false).await;
-    let (secret, _) = enrol(&app, &desk_session).await;
+    let (token, desk_session) = staff_desk(&app).await;
     // A customer with a domain and a question.
     let customer = app.sign_up("it@customer.example", "Customer Shop").await;
     add_domain(&app, &customer.key, "shop.customer.example").await;
@@ -81,9 +90,6 @@ async fn staff_answer_a_ticket_and_suspend_an_organization_on_the_record() {
         (status, &answer["code"]),
         (StatusCode::FORBIDDEN, &json!("staff_only"))
     );
-    // The next step of the authenticator app (the enrolment used this one).
-    app.clock.advance(time::Duration::seconds(30));
-    let token = staff_token(&app, &secret).await;
     // Each credential opens its own routes only.
     assert_eq!(staff_get(&app, "/domains", &token).await.0, 401);
     let (status, _) = call(&app, Method::GET, "/staff/tickets", &customer.key, None).await;
@@ -268,4 +274,91 @@ async fn staff_answer_a_ticket_and_suspend_an_organization_on_the_record() {
         ],
         "{log}"
     );
+}
+
+#[tokio::test]
+async fn staff_curate_a_sources_instructions_and_only_approval_publishes_them() {
+    let app = TestApp::start_with(|s| s.staff_emails = vec![STAFF.to_owned()]).await;
+    let (token, _) = staff_desk(&app).await;
+    let customer = app.sign_up("it@curation.example", "Curation Shop").await;
+    let sources = get(&app, "/sources", &customer.key).await;
+    let source = &sources.as_array().unwrap()[0];
+    let id = source["id"].as_str().unwrap().to_owned();
+    let before = get(&app, &format!("/sources/{id}"), &customer.key).await;
+    assert_eq!(before["instructions_curation"], Value::Null);
+
+    let proposal = json!({
+        "kind": "dkim",
+        "steps": ["Open Settings > Domains", "Publish the two CNAME records below"],
+        "dns_records": [{"type": "CNAME", "name": "s1._domainkey", "value": "s1.dkim.vendor.example"}],
+        "provenance": {"doc_url": "https://vendor.example/docs/dkim", "doc_title": "Set up DKIM",
+            "doc_discovered": "vendor docs index", "model": "reviewer-model", "confidence": 0.82,
+            "critic_notes": "selector names checked", "generated_at": "2026-11-20T10:00:00Z"}
+    });
+    let path = format!("/staff/sources/{id}");
+    let mut bad = proposal.clone();
+    bad["kind"] = json!("bimi");
+    assert_eq!(
+        post(&app, &format!("{path}/proposals"), Some(&token), bad)
+            .await
+            .0,
+        400
+    );
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("{path}/proposals"),
+        &customer.key,
+        Some(proposal.clone()),
+    )
+    .await;
+    assert_eq!(status, 401, "customers never curate");
+    let (status, pending) = post(&app, &format!("{path}/proposals"), Some(&token), proposal).await;
+    assert_eq!(status, 200, "{pending}");
+    assert_eq!(
+        pending["instructions_curation"]["dkim"]["status"],
+        "PENDING"
+    );
+    assert_eq!(
+        pending["instructions_curation"]["dkim"]["provenance"]["confidence"],
+        0.82
+    );
+    // Pending: customers see the instructions in force and no curation.
+    let still = get(&app, &format!("/sources/{id}"), &customer.key).await;
+    assert_eq!(still["dkim_instructions"], before["dkim_instructions"]);
+    assert_eq!(still["instructions_curation"], Value::Null);
+
+    app.clock.advance(time::Duration::hours(1));
+    let (status, approved) = post(
+        &app,
+        &format!("{path}/curation/dkim/approve"),
+        Some(&token),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(
+        approved["instructions_curation"]["dkim"]["status"],
+        "APPROVED"
+    );
+    assert_eq!(
+        approved["instructions_curation"]["dkim"]["reviewed_by"],
+        STAFF
+    );
+    let published = get(&app, &format!("/sources/{id}"), &customer.key).await;
+    assert_eq!(
+        published["dkim_instructions"]["dns_records"][0]["value"],
+        "s1.dkim.vendor.example"
+    );
+    assert_ne!(published["updated_at"], before["updated_at"]);
+    assert_eq!(published["instructions_curation"], Value::Null);
+    // Nothing left to review.
+    let (status, _) = post(
+        &app,
+        &format!("{path}/curation/dkim/reject"),
+        Some(&token),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 409);
 }
