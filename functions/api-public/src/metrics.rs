@@ -65,7 +65,10 @@ pub async fn metrics_page(
             }
         }
     }
-    let text = metrics::render(&app).await.map_err(ApiError::internal)?;
+    // The gauges read the store and the queue: their outage is a 503 to retry, as elsewhere.
+    let text = metrics::render(&app)
+        .await
+        .map_err(|e| ApiError::from(mailward_services::ServiceError::unavailable(e)))?;
     Ok(([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response())
 }
 
