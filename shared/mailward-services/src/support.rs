@@ -153,6 +153,15 @@ fn new_message(
     }
 }
 
+/// The time of a new message: now, or just after the ticket's last change when the clock has
+/// not moved past it (messages are keyed and ordered by their millisecond, so two in the same
+/// millisecond would otherwise read back in either order).
+fn after_last(app: &AppState, ticket: &Ticket) -> time::OffsetDateTime {
+    app.clock
+        .now()
+        .max(ticket.updated_at + time::Duration::milliseconds(1))
+}
+
 /// Opens a ticket with its first message.
 pub async fn open(
     app: &AppState,
@@ -262,7 +271,7 @@ pub async fn reply(
     let body = text("body", &input.body, MAX_BODY_CHARS)?;
     let attachments = check_attachments(app, caller, &input.attachments).await?;
     let (ticket, _) = load(app, caller, id).await?;
-    let now = app.clock.now();
+    let now = after_last(app, &ticket.value);
     let message = new_message(caller, id, body, attachments, now);
     let mut next = ticket.value.clone();
     next.status = "open".into();
@@ -372,7 +381,7 @@ pub async fn staff_reply(
     let ticket = stored::get(app.store.as_ref(), org, ticket_id)
         .await?
         .ok_or_else(|| ServiceError::not_found("support ticket"))?;
-    let now = app.clock.now();
+    let now = after_last(app, &ticket.value);
     let message = TicketMessage {
         id: Uuid::new_v4(),
         ticket_id,
