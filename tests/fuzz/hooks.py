@@ -81,6 +81,25 @@ DOCUMENTED = {
     # Attachments must have been uploaded with a form of POST /support/presigned-url.
     "POST /support/tickets": {400: {(INVALID, "attachments")}},
     "POST /support/tickets/{id}/replies": {400: {(INVALID, "attachments")}},
+    # An organization's own source: names a parser reads (domain names, DKIM selectors, an
+    # https address, a category word), and it needs sending_domains or envelope_froms.
+    **{
+        op: {
+            400: {
+                (INVALID, p)
+                for p in (
+                    "name",
+                    "category",
+                    "homepage",
+                    "sending_domains",
+                    "envelope_froms",
+                    "dkim_selectors",
+                    "spf_includes",
+                )
+            }
+        }
+        for op in ("POST /sources", "POST /sources/{id}")
+    },
     # The credential: an API key may not name an administrator to invite.
     "POST /organizations": {400: {(INVALID, "invite_email")}},
     # The task: the confirm_source fields fit only that kind of task; a snooze must end within

@@ -7,9 +7,9 @@ use axum::extract::{Path, State};
 use mailward_api_types::ErrorBody;
 use mailward_api_types::oauth::SessionRequest;
 use mailward_api_types::staff::{
-    ProposalRequest, StaffOrganization, StaffOrganizationList, StaffOrganizationSearch,
-    StaffReplyRequest, StaffSession, StaffTicket, StaffTicketList, StaffTicketQuery,
-    SuspendRequest,
+    CandidateList, CandidateQuery, PromoteRequest, ProposalRequest, StaffOrganization,
+    StaffOrganizationList, StaffOrganizationSearch, StaffReplyRequest, StaffSession, StaffTicket,
+    StaffTicketList, StaffTicketQuery, SuspendRequest,
 };
 use mailward_api_types::support::{PresignRequest, PresignedUpload, TicketMessage};
 use mailward_http::extract::{Json, PathId, Query, path_uuid};
@@ -257,6 +257,87 @@ pub async fn staff_reject(
     ))
 }
 
+/// Candidates for the catalogue.
+#[utoipa::path(get, path = "/staff/candidates", tag = "staff", params(CandidateQuery),
+    security(("staff_session" = [])),
+    description = "Senders seen in aggregate reports that no catalogue source identifies, named \
+by the registrable domain of their PTR name, envelope domain or DKIM signer (never a customer's \
+own domain), summed across organizations, most messages first: how many organizations and \
+domains show it, its volume within each organization's retention, the envelope domains, DKIM \
+domains and PTR names seen, and the days. Which organizations is never shown. Every sender \
+identification (after each import) rewrites its domain's evidence. `status` PENDING_REVIEW (the \
+default), ACTIVE (promoted) or REJECTED. Customers never see candidates.",
+    responses((status = 200, body = CandidateList), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody)))]
+pub async fn staff_candidates(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    Query(query): Query<CandidateQuery>,
+) -> Result<axum::Json<CandidateList>, ApiError> {
+    Ok(axum::Json(
+        mailward_staff::candidates::list(&app, &staff, query).await?,
+    ))
+}
+
+/// One candidate.
+#[utoipa::path(get, path = "/staff/candidates/{name}", tag = "staff",
+    params(("name" = String, Path, description = "The candidate's domain")),
+    security(("staff_session" = [])),
+    description = "One candidate with its evidence and review (`reviewed_at`, `reviewed_by`, \
+`source_id` once promoted).",
+    responses((status = 200, body = Object), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn staff_candidate(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    Path(name): Path<String>,
+) -> Result<axum::Json<mailward_api_types::staff::StaffCandidate>, ApiError> {
+    Ok(axum::Json(
+        mailward_staff::candidates::get(&app, &staff, &name).await?,
+    ))
+}
+
+/// Promotes a candidate to the catalogue.
+#[utoipa::path(post, path = "/staff/candidates/{name}/promote", tag = "staff",
+    params(("name" = String, Path, description = "The candidate's domain")),
+    request_body = PromoteRequest, security(("staff_session" = [])),
+    description = "Adds an ACTIVE catalogue source (origin `PROMOTED`, its id the UUID v5 of \
+`external_id`) recognised by the candidate's domain (`base_domains`) and the envelope domains \
+seen outside it (`envelope_froms`), then identifies again the senders of every domain that \
+evidenced it: their unknown sender becomes this source. Everyone sees the source in `GET \
+/sources`. 409 when the candidate was already reviewed or the `external_id` is taken.",
+    responses((status = 200, body = mailward_api_types::sources::SourceView),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn staff_promote_candidate(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    Path(name): Path<String>,
+    Json(body): Json<PromoteRequest>,
+) -> Result<axum::Json<mailward_api_types::sources::SourceView>, ApiError> {
+    Ok(axum::Json(
+        mailward_staff::candidates::promote(&app, &staff, &name, body).await?,
+    ))
+}
+
+/// Rejects a candidate.
+#[utoipa::path(post, path = "/staff/candidates/{name}/reject", tag = "staff",
+    params(("name" = String, Path, description = "The candidate's domain")),
+    security(("staff_session" = [])),
+    description = "Takes the candidate out of the review queue (`status` REJECTED; its evidence \
+keeps being counted). 409 when it was already reviewed.",
+    responses((status = 200, body = Object), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn staff_reject_candidate(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    Path(name): Path<String>,
+) -> Result<axum::Json<mailward_api_types::staff::StaffCandidate>, ApiError> {
+    Ok(axum::Json(
+        mailward_staff::candidates::reject(&app, &staff, &name).await?,
+    ))
+}
+
 /// Routes of this module.
 pub fn routes() -> Routes {
     Routes::new()
@@ -272,4 +353,8 @@ pub fn routes() -> Routes {
         .routes(utoipa_axum::routes!(staff_propose))
         .routes(utoipa_axum::routes!(staff_approve))
         .routes(utoipa_axum::routes!(staff_reject))
+        .routes(utoipa_axum::routes!(staff_candidates))
+        .routes(utoipa_axum::routes!(staff_candidate))
+        .routes(utoipa_axum::routes!(staff_promote_candidate))
+        .routes(utoipa_axum::routes!(staff_reject_candidate))
 }

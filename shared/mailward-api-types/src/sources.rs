@@ -45,3 +45,25 @@ pub struct SourceFilters {
     /// Origin of the entries (the embedded catalogue's is `CURATED`).
     pub origin: Option<String>,
 }
+
+/// `POST /sources` (an organization's own source) and `POST /sources/{id}` (its update: the
+/// fields sent replace the stored ones). An extension beyond SPEC §4.8.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct CustomSourceRequest {
+    /// 1 to 100 characters. Required to create.
+    pub name: Option<String>,
+    /// SENDING_TOOL (the default), MAILBOX_PROVIDER, VPS_PROVIDER, SECURITY_PROVIDER or
+    /// EMAIL_RELAY.
+    pub category: Option<String>,
+    /// An `https://` address.
+    pub homepage: Option<String>,
+    /// Domains the sender's hosts, DKIM signatures or PTR names are under (the source's
+    /// `base_domains`); at most 20.
+    pub sending_domains: Option<Vec<String>>,
+    /// Return-path (envelope from) domains it uses; at most 20.
+    pub envelope_froms: Option<Vec<String>>,
+    /// DKIM selectors it signs the organization's mail with; at most 20.
+    pub dkim_selectors: Option<Vec<String>>,
+    /// Domains it asks to be included in SPF (`include:` targets); at most 20.
+    pub spf_includes: Option<Vec<String>>,
+}

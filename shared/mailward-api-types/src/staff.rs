@@ -129,3 +129,37 @@ pub struct ProposalRequest {
     #[schema(value_type = Object)]
     pub provenance: mailward_domain::sources::Provenance,
 }
+
+/// `GET /staff/candidates` filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CandidateQuery {
+    /// PENDING_REVIEW (the default), ACTIVE (promoted) or REJECTED.
+    pub status: Option<String>,
+    /// Only candidates with at least this many messages (default 0).
+    pub min_volume: Option<u64>,
+}
+
+/// `GET /staff/candidates`: the candidates, most messages first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CandidateList {
+    #[schema(value_type = Vec<Object>)]
+    pub data: Vec<mailward_domain::candidates::Candidate>,
+}
+
+/// `POST /staff/candidates/{name}/promote`: the catalogue source a candidate becomes.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PromoteRequest {
+    /// The service's name (1 to 100 characters).
+    pub name: String,
+    /// SENDING_TOOL, MAILBOX_PROVIDER, VPS_PROVIDER, SECURITY_PROVIDER or EMAIL_RELAY.
+    pub category: String,
+    /// Its home page (`https://`).
+    pub homepage: Option<String>,
+    /// The catalogue slug (lower-case letters, digits, hyphens; default from the name); a
+    /// taken one is 409.
+    pub external_id: Option<String>,
+}
+
+/// One candidate for the catalogue, with its evidence and review.
+pub type StaffCandidate = mailward_domain::candidates::Candidate;

@@ -209,6 +209,18 @@ pub const ACTIONS: &[(&str, &str)] = &[
     ("invitation.resent", "An invitation was sent again."),
     ("invitation.revoked", "An invitation was withdrawn."),
     ("invitation.accepted", "An invitation was accepted."),
+    (
+        "source.created",
+        "The organization defined a sending source of its own.",
+    ),
+    (
+        "source.updated",
+        "One of the organization's own sending sources was changed.",
+    ),
+    (
+        "source.deleted",
+        "One of the organization's own sending sources was removed.",
+    ),
     ("support.ticket_opened", "A support ticket was opened."),
     ("support.replied", "A reply was added to a support ticket."),
     ("support.read", "Support replies were marked read."),

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod billing;
+pub mod candidates;
 pub mod certificates;
 pub mod clock;
 pub mod conflicts;

@@ -180,7 +180,8 @@ pub fn registrable_part(host: &str) -> String {
     labels[labels.len().saturating_sub(keep)..].join(".")
 }
 
-fn domain_of_signer(signer: &str) -> (&str, Option<&str>) {
+/// The domain and selector of a report's signer (`d/selector`).
+pub fn domain_of_signer(signer: &str) -> (&str, Option<&str>) {
     match signer.split_once('/') {
         Some((d, s)) => (d, Some(s)),
         None => (signer, None),

@@ -5,12 +5,17 @@
 //! Mailward staff's: `mailward_staff::sources` reads it through [`get_curated`]). An approved
 //! proposal is what a source's instructions say for everyone, and its review time is the
 //! source's `updated_at`.
+//!
+//! Organizations' own sources are [`custom`]'s.
 
+use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use mailward_api_types::sources::{SourceFilters, SourceView};
+use mailward_domain::candidates::DatedSource;
 use mailward_domain::sources::{DkimIndexItem, SourceStatus, SpfIndexItem};
 use mailward_store::sources as stored;
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 fn parse_status(raw: &str) -> Result<SourceStatus, ServiceError> {
@@ -61,28 +66,75 @@ fn curated_view(
     view
 }
 
-/// Every source matching the filters, sorted by `external_id`.
+/// Every source matching the filters, sorted by `external_id`: the catalogue, and with a
+/// caller its organization's own sources (`is_custom`, origin `CUSTOM`), which nobody else sees.
 pub async fn list(
     app: &AppState,
+    caller: Option<&Caller>,
     filters: &SourceFilters,
 ) -> Result<Vec<SourceView>, ServiceError> {
     let status = filters.status.as_deref().map(parse_status).transpose()?;
-    let catalogue = stored::load(app.store.as_ref()).await?;
-    let curations = stored::curations(app.store.as_ref()).await?;
-    Ok(catalogue
+    let store = app.store.as_ref();
+    let catalogue = stored::load(store).await?;
+    let curations = stored::curations(store).await?;
+    let dates = promoted_dates(app).await?;
+    let mut out: Vec<SourceView> = catalogue
         .filter(status, filters.origin.as_deref())
         .into_iter()
-        .map(|s| curated_view(s, &curations, false))
+        .map(|s| dated(curated_view(s, &curations, false), &dates))
+        .collect();
+    if let Some(caller) = caller {
+        let own = stored::custom(store, caller.org_id).await?;
+        out.extend(
+            own.iter()
+                .filter(|d| status.is_none_or(|st| d.source.status == st))
+                .filter(|d| {
+                    filters
+                        .origin
+                        .as_deref()
+                        .is_none_or(|o| d.source.origin == o)
+                })
+                .map(own_view),
+        );
+        out.sort_by(|a, b| a.source.external_id.cmp(&b.source.external_id));
+    }
+    Ok(out)
+}
+
+type Dates = std::collections::HashMap<Uuid, (OffsetDateTime, OffsetDateTime)>;
+
+/// The times of promoted sources (the embedded ones carry the catalogue's publication).
+async fn promoted_dates(app: &AppState) -> Result<Dates, ServiceError> {
+    Ok(stored::promoted(app.store.as_ref())
+        .await?
+        .into_iter()
+        .map(|d| (d.source.id, (d.created_at, d.updated_at)))
         .collect())
+}
+
+fn dated(mut view: SourceView, dates: &Dates) -> SourceView {
+    if let Some((created, updated)) = dates.get(&view.source.id) {
+        view.created_at = *created;
+        view.updated_at = (*updated).max(view.updated_at);
+    }
+    view
+}
+
+fn own_view(d: &DatedSource) -> SourceView {
+    let mut view = SourceView::of(&d.source);
+    view.created_at = d.created_at;
+    view.updated_at = d.updated_at;
+    view
 }
 
 /// One source with its curation, for Mailward staff (`sources:update`).
 pub async fn get_curated(app: &AppState, id: Uuid) -> Result<SourceView, ServiceError> {
     let catalogue = stored::load(app.store.as_ref()).await?;
     let curations = stored::curations(app.store.as_ref()).await?;
+    let dates = promoted_dates(app).await?;
     catalogue
         .by_id(id)
-        .map(|s| curated_view(s, &curations, true))
+        .map(|s| dated(curated_view(s, &curations, true), &dates))
         .ok_or_else(|| ServiceError::not_found("source"))
 }
 
@@ -96,12 +148,27 @@ pub async fn dkim_index(app: &AppState) -> Result<Vec<DkimIndexItem>, ServiceErr
     Ok(stored::load(app.store.as_ref()).await?.dkim_index())
 }
 
-/// One source.
-pub async fn get(app: &AppState, id: Uuid) -> Result<SourceView, ServiceError> {
-    let curations = stored::curations(app.store.as_ref()).await?;
-    stored::load(app.store.as_ref())
+/// One source: a catalogue source, or one of the caller's organization's own (another
+/// organization's is "not found").
+pub async fn get(
+    app: &AppState,
+    caller: Option<&Caller>,
+    id: Uuid,
+) -> Result<SourceView, ServiceError> {
+    let store = app.store.as_ref();
+    if let Some(own) = match caller {
+        Some(c) => stored::get_custom(store, c.org_id, id).await?,
+        None => None,
+    } {
+        return Ok(own_view(&own.value));
+    }
+    let curations = stored::curations(store).await?;
+    let dates = promoted_dates(app).await?;
+    stored::load(store)
         .await?
         .by_id(id)
-        .map(|s| curated_view(s, &curations, false))
+        .map(|s| dated(curated_view(s, &curations, false), &dates))
         .ok_or_else(|| ServiceError::not_found("source"))
 }
+
+pub mod custom;

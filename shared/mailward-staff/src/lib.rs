@@ -4,6 +4,7 @@
 //! `StaffPrincipal`), never an organization's credential. Every change is written with its
 //! entry in the organization's activity log as `SERVICE_STAFF`, in one transaction.
 
+pub mod candidates;
 pub mod organizations;
 pub mod sources;
 pub mod tickets;

@@ -68,7 +68,7 @@ pub async fn get(
 }
 
 async fn external_id(app: &AppState, id: Uuid) -> Result<String, ServiceError> {
-    Ok(mailward_services::sources::get(app, id)
+    Ok(mailward_services::sources::get(app, None, id)
         .await?
         .source
         .external_id)

@@ -33,6 +33,11 @@
 //! | latest snapshot per type | `ORG#<org>` | `SNAPLATEST#<domain>#<type>` | |
 //! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
 //! | catalogue version | `SOURCES` | `VERSION` | |
+//! | source promoted from a candidate | `SOURCES` | `PROMOTED#<external id>` | |
+//! | curation of a source's instructions | `SOURCES` | `CURATION#<external id>#<kind>` | |
+//! | an organization's own source | `ORG#<org>` | `CUSTOMSOURCE#<id>` | |
+//! | candidate evidence of one watched domain | `CANDIDATES` | `EVIDENCE#<name>#<domain>` | `CANDFROM#<domain>` / `<name>` |
+//! | staff's review of a candidate | `CANDIDATES` | `REVIEW#<name>` | |
 //! | organization created from another (index on the organization item) | | | `CHILDOF#<parent>` / `ORG#<org>` |
 //! | group | `ORG#<org>` | `GROUP#<id>` | |
 //! | invitation (TTL: its expiry) | `ORG#<org>` | `INVITATION#<id>` | |
@@ -67,6 +72,37 @@
 //! from the credential, so one organization's handler cannot address another's items.
 
 use uuid::Uuid;
+
+/// Sort-key prefix of an organization's own sources.
+pub const CUSTOM_SOURCE_PREFIX: &str = "CUSTOMSOURCE#";
+
+/// Sort key of an organization's own source.
+pub fn custom_source_sk(id: Uuid) -> String {
+    format!("{CUSTOM_SOURCE_PREFIX}{id}")
+}
+
+/// Partition of the catalogue candidates (global, staff's).
+pub const CANDIDATES_PK: &str = "CANDIDATES";
+
+/// Sort key of a watched domain's evidence of a candidate.
+pub fn candidate_evidence_sk(name: &str, domain: Uuid) -> String {
+    format!("EVIDENCE#{name}#{domain}")
+}
+
+/// Sort-key prefix of a candidate's evidence (`None`: every candidate's).
+pub fn candidate_evidence_prefix(name: Option<&str>) -> String {
+    name.map_or_else(|| "EVIDENCE#".to_owned(), |n| format!("EVIDENCE#{n}#"))
+}
+
+/// Sort key of staff's review of a candidate.
+pub fn candidate_review_sk(name: &str) -> String {
+    format!("REVIEW#{name}")
+}
+
+/// Index partition of the evidence one watched domain gave.
+pub fn candidate_from_pk(domain: Uuid) -> String {
+    format!("CANDFROM#{domain}")
+}
 
 /// Sort-key prefix of a domain's hosted DKIM keys.
 pub fn dkim_keys_prefix(domain: Uuid) -> String {

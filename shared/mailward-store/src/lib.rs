@@ -11,6 +11,7 @@ pub mod activity;
 pub mod api_keys;
 pub mod audits;
 pub mod billing;
+pub mod candidates;
 pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domains;

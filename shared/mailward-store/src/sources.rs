@@ -3,9 +3,11 @@
 //! stored version older), and the `/sources` endpoints read the stored copy, where
 //! organization-defined sources will join it.
 
-use super::{decode, encode};
+use super::{Versioned, decode, decode_versioned, encode, keys};
+use mailward_domain::candidates::DatedSource;
 use mailward_domain::sources::{Catalogue, Source};
 use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use uuid::Uuid;
 
 const PARTITION: &str = "SOURCES";
 const VERSION_SK: &str = "VERSION";
@@ -75,8 +77,101 @@ pub async fn load(store: &dyn ItemStore) -> Result<Catalogue, StoreError> {
             .iter()
             .map(decode)
             .collect::<Result<_, _>>()?;
+    sources.extend(promoted(store).await?.into_iter().map(|d| d.source));
     sources.sort_by(|a, b| a.external_id.cmp(&b.external_id));
     Ok(Catalogue { version, sources })
+}
+
+/// The catalogue as `org` sees it: its own sources first (they identify its senders before the
+/// catalogue's), then the catalogue.
+pub async fn load_for(store: &dyn ItemStore, org: Uuid) -> Result<Catalogue, StoreError> {
+    let mut catalogue = load(store).await?;
+    let mut own: Vec<Source> = custom(store, org)
+        .await?
+        .into_iter()
+        .map(|d| d.source)
+        .collect();
+    own.extend(catalogue.sources);
+    catalogue.sources = own;
+    Ok(catalogue)
+}
+
+const PROMOTED_PREFIX: &str = "PROMOTED#";
+
+/// Adds a source staff promoted from a candidate (kept apart from the embedded catalogue's
+/// items, which a new catalogue version rewrites). A taken external id is a conflict.
+pub async fn add_promoted(store: &dyn ItemStore, dated: &DatedSource) -> Result<(), StoreError> {
+    let item = Item::new(
+        PARTITION,
+        format!("{PROMOTED_PREFIX}{}", dated.source.external_id),
+        encode(dated)?,
+    );
+    store.put(item, Condition::NotExists).await
+}
+
+/// The sources staff promoted from candidates.
+pub async fn promoted(store: &dyn ItemStore) -> Result<Vec<DatedSource>, StoreError> {
+    query_all(store, Query::partition(PARTITION).prefix(PROMOTED_PREFIX))
+        .await?
+        .iter()
+        .map(decode)
+        .collect()
+}
+
+/// An organization's own sources, by name.
+pub async fn custom(store: &dyn ItemStore, org: Uuid) -> Result<Vec<DatedSource>, StoreError> {
+    let mut own: Vec<DatedSource> = query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::CUSTOM_SOURCE_PREFIX),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect::<Result<_, _>>()?;
+    own.sort_by(|a, b| {
+        (a.source.name.to_lowercase(), a.source.id)
+            .cmp(&(b.source.name.to_lowercase(), b.source.id))
+    });
+    Ok(own)
+}
+
+/// One of an organization's own sources, with its version.
+pub async fn get_custom(
+    store: &dyn ItemStore,
+    org: Uuid,
+    id: Uuid,
+) -> Result<Option<Versioned<DatedSource>>, StoreError> {
+    store
+        .get(&keys::org_pk(org), &keys::custom_source_sk(id), true)
+        .await?
+        .map(|i| decode_versioned(&i))
+        .transpose()
+}
+
+/// The write that saves an organization's source (`version`: the one read, `None` to create).
+pub fn save_custom_op(
+    org: Uuid,
+    dated: &DatedSource,
+    version: Option<u64>,
+) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: Item::new(
+            keys::org_pk(org),
+            keys::custom_source_sk(dated.source.id),
+            encode(dated)?,
+        )
+        .with_version(version.map_or(1, |v| v + 1)),
+        condition: version.map_or(Condition::NotExists, Condition::Version),
+    })
+}
+
+/// The write that deletes an organization's source read at `version`.
+pub fn delete_custom_op(org: Uuid, id: Uuid, version: u64) -> WriteOp {
+    WriteOp::Delete {
+        pk: keys::org_pk(org),
+        sk: keys::custom_source_sk(id),
+        condition: Condition::Version(version),
+    }
 }
 
 const CURATION_PREFIX: &str = "CURATION#";

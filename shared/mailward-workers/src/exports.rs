@@ -131,6 +131,16 @@ async fn contents(app: &AppState, caller: &Caller) -> Result<Vec<(String, Vec<u8
         full.push(json_of(support::get(app, caller, id).await?)?);
     }
     json.push(("support_tickets", Value::Array(full)));
+    let own = mailward_services::sources::list(
+        app,
+        Some(caller),
+        &mailward_api_types::sources::SourceFilters {
+            status: None,
+            origin: Some(mailward_domain::candidates::CUSTOM_ORIGIN.to_owned()),
+        },
+    )
+    .await?;
+    json.push(("custom_sources", json_of(own)?));
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for (name, value) in json {
         let bytes = serde_json::to_vec_pretty(&value).map_err(ServiceError::internal)?;

@@ -6,6 +6,7 @@
 
 use futures::StreamExt as _;
 pub use mailward_app::jobs::{IDENTIFY_SENDERS, IdentifySenders};
+use mailward_domain::candidates::CandidateEvidence;
 use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::reports::{DayTotal, SourceDay};
 use mailward_domain::senders::{
@@ -151,10 +152,17 @@ pub async fn identify_domain(
     let rows = rows_between(store, org, domain_id, from, today).await?;
     let ips = rows.iter().map(|(_, r)| r.source_ip.clone());
     let ptrs = ptr_names(app, ips.filter(|ip| !ip.is_empty()).collect()).await;
-    let catalogue = mailward_store::sources::load(store).await?;
+    let catalogue = mailward_store::sources::load_for(store, org).await?;
     let recent_days = Duration::days(mailward_services::reports::senders::RECENT_DAYS - 1);
     let recent = (day_string(yesterday - recent_days), day_string(yesterday));
-    let accs = accumulate(&rows, &ptrs, &domain.value.url, &catalogue, &recent);
+    let mut candidates = BTreeMap::new();
+    let accs = accumulate(
+        (&rows, &ptrs),
+        &domain.value.url,
+        &catalogue,
+        &recent,
+        &mut candidates,
+    );
     let existing: HashMap<Uuid, Versioned<DomainSource>> = stored::list(store, org, domain_id)
         .await?
         .into_iter()
@@ -167,6 +175,30 @@ pub async fn identify_domain(
     {
         store.transact(chunk.to_vec()).await?;
     }
+    let (ops, all) = next_senders(
+        accs,
+        existing,
+        (org, domain_id),
+        &catalogue,
+        (now, yesterday),
+    )?;
+    save_senders(app, domain_id, ops).await?;
+    for e in candidates.values_mut() {
+        (e.org_id, e.domain_id) = (org, domain_id);
+    }
+    mailward_store::candidates::replace_for_domain(store, domain_id, &candidates).await?;
+    let live_spf = live_spf(app, &domain.value.url).await;
+    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
+}
+
+/// The senders as the rows leave them (`all`), and the writes of those that changed (`ops`).
+fn next_senders(
+    accs: BTreeMap<String, Acc>,
+    existing: HashMap<Uuid, Versioned<DomainSource>>,
+    (org, domain_id): (Uuid, Uuid),
+    catalogue: &Catalogue,
+    (now, yesterday): (OffsetDateTime, Date),
+) -> Result<(Vec<mailward_domain::store::WriteOp>, Vec<DomainSource>), ServiceError> {
     let mut ops = Vec::new();
     let mut all: Vec<DomainSource> = Vec::new();
     let mut seen = BTreeSet::new();
@@ -179,7 +211,7 @@ pub async fn identify_domain(
             key,
             previous.map(|p| &p.value),
             (org, domain_id),
-            &catalogue,
+            catalogue,
             now,
         );
         next.recent_to = Some(day_string(yesterday));
@@ -210,9 +242,7 @@ pub async fn identify_domain(
         }
         all.push(next);
     }
-    save_senders(app, domain_id, ops).await?;
-    let live_spf = live_spf(app, &domain.value.url).await;
-    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
+    Ok((ops, all))
 }
 
 /// Saves the senders that changed; a conflict is a person's write, which stands.
@@ -234,22 +264,65 @@ async fn save_senders(
     Ok(())
 }
 
-/// Each sender's sums over the rows (`recent`: the first and last day of the recent window).
+/// Adds a row of a sender no catalogue source identifies to the evidence of the candidate it
+/// names (by domain; never the watched domain itself, nor a bare address).
+fn note_candidate(
+    candidates: &mut BTreeMap<String, CandidateEvidence>,
+    who: &mailward_domain::senders::SenderIdentity,
+    (day, row, ptr): (&str, &SourceDay, Option<&str>),
+    domain: &str,
+) {
+    let own = |name: &str| {
+        let (name, domain) = (name.to_ascii_lowercase(), domain.to_ascii_lowercase());
+        name == domain
+            || name.ends_with(&format!(".{domain}"))
+            || domain.ends_with(&format!(".{name}"))
+    };
+    let Some(name) = who.sending_domain.as_deref() else {
+        return;
+    };
+    if who.source_id.is_some() || own(name) {
+        return;
+    }
+    let e = candidates
+        .entry(name.to_owned())
+        .or_insert_with(|| CandidateEvidence {
+            name: name.to_owned(),
+            ..Default::default()
+        });
+    e.volume += row.volume;
+    e.saw(day);
+    if let Some(envelope) = row.envelope_from.as_deref().filter(|d| !own(d)) {
+        CandidateEvidence::note(&mut e.envelope_domains, envelope);
+    }
+    for signer in &row.dkim_passing {
+        let d = mailward_domain::senders::domain_of_signer(signer).0;
+        if !own(d) {
+            CandidateEvidence::note(&mut e.dkim_domains, d);
+        }
+    }
+    if let Some(ptr) = ptr {
+        CandidateEvidence::note(&mut e.ptr_names, ptr);
+    }
+    if !row.source_ip.is_empty() {
+        CandidateEvidence::note(&mut e.ips, &row.source_ip);
+    }
+}
+
+/// Each sender's sums over the rows (`recent`: the first and last day of the recent window),
+/// and the evidence of candidates for the catalogue.
 fn accumulate(
-    rows: &[(String, SourceDay)],
-    ptrs: &HashMap<String, String>,
+    (rows, ptrs): (&[(String, SourceDay)], &HashMap<String, String>),
     domain: &str,
     catalogue: &Catalogue,
     recent: &(String, String),
+    candidates: &mut BTreeMap<String, CandidateEvidence>,
 ) -> BTreeMap<String, Acc> {
     let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
     for (day, row) in rows {
-        let who = identify(
-            row,
-            ptrs.get(&row.source_ip).map(String::as_str),
-            domain,
-            catalogue,
-        );
+        let ptr = ptrs.get(&row.source_ip).map(String::as_str);
+        let who = identify(row, ptr, domain, catalogue);
+        note_candidate(candidates, &who, (day, row, ptr), domain);
         let acc = accs.entry(who.key).or_default();
         acc.source_id = who.source_id;
         acc.forward_only = who.forward_only;

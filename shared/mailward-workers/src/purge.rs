@@ -4,7 +4,8 @@
 //!
 //! In order, so that a crash half-way leaves a repeatable job:
 //! 1. what Mailward serves for its domains (hosted records, MTA-STS policies, report
-//!    authorizations no other organization needs);
+//!    authorizations no other organization needs) and the evidence its reports gave of
+//!    candidates for the source catalogue;
 //! 2. its customer at the payment provider (subscriptions cancelled at once);
 //! 3. what its people leave outside the partition ([`retention::people_of`]) and its events
 //!    still in the outbox;
@@ -31,6 +32,8 @@ pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Resu
     let list = domains::list(store, org_id).await?;
     for domain in &list {
         mailward_services::domains::hosting::withdraw(state, domain).await;
+        // What its reports told staff of senders outside the catalogue.
+        mailward_store::candidates::forget_domain(store, domain.id).await?;
     }
     let mut raw = Vec::new();
     let archives = mailward_domain::store::query_all(

@@ -1360,6 +1360,13 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
             Some(json!({"plan": "it_teams"})),
         ),
         ("POST", "/billing/portal", None),
+        (
+            "POST",
+            "/sources",
+            Some(json!({"name": "Relay", "sending_domains": ["relay.example"]})),
+        ),
+        ("POST", "/sources/{id}", Some(json!({"name": "Relay"}))),
+        ("DELETE", "/sources/{id}", None),
     ]
 }
 
@@ -1413,6 +1420,8 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         ("POST", "/staff/sources/{id}/proposals"),
         ("POST", "/staff/sources/{id}/curation/{kind}/approve"),
         ("POST", "/staff/sources/{id}/curation/{kind}/reject"),
+        ("POST", "/staff/candidates/{name}/promote"),
+        ("POST", "/staff/candidates/{name}/reject"),
         ("POST", "/staff/organizations/{id}/suspend"),
         ("POST", "/staff/organizations/{id}/unsuspend"),
         (
@@ -1443,6 +1452,7 @@ fn organization_wide(method: &str, path: &str) -> bool {
         "/sso",
         "/scim-tokens",
         "/billing/",
+        "/sources",
     ]
     .iter()
     .any(|p| path.starts_with(p))

@@ -53,6 +53,10 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
             "/support/tickets",
             json!({"subject": "Hello", "body": "A question"}),
         ),
+        (
+            "/sources",
+            json!({"name": "Our relay", "sending_domains": ["relay.export.example"]}),
+        ),
     ];
     for (path, body) in posts {
         let (status, answer) = call_as(&app, Method::POST, path, &token, Some(body)).await;
@@ -137,6 +141,9 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
         assert_eq!(json_file(&files, file), api(path).await["data"], "{file}");
     }
     assert_eq!(json_file(&files, "members.json"), api("/members").await);
+    let own = json_file(&files, "custom_sources.json");
+    assert_eq!(own, api("/sources?origin=CUSTOM").await);
+    assert_eq!(own[0]["name"], "Our relay");
     assert_eq!(
         json_file(&files, "invitations.json"),
         api("/invitations").await

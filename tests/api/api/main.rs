@@ -8,6 +8,7 @@ mod audit_matrix;
 mod billing;
 mod billing_stripe;
 mod bimi;
+mod candidates;
 mod common;
 mod conventions;
 mod dns_connections;

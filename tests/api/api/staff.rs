@@ -9,13 +9,18 @@ use mailward_api_tests::TestApp;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-const STAFF: &str = "desk@staff.mailward.example";
+pub const STAFF: &str = "desk@staff.mailward.example";
 
-async fn post(app: &TestApp, path: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+pub async fn post(
+    app: &TestApp,
+    path: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (StatusCode, Value) {
     crate::identity::post_json(app, path, token, body).await
 }
 
-async fn staff_get(app: &TestApp, path: &str, token: &str) -> (StatusCode, Value) {
+pub async fn staff_get(app: &TestApp, path: &str, token: &str) -> (StatusCode, Value) {
     let res = app
         .request(Method::GET, path)
         .bearer_auth(token)
@@ -51,7 +56,7 @@ async fn staff_token(app: &TestApp, secret: &str) -> String {
 
 /// The staff member's account with an authenticator app, signed in to the staff surface: the
 /// staff token and a dashboard session of the desk's own organization.
-async fn staff_desk(app: &TestApp) -> (String, String) {
+pub async fn staff_desk(app: &TestApp) -> (String, String) {
     let desk = app.sign_up(STAFF, "Mailward Support Desk").await;
     let desk_session = app.session_token(STAFF, &desk.org_id, false).await;
     let (secret, _) = enrol(app, &desk_session).await;

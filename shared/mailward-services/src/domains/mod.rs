@@ -930,7 +930,14 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
         Ok(base.value)
     })
     .await
-    .map(|removed| async move { hosting::withdraw(app, &removed).await })?
+    .map(|removed| async move {
+        hosting::withdraw(app, &removed).await;
+        // The candidates its reports evidenced lose that evidence (a failure leaves it to the
+        // organization's purge or is harmless: counts for staff only).
+        if let Err(e) = mailward_store::candidates::forget_domain(app.store.as_ref(), id).await {
+            tracing::warn!(domain.id = %id, error = %e, "could not drop the domain's candidate evidence");
+        }
+    })?
     .await;
     crate::usage::quantities_changed(app, caller.org_id).await;
     Ok(())
