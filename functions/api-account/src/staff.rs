@@ -92,6 +92,27 @@ pub async fn staff_suspend(
     Ok(axum::Json(org))
 }
 
+/// Starts an organization's deletion.
+#[utoipa::path(post, path = "/staff/organizations/{id}/delete", tag = "staff",
+    params(("id" = uuid::Uuid, Path, description = "Organization id")),
+    request_body = SuspendRequest, security(("staff_session" = [])),
+    description = "Staff start the deletion of an organization (with a `reason`, 1 to 500 \
+characters), suspended or not: from this commit on every credential of it is refused, and the \
+same purge as `DELETE /organizations/{id}` removes everything of it. Recorded as \
+`organization.deletion_requested` by `SERVICE_STAFF`. 202; repeating it while the purge runs \
+changes nothing.",
+    responses((status = 202), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn staff_delete_organization(
+    State(app): State<AppState>,
+    StaffPrincipal(staff): StaffPrincipal,
+    PathId(id): PathId,
+    Json(body): Json<SuspendRequest>,
+) -> Result<axum::http::StatusCode, ApiError> {
+    organizations::delete(&app, &staff, id, &body.reason).await?;
+    Ok(axum::http::StatusCode::ACCEPTED)
+}
+
 /// Lifts a suspension.
 #[utoipa::path(post, path = "/staff/organizations/{id}/unsuspend", tag = "staff",
     params(("id" = uuid::Uuid, Path, description = "Organization id")),
@@ -345,6 +366,7 @@ pub fn routes() -> Routes {
         .routes(utoipa_axum::routes!(staff_search_organizations))
         .routes(utoipa_axum::routes!(staff_suspend))
         .routes(utoipa_axum::routes!(staff_unsuspend))
+        .routes(utoipa_axum::routes!(staff_delete_organization))
         .routes(utoipa_axum::routes!(staff_ticket_queue))
         .routes(utoipa_axum::routes!(staff_read_ticket))
         .routes(utoipa_axum::routes!(staff_reply))

@@ -496,9 +496,7 @@ fn apply_notifications(n: &mut EmailNotifications, u: EmailNotificationsUpdate) 
 pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), ServiceError> {
     caller.require_org_admin()?;
     let current = load_own(app, caller, id).await?;
-    let mut org = current.value;
-    org.state = OrgState::Deleting;
-    org.updated_at = app.clock.now();
+    let org = current.value;
     let entry = activity::ops(
         app,
         caller,
@@ -509,7 +507,20 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
             format!("requested the deletion of {}", org.name),
         ),
     )?;
-    let previous = current.version;
+    begin_deletion(app, org, current.version, entry).await
+}
+
+/// Saves `org` (read at `previous`) marked `deleting` with `entry` (its activity entry) and
+/// queues the purge: the customer's deletion and Mailward staff's.
+pub async fn begin_deletion(
+    app: &AppState,
+    mut org: mailward_domain::model::Organization,
+    previous: u64,
+    entry: Vec<mailward_domain::store::WriteOp>,
+) -> Result<(), ServiceError> {
+    let id = org.id;
+    org.state = OrgState::Deleting;
+    org.updated_at = app.clock.now();
     let version = orgs::save(app.store.as_ref(), &org, previous, entry).await?;
     if let Err(e) = crate::job::enqueue(app, &DeleteOrganization { org_id: id }, 0).await {
         // No purge is queued (a queue outage): undo the mark rather than leave the

@@ -84,14 +84,7 @@ pub async fn suspend(
     id: Uuid,
     reason: &str,
 ) -> Result<StaffOrganization, ServiceError> {
-    let reason = reason.trim();
-    let chars = reason.chars().count();
-    if chars == 0 || chars > MAX_REASON_CHARS || reason.chars().any(char::is_control) {
-        return Err(ServiceError::invalid(
-            "reason",
-            format!("reason is 1 to {MAX_REASON_CHARS} characters without control characters"),
-        ));
-    }
+    let reason = check_reason(reason)?;
     change(app, id, |org, now| {
         if org.suspension.is_some() {
             return None;
@@ -112,6 +105,61 @@ pub async fn suspend(
         ))
     })
     .await
+}
+
+/// Starts an organization's deletion on Mailward staff's decision (a customer who cannot, say,
+/// while suspended): marked `deleting` with its activity entry, then the same purge as
+/// `DELETE /organizations/{id}`. Repeating it while the purge runs changes nothing.
+pub async fn delete(
+    app: &AppState,
+    staff: &StaffMember,
+    id: Uuid,
+    reason: &str,
+) -> Result<(), ServiceError> {
+    let reason = check_reason(reason)?;
+    let current = orgs::get(app.store.as_ref(), id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("organization"))?;
+    if current.value.state == mailward_domain::model::OrgState::Deleting {
+        return Ok(());
+    }
+    let entry = activity::ops_as(
+        app,
+        id,
+        (ActorType::ServiceStaff, None),
+        Change::new(
+            "organization.deletion_requested",
+            "organization",
+            Some(id),
+            format!(
+                "Mailward support ({}) started the deletion of {}: {reason}",
+                staff.email, current.value.name
+            ),
+        ),
+    )?;
+    mailward_services::organizations::begin_deletion(app, current.value, current.version, entry)
+        .await
+        .map_err(|e| {
+            if e.is_conflict() {
+                ServiceError::conflict("the organization changed meanwhile; retry")
+            } else {
+                e
+            }
+        })?;
+    tracing::info!(org.id = %id, staff = %staff.email, "staff started an organization's deletion");
+    Ok(())
+}
+
+fn check_reason(reason: &str) -> Result<&str, ServiceError> {
+    let reason = reason.trim();
+    let chars = reason.chars().count();
+    if chars == 0 || chars > MAX_REASON_CHARS || reason.chars().any(char::is_control) {
+        return Err(ServiceError::invalid(
+            "reason",
+            format!("reason is 1 to {MAX_REASON_CHARS} characters without control characters"),
+        ));
+    }
+    Ok(reason)
 }
 
 /// Lifts a suspension (idempotent).

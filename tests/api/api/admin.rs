@@ -1420,6 +1420,7 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         ("POST", "/staff/sources/{id}/proposals"),
         ("POST", "/staff/sources/{id}/curation/{kind}/approve"),
         ("POST", "/staff/sources/{id}/curation/{kind}/reject"),
+        ("POST", "/staff/organizations/{id}/delete"),
         ("POST", "/staff/candidates/{name}/promote"),
         ("POST", "/staff/candidates/{name}/reject"),
         ("POST", "/staff/organizations/{id}/suspend"),

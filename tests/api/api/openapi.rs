@@ -30,6 +30,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("post", "/staff/sources/{id}/proposals"),
         ("post", "/staff/sources/{id}/curation/{kind}/approve"),
         ("post", "/staff/sources/{id}/curation/{kind}/reject"),
+        ("post", "/staff/organizations/{id}/delete"),
         ("get", "/staff/candidates"),
         ("get", "/staff/candidates/{name}"),
         ("post", "/staff/candidates/{name}/promote"),

@@ -279,6 +279,45 @@ async fn staff_answer_a_ticket_and_suspend_an_organization_on_the_record() {
         ],
         "{log}"
     );
+
+    // Staff start the deletion: the customer's credentials stop at once, the purge follows.
+    let delete = format!("{org_path}/delete");
+    let (status, err) = post(&app, &delete, Some(&token), json!({"reason": " "})).await;
+    assert_eq!(
+        (status, err["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("reason"))
+    );
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &delete,
+        &customer.key,
+        Some(json!({"reason": "x"})),
+    )
+    .await;
+    assert_eq!(
+        status, 401,
+        "a customer credential never opens a staff route"
+    );
+    let why = json!({"reason": "the customer asked by phone"});
+    let (status, _) = post(&app, &delete, Some(&token), why.clone()).await;
+    assert_eq!(status, 202);
+    assert_eq!(post(&app, &delete, Some(&token), why).await.0, 202);
+    let (status, _) = call(&app, Method::GET, "/domains", &customer.key, None).await;
+    assert_eq!(status, 401);
+    let mut gone = false;
+    for _ in 0..600 {
+        let (_, found) = staff_get(&app, "/staff/organizations?q=Customer%20Shop", &token).await;
+        if found["data"].as_array().is_some_and(Vec::is_empty) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the organization was purged");
+    let unknown = format!("/staff/organizations/{}/delete", uuid::Uuid::new_v4());
+    let (status, _) = post(&app, &unknown, Some(&token), json!({"reason": "x"})).await;
+    assert_eq!(status, 404);
 }
 
 #[tokio::test]
