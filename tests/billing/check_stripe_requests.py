@@ -31,6 +31,7 @@ from stripe.params import (
     SubscriptionItemCreateParams,
     SubscriptionItemUpdateParams,
     SubscriptionRetrieveParams,
+    SubscriptionUpdateParams,
 )
 from stripe.params.billing_portal import SessionCreateParams as PortalSessionCreateParams
 from stripe.params.checkout import (
@@ -45,6 +46,7 @@ CALLS = [
     ("GET", r"/v1/checkout/sessions/[A-Za-z0-9_]+", CheckoutSessionRetrieveParams),
     ("POST", r"/v1/billing_portal/sessions", PortalSessionCreateParams),
     ("GET", r"/v1/subscriptions/[A-Za-z0-9_]+", SubscriptionRetrieveParams),
+    ("POST", r"/v1/subscriptions/[A-Za-z0-9_]+", SubscriptionUpdateParams),
     ("POST", r"/v1/subscription_items", SubscriptionItemCreateParams),
     ("POST", r"/v1/subscription_items/[A-Za-z0-9_]+", SubscriptionItemUpdateParams),
 ]

@@ -75,8 +75,10 @@ pub async fn staff_search_organizations(
 #[utoipa::path(post, path = "/staff/organizations/{id}/suspend", tag = "staff",
     params(("id" = uuid::Uuid, Path, description = "Organization id")),
     request_body = SuspendRequest, security(("staff_session" = [])),
-    description = "From now on the organization is not swept, billed (its quantities are not \
-reported) or mailed, and its API answers reads only: every change is 403 \
+    description = "From now on the organization is not swept, billed (its subscription's \
+collection is paused at the payment provider within a minute, Stripe's \
+`pause_collection[behavior]=void`, and resumed when lifted; its quantities are not reported \
+meanwhile) or mailed, and its API answers reads only: every change is 403 \
 `organization_suspended` quoting `reason`, and its assistants read as viewers. Separate from the \
 customer's own `is_active`. Idempotent (a suspended organization keeps its first reason). \
 Recorded in its activity log as `organization.suspended` by `SERVICE_STAFF`.",

@@ -217,6 +217,7 @@ impl LocalPayments {
             current_period_start: Some(now),
             current_period_end: Some(now + Duration::days(req.trial_days.unwrap_or(30))),
             cancel_at_period_end: false,
+            collection_paused: false,
             items: req
                 .items
                 .iter()
@@ -382,6 +383,21 @@ impl Payments for LocalPayments {
             .load::<LocalCheckout>(session)
             .await?
             .and_then(|s| s.subscription))
+    }
+
+    async fn pause_collection(
+        &self,
+        subscription: &str,
+        paused: bool,
+        _idempotency_key: &str,
+    ) -> Result<(), PaymentsError> {
+        let Some(mut sub) = self.load::<ProviderSubscription>(subscription).await? else {
+            return Err(PaymentsError::Refused(format!(
+                "no subscription {subscription}"
+            )));
+        };
+        sub.collection_paused = paused;
+        self.save(&sub.id, &sub).await
     }
 
     async fn set_quantities(

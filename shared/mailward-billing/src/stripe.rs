@@ -235,6 +235,25 @@ impl Payments for Stripe {
             .map(|_| ())
     }
 
+    async fn pause_collection(
+        &self,
+        subscription: &str,
+        paused: bool,
+        idempotency_key: &str,
+    ) -> Result<(), PaymentsError> {
+        if !is_id(subscription) {
+            return Err(PaymentsError::Refused("bad subscription id".into()));
+        }
+        // An empty value unsets the pause (Stripe's form encoding of `null`).
+        let form = if paused {
+            [pair("pause_collection[behavior]", "void")]
+        } else {
+            [pair("pause_collection", "")]
+        };
+        let path = format!("/v1/subscriptions/{subscription}");
+        self.create(&path, &form, idempotency_key).await.map(|_| ())
+    }
+
     async fn checkout_subscription(&self, session: &str) -> Result<Option<String>, PaymentsError> {
         if !is_id(session) {
             return Ok(None);
@@ -328,6 +347,7 @@ pub fn parse_subscription(s: &Value) -> ProviderSubscription {
         current_period_start: period("current_period_start"),
         current_period_end: period("current_period_end"),
         cancel_at_period_end: s["cancel_at_period_end"].as_bool().unwrap_or(false),
+        collection_paused: s["pause_collection"].is_object(),
         items: items
             .iter()
             .filter_map(|i| {

@@ -10,20 +10,44 @@ use mailward_domain::billing::{QuantityChange, SubscriptionStatus};
 use mailward_services::usage;
 use uuid::Uuid;
 
-/// Reports the organization's quantities to its subscription (nothing without one, or when
-/// they already match). Answers how many items changed.
-/// A suspended organization is not billed for what it holds meanwhile.
-async fn suspended(app: &AppState, org: Uuid) -> Result<bool, ServiceError> {
-    Ok(mailward_store::orgs::get(app.store.as_ref(), org)
-        .await?
-        .is_some_and(|o| o.value.suspension.is_some()))
+/// Pauses the subscription's collection while the organization is suspended, resumes it after.
+async fn keep_paused(
+    payments: &dyn mailward_domain::billing::Payments,
+    latest: &mailward_domain::billing::ProviderSubscription,
+    organization: &mailward_domain::model::Organization,
+) -> Result<(), ServiceError> {
+    let suspension = &organization.suspension;
+    if latest.collection_paused == suspension.is_some() {
+        return Ok(());
+    }
+    let sub = &latest.id;
+    // One key per suspension (its time) and per lifting (the organization's last change), so a
+    // retried job repeats the same request and a later one is a new request.
+    let key = match suspension {
+        Some(s) => format!("mailward-pause-{sub}-{}", s.at.unix_timestamp()),
+        None => format!(
+            "mailward-resume-{sub}-{}",
+            organization.updated_at.unix_timestamp()
+        ),
+    };
+    payments
+        .pause_collection(sub, suspension.is_some(), &key)
+        .await
+        .map_err(provider_error)?;
+    tracing::info!(org.id = %organization.id, paused = suspension.is_some(), "subscription collection changed");
+    Ok(())
 }
 
+/// Reports the organization's quantities to its subscription (nothing without one, or when
+/// they already match), and keeps its collection paused while Mailward staff suspend the
+/// organization (Stripe's `pause_collection`, invoices voided) and resumed after: a suspended
+/// organization is not billed. Answers how many items changed.
 pub async fn sync_quantities(app: &AppState, org: Uuid) -> Result<usize, ServiceError> {
     let store = app.store.as_ref();
-    if suspended(app, org).await? {
+    let Some(organization) = mailward_store::orgs::get(store, org).await? else {
         return Ok(0);
-    }
+    };
+    let suspension = organization.value.suspension.clone();
     let Some(found) = mailward_store::billing::get(store, org).await? else {
         return Ok(0);
     };
@@ -43,6 +67,11 @@ pub async fn sync_quantities(app: &AppState, org: Uuid) -> Result<usize, Service
         .await
         .map_err(provider_error)?
         .ok_or_else(|| ServiceError::unavailable(format!("subscription {sub} not found")))?;
+    keep_paused(payments.as_ref(), &latest, &organization.value).await?;
+    // A suspended organization is not billed for what it holds meanwhile.
+    if suspension.is_some() {
+        return Ok(0);
+    }
     let mut changes = Vec::new();
     for item in usage::billable(app, org).await? {
         let Some(price) = price(app, payments.as_ref(), plan, &item.code) else {
@@ -78,11 +107,22 @@ pub async fn sync_quantities(app: &AppState, org: Uuid) -> Result<usize, Service
             .await
             .map_err(provider_error)?;
     }
-    let now = app.clock.now();
     let refreshed = payments.subscription(&sub).await.map_err(provider_error)?;
+    record_items(app, org, refreshed).await?;
+    Ok(changes.len())
+}
+
+/// Keeps the subscription's items as the provider now has them on the billing record.
+async fn record_items(
+    app: &AppState,
+    org: Uuid,
+    refreshed: Option<mailward_domain::billing::ProviderSubscription>,
+) -> Result<(), ServiceError> {
+    let store = app.store.as_ref();
+    let now = app.clock.now();
     for _ in 0..5 {
         let Some(found) = mailward_store::billing::get(store, org).await? else {
-            return Ok(changes.len());
+            return Ok(());
         };
         let mut account = found.value;
         if let Some(r) = &refreshed
@@ -92,10 +132,10 @@ pub async fn sync_quantities(app: &AppState, org: Uuid) -> Result<usize, Service
         }
         account.quantities_synced_at = Some(now);
         match mailward_store::billing::put(store, org, &account, Some(found.version)).await {
-            Ok(()) => return Ok(changes.len()),
+            Ok(()) => return Ok(()),
             Err(e) if e.is_conflict() => continue,
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(changes.len())
+    Ok(())
 }

@@ -244,6 +244,7 @@ mod tests {
             current_period_end: None,
             cancel_at_period_end: false,
             items: Vec::new(),
+            collection_paused: false,
         }
     }
 

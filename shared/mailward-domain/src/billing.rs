@@ -102,6 +102,9 @@ pub struct ProviderSubscription {
     pub cancel_at_period_end: bool,
     /// Its items.
     pub items: Vec<SubscriptionItem>,
+    /// Collection paused (Stripe's `pause_collection`): no invoice is charged meanwhile.
+    #[serde(default)]
+    pub collection_paused: bool,
 }
 
 /// An organization's billing record: its customer at the provider and its subscription's last
@@ -357,6 +360,15 @@ pub trait Payments: Send + Sync {
     /// Deletes a customer and everything of it the provider keeps, cancelling its
     /// subscriptions at once (an organization's deletion). A customer already gone is done.
     async fn delete_customer(&self, customer: &str) -> Result<(), PaymentsError>;
+
+    /// Pauses the subscription's collection (`paused`: invoices are voided, as Stripe's
+    /// `pause_collection[behavior]=void`) or resumes it.
+    async fn pause_collection(
+        &self,
+        subscription: &str,
+        paused: bool,
+        idempotency_key: &str,
+    ) -> Result<(), PaymentsError>;
 }
 
 #[cfg(test)]

@@ -206,6 +206,8 @@ async fn change(
                 }
             })?;
         tracing::info!(org.id = %id, suspended = org.suspension.is_some(), "staff changed an organization's suspension");
+        // Its subscription's collection pauses or resumes with the next quantities report.
+        mailward_services::usage::quantities_changed(app, id).await;
     }
     view(app, &org).await
 }

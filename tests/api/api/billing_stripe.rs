@@ -177,6 +177,7 @@ async fn the_stripe_adapter_speaks_stripes_api_end_to_end() {
             .into_iter()
             .map(|(code, price)| (PricingType::ItTeams, code.to_owned(), price))
             .collect();
+        s.staff_emails = vec![crate::staff::STAFF.to_owned()];
     })
     .await;
     let s = app.sign_up("admin@stripe.example", "Stripe Co").await;
@@ -277,6 +278,33 @@ async fn the_stripe_adapter_speaks_stripes_api_end_to_end() {
         reported.contains(&(inactive_price.clone(), 4)),
         "{reported:?}"
     );
+
+    // Suspended by staff, the organization is not billed: its subscription's collection is
+    // paused with the next report a minute later, and resumed when staff lift the suspension.
+    let (staff, _) = crate::staff::staff_desk(&app).await;
+    let org_path = format!("/staff/organizations/{}", s.org_id);
+    for (action, body, paused) in [
+        (
+            "suspend",
+            json!({"reason": "chargeback"}),
+            json!({"behavior": "void", "resumes_at": null}),
+        ),
+        ("unsuspend", json!({}), Value::Null),
+    ] {
+        let path = format!("{org_path}/{action}");
+        let (status, answer) = crate::staff::post(&app, &path, Some(&staff), body).await;
+        assert_eq!(status, 200, "{answer}");
+        app.clock.advance(time::Duration::seconds(61));
+        let mut seen = Value::Null;
+        for _ in 0..200 {
+            seen = setup_get(&http, &base, &format!("/v1/subscriptions/{sub}")).await;
+            if seen["pause_collection"] == paused {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(seen["pause_collection"], paused, "{action}: {seen}");
+    }
 
     // The billing portal of the customer.
     let (status, portal) = call_as(&app, Method::POST, "/billing/portal", &token, None).await;

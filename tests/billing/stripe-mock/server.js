@@ -6,6 +6,8 @@
 //     Billing Portal sessions (POST /v1/billing_portal/sessions), with idempotency keys;
 //   - POST /__complete/:session {subscription}: what Stripe does when the person pays;
 //   - POST /v1/subscription_items/:id setting any quantity, 0 included (the mock ignores 0);
+//   - POST /v1/subscriptions/:id with pause_collection (set, or "" to resume), which the
+//     mock refuses;
 //   - DELETE /v1/customers/:id as Stripe does it: the customer answers `deleted: true` from
 //     then on, and its subscriptions are canceled at once.
 // Prints {"port": N} on its first line.
@@ -102,6 +104,18 @@ app.post("/v1/subscription_items/:id", (req, res, next) => {
     const item = subscriptions.retrieveItem("acct_default", req.params.id, "id");
     if (req.body.quantity !== undefined) item.quantity = +req.body.quantity;
     res.json(item);
+  } catch (e) {
+    next(e);
+  }
+});
+app.post("/v1/subscriptions/:id", (req, res, next) => {
+  if (req.body.pause_collection === undefined) return next();
+  if (!authorized(req, res)) return;
+  try {
+    const sub = subscriptions.retrieve("acct_default", req.params.id, "id");
+    const pause = req.body.pause_collection;
+    sub.pause_collection = pause === "" ? null : { behavior: pause.behavior, resumes_at: null };
+    res.json(sub);
   } catch (e) {
     next(e);
   }
