@@ -21,7 +21,7 @@ the administrator's rights at build time: `organization.json`, `domains.json`, `
 the `data` of every page, and the report data of the last 365 days as \
 `reports/daily.csv` and `reports/sources.csv` (the columns of `GET /report-data/export`). \
 Answers 202 with the export `pending`; read it with `GET /organizations/{id}/exports/{export_id}` \
-until `ready`. The archive is kept 7 days. Recorded as `organization.export_requested`.",
+until `ready`. The archive is kept 7 days, then the export reads `expired` (no link). Recorded as `organization.export_requested`.",
     security(("session" = [])),
     responses((status = 202, body = OrganizationExport), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]

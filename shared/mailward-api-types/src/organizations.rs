@@ -268,7 +268,7 @@ crate::schema_type!(
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct OrganizationExport {
     pub id: Uuid,
-    /// pending, ready or failed.
+    /// pending, ready, failed, or expired (7 days after it was built its archive is deleted).
     pub status: String,
     /// The archive's size in bytes, once ready.
     pub size_bytes: Option<u64>,

@@ -20,8 +20,18 @@ pub const LINK_TTL: Duration = Duration::hours(1);
 pub const ARCHIVE_DAYS: i64 = 7;
 
 async fn view(app: &AppState, export: &OrgExport) -> Result<OrganizationExport, ServiceError> {
+    // The archive is deleted ARCHIVE_DAYS after it was built (the retention job, the bucket's
+    // lifecycle rule): from then on the export reads `expired`, with no link.
+    let built = export.completed_at.unwrap_or(export.created_at);
+    let expired =
+        export.status == "ready" && app.clock.now() >= built + time::Duration::days(ARCHIVE_DAYS);
+    let status = if expired {
+        "expired"
+    } else {
+        export.status.as_str()
+    };
     let (download_url, download_expires_at) = match (&export.object_key, &app.objects) {
-        (Some(key), Some(objects)) if export.status == "ready" => {
+        (Some(key), Some(objects)) if status == "ready" => {
             let expires = app.clock.now() + LINK_TTL;
             let url = objects
                 .presign_download(key, expires)
@@ -33,7 +43,7 @@ async fn view(app: &AppState, export: &OrgExport) -> Result<OrganizationExport, 
     };
     Ok(OrganizationExport {
         id: export.id,
-        status: export.status.clone(),
+        status: status.to_owned(),
         size_bytes: export.size_bytes,
         download_url,
         download_expires_at,

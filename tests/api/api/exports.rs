@@ -174,4 +174,13 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
     assert!(daily.starts_with("date,domain,"), "{daily}");
     assert!(daily.contains("a.export.example"), "{daily}");
     assert!(files.contains_key("reports/sources.csv"));
+
+    // A week later the archive is gone, and the export says so instead of offering a link.
+    app.clock.advance(time::Duration::days(8));
+    let (status, later) = call_as(&app, Method::GET, &one, &token, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (&later["status"], &later["download_url"]),
+        (&json!("expired"), &Value::Null)
+    );
 }
