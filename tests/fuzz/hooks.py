@@ -100,6 +100,8 @@ DOCUMENTED = {
         }
         for op in ("POST /sources", "POST /sources/{id}")
     },
+    # A TLS report upload: the body must be an RFC 8460 report, which no schema can say.
+    "POST /tlsrpt/{token}": {400: {(INVALID, "body")}},
     # The credential: an API key may not name an administrator to invite.
     "POST /organizations": {400: {(INVALID, "invite_email")}},
     # The task: the confirm_source fields fit only that kind of task; a snooze must end within

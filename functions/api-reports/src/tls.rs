@@ -1,13 +1,18 @@
 //! A domain's SMTP TLS reports (RFC 8460; SPEC §4.4 TLS-RPT rows).
 
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use mailward_api_types::ErrorBody;
+use mailward_api_types::tls_reports::TlsUploadAccepted;
 use mailward_api_types::tls_reports::{
     ListTlsReportsParams, TlsChart, TlsReportList, TlsReportView, TlsSummary, TlsWindowParams,
 };
-use mailward_http::extract::{PathId, Query, path_uuid};
+use mailward_http::extract::{PathId, Query, RawBody, path_uuid};
+use mailward_http::middleware::ClientIp;
+use mailward_http::rate_limit::{RateLimitLog, enforce_logged};
 use mailward_http::{ApiError, AppState, Principal, Routes};
-use mailward_services::reports::tls;
+use mailward_services::config::Scope;
+use mailward_services::reports::{tls, uploads};
 
 /// The TLS reports of a domain.
 #[utoipa::path(get, path = "/domains/{id}/tls-reports", tag = "reports",
@@ -87,9 +92,64 @@ pub async fn get_tls_report(
     Ok(axum::Json(tls::get(&app, &principal, id, report).await?))
 }
 
+/// Receives a TLS report over HTTPS.
+#[utoipa::path(post, path = "/tlsrpt/{token}", tag = "reports",
+    params(("token" = String, Path, description = "The domain's id (32 hex digits, as in its report address)")),
+    request_body(description = "One SMTP TLS report (RFC 8460 §4), as JSON or gzip'd JSON",
+        content((Object = "application/tlsrpt+json"), (String = "application/tlsrpt+gzip"))),
+    description = "An extension beyond SPEC: RFC 8460 §3's HTTPS delivery. A domain's TLS-RPT \
+record may name `rua=https://<this API>/tlsrpt/<domain id without hyphens>` beside (or instead \
+of) its `mailto:` report address. The token is the same id the report address carries: public, \
+an address and not a credential. No authentication; `Content-Type` application/tlsrpt+json or \
+application/tlsrpt+gzip (else 415), at most 1 MiB (else 413), 30 uploads a minute per client \
+address and per domain (`report_upload` bucket; 429). A body that is not a TLS report is 400 \
+`param` body. Accepted uploads answer 202 and are imported within moments as mail to the \
+domain's report address would be, attributed to that domain only when its policy domain is the \
+domain or below it, and counted as unauthenticated (nothing signs an upload): such a report \
+never displaces an authenticated one of the same identity. A token that is not a domain id is \
+404; one naming no watched domain is accepted and then imported for nobody.",
+    security(()),
+    responses((status = 202, body = TlsUploadAccepted), (status = 400, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 415, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 503, body = ErrorBody)))]
+pub async fn upload_tls_report(
+    State(app): State<AppState>,
+    axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
+    log: Option<axum::Extension<RateLimitLog>>,
+    Path(token): Path<String>,
+    body: RawBody,
+) -> Result<(StatusCode, axum::Json<TlsUploadAccepted>), ApiError> {
+    let Some(domain) = uploads::token_domain(&token) else {
+        return Err(mailward_services::error::ServiceError::not_found("report address").into());
+    };
+    let client = mailward_http::rate_limit::client_subject(&ip);
+    enforce_logged(&app, log.as_deref(), Scope::ReportUpload, &client).await?;
+    let per_domain = format!("domain:{}", domain.simple());
+    enforce_logged(&app, log.as_deref(), Scope::ReportUpload, &per_domain).await?;
+    let kind = body.content_type.as_deref().unwrap_or_default();
+    if !uploads::CONTENT_TYPES.contains(&kind) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the TLS report as application/tlsrpt+json or application/tlsrpt+gzip (RFC 8460)",
+        ));
+    }
+    if body.bytes.len() > uploads::MAX_UPLOAD_BYTES {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "a TLS report upload is at most 1 MiB",
+        ));
+    }
+    let accepted = uploads::accept_tls(&app, &token, Some(kind), body.bytes).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(accepted)))
+}
+
 /// Routes of this module.
 pub fn routes() -> Routes {
     Routes::new()
+        .routes(utoipa_axum::routes!(upload_tls_report))
         .routes(utoipa_axum::routes!(list_tls_reports))
         .routes(utoipa_axum::routes!(tls_reports_chart))
         .routes(utoipa_axum::routes!(tls_reports_summary))

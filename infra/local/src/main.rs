@@ -88,6 +88,10 @@ struct Cli {
     /// Rate limit of the mcp_dns bucket (the public MCP endpoint, per client address).
     #[arg(long, env = "MAILWARD_RATE_MCP_DNS", global = true)]
     rate_mcp_dns: Option<RateLimit>,
+    /// Rate limit of the report_upload bucket (TLS reports over HTTPS, per client address and
+    /// per domain).
+    #[arg(long, env = "MAILWARD_RATE_REPORT_UPLOAD", global = true)]
+    rate_report_upload: Option<RateLimit>,
     /// The public client id every MCP connector uses.
     #[arg(long, env = "MAILWARD_OAUTH_CLIENT_ID", global = true)]
     oauth_client_id: Option<String>,
@@ -453,6 +457,7 @@ async fn main() -> anyhow::Result<()> {
         (Scope::Signup, cli.rate_signup),
         (Scope::McpOauth, cli.rate_mcp_oauth),
         (Scope::McpDns, cli.rate_mcp_dns),
+        (Scope::ReportUpload, cli.rate_report_upload),
     ] {
         if let Some(limit) = limit {
             settings.rate_limits.push((scope, limit));

@@ -136,3 +136,12 @@ pub struct TlsSummary {
     /// Reporters, most sessions first.
     pub reporters: Vec<ReporterCount>,
 }
+
+/// `POST /tlsrpt/{token}`: an upload accepted for import (an extension beyond SPEC).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TlsUploadAccepted {
+    /// `accepted`: imported within moments, then listed in `/domains/{id}/tls-reports`.
+    pub status: String,
+    /// The report ids read from the upload.
+    pub report_ids: Vec<String>,
+}

@@ -29,11 +29,14 @@ pub enum Scope {
     /// DNS tools of the MCP endpoints, per person (per client address on the public endpoint),
     /// counted besides `dns`.
     McpDns,
+    /// TLS reports uploaded over HTTPS (`POST /tlsrpt/{token}`), per client address and per
+    /// domain.
+    ReportUpload,
 }
 
 impl Scope {
     /// Every scope, for configuration listings.
-    pub const ALL: [Scope; 9] = [
+    pub const ALL: [Scope; 10] = [
         Scope::Global,
         Scope::Dns,
         Scope::ApiKey,
@@ -43,6 +46,7 @@ impl Scope {
         Scope::Invite,
         Scope::McpOauth,
         Scope::McpDns,
+        Scope::ReportUpload,
     ];
 
     /// The wire name used in 429 bodies and settings.
@@ -57,6 +61,7 @@ impl Scope {
             Scope::Invite => "invite",
             Scope::McpOauth => "mcp_oauth",
             Scope::McpDns => "mcp_dns",
+            Scope::ReportUpload => "report_upload",
         }
     }
 
@@ -102,6 +107,11 @@ impl Scope {
             // Sized like `dns` (SPEC §4.10), counted apart from it.
             Scope::McpDns => RateLimit {
                 limit: 120,
+                window_secs: 60,
+            },
+            // A receiver sends a domain a report or two a day; a burst of retries fits.
+            Scope::ReportUpload => RateLimit {
+                limit: 30,
                 window_secs: 60,
             },
         }

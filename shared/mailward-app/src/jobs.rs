@@ -59,6 +59,24 @@ impl Job for IdentifySenders {
     const NAME: &'static str = IDENTIFY_SENDERS;
 }
 
+// Reports that arrived over HTTPS: imported by the workers, as mail is.
+
+/// Job name: import an uploaded report kept in object storage.
+pub const INGEST_UPLOAD: &str = "ingest_upload";
+
+/// Payload of [`INGEST_UPLOAD`]: the object holding the upload, and the report address it
+/// stands for (`rua+<domain id>@<report domain>`: the path token names the domain as the
+/// address does). Uploads are never authenticated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IngestUpload {
+    pub object_key: String,
+    pub recipient: String,
+}
+
+impl Job for IngestUpload {
+    const NAME: &'static str = INGEST_UPLOAD;
+}
+
 // Task-event stabilisation: a task's status to confirm once it has held.
 
 /// Job name of a stabilisation check.

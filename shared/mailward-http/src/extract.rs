@@ -190,6 +190,40 @@ where
     }
 }
 
+/// A body as it came, with its declared content type (lower-cased, parameters dropped): for
+/// routes that take something other than JSON (TLS reports over HTTPS).
+#[derive(Debug, Clone)]
+pub struct RawBody {
+    pub content_type: Option<String>,
+    pub bytes: axum::body::Bytes,
+}
+
+impl<S> FromRequest<S> for RawBody
+where
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let content_type = req
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            });
+        let bytes = read_body(req).await?;
+        Ok(RawBody {
+            content_type,
+            bytes,
+        })
+    }
+}
+
 /// A JSON body that may be absent: an empty body (with or without a content type) or a JSON
 /// `null` reads as `T::default()`; anything else is parsed like [`Json`].
 #[derive(Debug, Clone, Copy, Default)]

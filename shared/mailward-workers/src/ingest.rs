@@ -721,6 +721,29 @@ impl Status {
     }
 }
 
+/// Imports a report uploaded over HTTPS (the job [`IngestUpload`](mailward_app::jobs::IngestUpload)):
+/// as mail to the report address its path named, unauthenticated (nothing signs an upload), so
+/// it never displaces an authenticated copy. The upload object goes once imported; a missing
+/// one was imported by an earlier run.
+pub async fn ingest_upload(
+    app: &AppState,
+    job: mailward_app::jobs::IngestUpload,
+) -> anyhow::Result<()> {
+    let Some(objects) = app.objects.as_ref() else {
+        anyhow::bail!("no object store is configured");
+    };
+    let Some(bytes) = objects.get(&job.object_key).await? else {
+        return Ok(());
+    };
+    let delivery = Delivery::mail_to([job.recipient.clone()]).authenticated(false);
+    let outcomes = ingest(app, bytes, &delivery, &Limits::default()).await?;
+    for outcome in &outcomes {
+        tracing::info!(upload = %job.object_key, status = outcome.status.as_str(), reason = outcome.reason.as_deref().unwrap_or(""), "uploaded report");
+    }
+    objects.delete(&job.object_key).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

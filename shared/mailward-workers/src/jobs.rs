@@ -5,8 +5,8 @@
 use futures::StreamExt as _;
 use mailward_app::jobs::{
     BillingQuantitiesJob, BuildExport, DeleteOrganization, DeliveryJob, DigestJob, EventCheck,
-    IdentifySenders, Notification, ReconcileBatch, RemindersJob, RetentionJob, SupportMail,
-    SweepBatch,
+    IdentifySenders, IngestUpload, Notification, ReconcileBatch, RemindersJob, RetentionJob,
+    SupportMail, SweepBatch,
 };
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
@@ -86,6 +86,12 @@ impl Work for IdentifySenders {
     }
 }
 
+impl Work for IngestUpload {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::ingest::ingest_upload(state, self).await
+    }
+}
+
 impl Work for EventCheck {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         Ok(mailward_services::tasks::writes::run_check(state, self).await?)
@@ -162,6 +168,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<ReconcileBatch>(),
     register::<SweepBatch>(),
     register::<IdentifySenders>(),
+    register::<IngestUpload>(),
     register::<EventCheck>(),
     register::<Notification>(),
     register::<DigestJob>(),
@@ -228,6 +235,7 @@ mod tests {
             mailward_app::jobs::RECONCILE_BATCH,
             mailward_app::jobs::SWEEP_BATCH,
             mailward_app::jobs::IDENTIFY_SENDERS,
+            mailward_app::jobs::INGEST_UPLOAD,
             mailward_app::jobs::TASK_EVENT_CHECK,
             mailward_app::jobs::SEND_NOTIFICATION,
             mailward_app::jobs::SEND_DIGEST,

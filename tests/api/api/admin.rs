@@ -1379,6 +1379,9 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
         // Analysis only: nothing is stored.
         ("POST", "/tools/header-analyze"),
         ("POST", "/prospecting-reports/preview"),
+        // Public: RFC 8460's HTTPS delivery; the path names the domain as its report address
+        // does (see report_trust.rs).
+        ("POST", "/tlsrpt/{token}"),
         ("POST", "/signup"),
         ("POST", "/signup/verify"),
         ("POST", "/invitations/accept"),

@@ -75,6 +75,7 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/sources/spf-index"),
         ("get", "/sources/dkim-index"),
         ("get", "/sources/{id}"),
+        ("post", "/tlsrpt/{token}"),
         ("post", "/sources"),
         ("post", "/sources/{id}"),
         ("delete", "/sources/{id}"),

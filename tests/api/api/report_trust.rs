@@ -268,3 +268,134 @@ async fn a_forged_unauthenticated_report_cannot_suppress_an_authenticated_one() 
     assert_eq!(last["volume"], 40, "{last}");
     assert_eq!(last["reports_unauthenticated"], 0);
 }
+
+/// `POST /tlsrpt/{token}` with `body` as `content_type`: the status and the answer.
+async fn upload(app: &TestApp, token: &str, content_type: &str, body: Vec<u8>) -> (u16, Value) {
+    let res = app
+        .request(reqwest::Method::POST, &format!("/tlsrpt/{token}"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+/// The domain's TLS reports once `n` are listed.
+async fn tls_reports_when(app: &TestApp, key: &str, id: &str, n: usize) -> Vec<Value> {
+    let path = format!("/domains/{id}/tls-reports");
+    for _ in 0..600 {
+        let list = get(app, &path, key).await;
+        let data = list["data"].as_array().cloned().unwrap_or_default();
+        if data.len() == n {
+            return data;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{path} never listed {n} reports");
+}
+
+#[tokio::test]
+async fn tls_reports_posted_over_https_are_imported_unauthenticated() {
+    use std::io::Write as _;
+    let s = setup().await;
+    let app = &s.app;
+    let owner = app.sign_up("owner@shared.example", "Owner").await;
+    let domain = add_domain(app, &owner.key, "shared.example").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let token = id.replace('-', "");
+
+    // What is refused, each with its reason.
+    let report = tls_json(app, "shared.example", "t-1").into_bytes();
+    assert_eq!(
+        upload(app, &token, "application/json", report.clone())
+            .await
+            .0,
+        415
+    );
+    assert_eq!(
+        upload(
+            app,
+            "not-a-domain",
+            "application/tlsrpt+json",
+            report.clone()
+        )
+        .await
+        .0,
+        404
+    );
+    let (status, err) = upload(app, &token, "application/tlsrpt+json", b"{}".to_vec()).await;
+    assert_eq!(
+        (status, err["param"].as_str()),
+        (400, Some("body")),
+        "{err}"
+    );
+    let dmarc = dmarc_xml(app, "shared.example", "d-1", 5).into_bytes();
+    assert_eq!(
+        upload(app, &token, "application/tlsrpt+json", dmarc)
+            .await
+            .0,
+        400
+    );
+    let huge = vec![b' '; 2 * 1024 * 1024];
+    assert_eq!(
+        upload(app, &token, "application/tlsrpt+json", huge).await.0,
+        413
+    );
+
+    // JSON, then gzip'd JSON: each shows in the domain's TLS reports, unauthenticated.
+    let (status, accepted) = upload(app, &token, "application/tlsrpt+json", report).await;
+    assert_eq!(
+        (status, &accepted["report_ids"]),
+        (202, &serde_json::json!(["t-1"]))
+    );
+    let listed = tls_reports_when(app, &owner.key, &id, 1).await;
+    assert_eq!(listed[0]["report_id"], "t-1");
+    assert_eq!(listed[0]["authenticated"], false);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(tls_json(app, "shared.example", "t-2").as_bytes())
+        .unwrap();
+    let (status, _) = upload(app, &token, "application/tlsrpt+gzip", gz.finish().unwrap()).await;
+    assert_eq!(status, 202);
+    tls_reports_when(app, &owner.key, &id, 2).await;
+
+    // A report the reporter signed and mailed is not displaced by an upload of its id.
+    let rua = domain["monitoring_email"].as_str().unwrap();
+    let real = tls_json(app, "shared.example", "t-3");
+    let message = s.mail(&[rua], "application/tlsrpt+json", &real, true);
+    assert_eq!(s.deliver(&[rua], &message).await, 250);
+    tls_reports_when(app, &owner.key, &id, 3).await;
+    let forged = real.replace(
+        "\"total-successful-session-count\":12",
+        "\"total-successful-session-count\":999",
+    );
+    assert_ne!(forged, real);
+    let (status, _) = upload(app, &token, "application/tlsrpt+json", forged.into_bytes()).await;
+    assert_eq!(status, 202);
+    // The upload is imported (or found a duplicate) by the worker: give it the time a second
+    // upload takes to show, then read the signed one back unchanged.
+    let fourth = tls_json(app, "shared.example", "t-4").into_bytes();
+    assert_eq!(
+        upload(app, &token, "application/tlsrpt+json", fourth)
+            .await
+            .0,
+        202
+    );
+    let listed = tls_reports_when(app, &owner.key, &id, 4).await;
+    let signed = listed.iter().find(|r| r["report_id"] == "t-3").unwrap();
+    assert_eq!(
+        (&signed["authenticated"], &signed["total_successful"]),
+        (&serde_json::json!(true), &serde_json::json!(12))
+    );
+
+    // Uploads are counted per client address and per domain: a flood gets 429.
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        statuses.push(upload(app, &token, "text/plain", b"x".to_vec()).await.0);
+    }
+    assert!(
+        statuses.contains(&415) && statuses.ends_with(&[429]),
+        "{statuses:?}"
+    );
+}

@@ -8,5 +8,6 @@ pub mod figures;
 pub mod impact;
 pub mod senders;
 pub mod tls;
+pub mod uploads;
 pub mod views;
 pub mod window;
