@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 pub mod container;
+pub mod failure;
 pub mod fold;
 pub mod tlsrpt;
 
