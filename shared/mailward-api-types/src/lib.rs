@@ -15,6 +15,7 @@ pub mod constraints;
 pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domains;
+pub mod failure_reports;
 pub mod identity;
 pub mod mta_sts;
 pub mod notifications;

@@ -20,6 +20,7 @@ pub mod dns_providers;
 pub mod domain;
 pub mod email;
 pub mod events;
+pub mod failure_reports;
 pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod html;

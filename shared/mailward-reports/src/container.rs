@@ -482,6 +482,21 @@ where
             return;
         }
         if self.out.len() == before {
+            // A plain-text failure report without an ARF part (Exim's, for one): a report
+            // whose text the failure reader recognises.
+            let is_report = message.content_type().is_some_and(|c| {
+                c.c_subtype
+                    .as_deref()
+                    .is_some_and(|s| s.eq_ignore_ascii_case("report"))
+            });
+            if is_report && crate::failure::parse(bytes).is_some() {
+                self.out.push(Extracted {
+                    name,
+                    content_type: Some("multipart/report".into()),
+                    content: Content::Failure,
+                });
+                return;
+            }
             self.refuse(name, ctype, "the email carries no report");
         }
     }

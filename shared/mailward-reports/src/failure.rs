@@ -17,43 +17,7 @@ use mail_parser::{MessageParser, MimeHeaders as _, PartType};
 /// Largest original-headers block kept (bytes).
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-/// One failure report, as read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FailureReport {
-    /// Whether it had an ARF `message/feedback-report` part.
-    pub arf: bool,
-    /// `Feedback-Type` (`auth-failure` for DMARC failure reports).
-    pub feedback_type: Option<String>,
-    /// `Auth-Failure`: `dmarc`, `dkim`, `spf`, `bodyhash`, `revoked`, `signature`, `adsp`.
-    pub auth_failure: Option<String>,
-    /// `Reported-Domain`.
-    pub reported_domain: Option<String>,
-    /// `Source-IP`.
-    pub source_ip: Option<String>,
-    /// `Arrival-Date`, as the reporter wrote it.
-    pub arrival_date: Option<String>,
-    /// `Original-Mail-From` (RFC 5321 MAIL FROM).
-    pub original_mail_from: Option<String>,
-    /// `Original-Rcpt-To`, each.
-    pub original_rcpt_to: Vec<String>,
-    /// `DKIM-Domain`, `DKIM-Selector`, `DKIM-Identity`.
-    pub dkim_domain: Option<String>,
-    pub dkim_selector: Option<String>,
-    pub dkim_identity: Option<String>,
-    /// `SPF-DNS`.
-    pub spf_dns: Option<String>,
-    /// `Delivery-Result` (`delivered`, `spam`, `policy`, `reject`, `other`, or a reporter's
-    /// own word).
-    pub delivery_result: Option<String>,
-    /// `Identity-Alignment` (RFC 9991: `none`, `spf`, `dkim` or both).
-    pub identity_alignment: Option<String>,
-    /// `User-Agent` of the reporter.
-    pub user_agent: Option<String>,
-    /// The original message's headers (never its body), unfolded lines as sent.
-    pub original_headers: Option<String>,
-    /// What could not be read from it, in words.
-    pub unread: Vec<String>,
-}
+pub use mailward_domain::failure_reports::FailureReport;
 
 /// Reads a failure report from a whole message; `None` when it is not one.
 pub fn parse(message: &[u8]) -> Option<FailureReport> {
@@ -136,7 +100,11 @@ fn fields(text: &str) -> Vec<(String, String)> {
 }
 
 fn some(value: &str) -> Option<String> {
-    let v = value.trim().trim_start_matches('<').trim_end_matches('>').trim();
+    let v = value
+        .trim()
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .trim();
     (!v.is_empty()).then(|| v.to_owned())
 }
 
@@ -205,7 +173,10 @@ fn read_plain(report: &mut FailureReport, text: &str) -> Option<()> {
 
 fn note_unread(report: &mut FailureReport) {
     let checks = [
-        (!report.arf, "the report has no ARF part (RFC 6591): only its text was read"),
+        (
+            !report.arf,
+            "the report has no ARF part (RFC 6591): only its text was read",
+        ),
         (report.auth_failure.is_none(), "Auth-Failure"),
         (report.reported_domain.is_none(), "Reported-Domain"),
         (report.source_ip.is_none(), "Source-IP"),
@@ -261,6 +232,9 @@ mod tests {
     #[test]
     fn folded_fields_are_joined() {
         let f = fields("Feedback-Type: auth-failure\nAuthentication-Results: a;\n\tdkim=fail\n");
-        assert_eq!(f[1], ("authentication-results".into(), "a; dkim=fail".into()));
+        assert_eq!(
+            f[1],
+            ("authentication-results".into(), "a; dkim=fail".into())
+        );
     }
 }

@@ -21,7 +21,10 @@ fn linkedins_arf_report_reads_whole() {
     assert_eq!(r.auth_failure.as_deref(), Some("dmarc"));
     assert_eq!(r.reported_domain.as_deref(), Some("example.com"));
     assert_eq!(r.source_ip.as_deref(), Some("10.10.10.10"));
-    assert_eq!(r.arrival_date.as_deref(), Some("Tue, 30 Apr 2019 02:09:00 +0000"));
+    assert_eq!(
+        r.arrival_date.as_deref(),
+        Some("Tue, 30 Apr 2019 02:09:00 +0000")
+    );
     assert_eq!(r.original_mail_from, None, "empty in the report");
     assert_eq!(r.original_rcpt_to, ["recipient@linkedin.com"]);
     assert_eq!(r.delivery_result.as_deref(), Some("delivered"));
@@ -54,7 +57,8 @@ fn neteases_base64_feedback_part_reads() {
 
 #[test]
 fn a_relays_arf_report_reads() {
-    let name = "DMARC Failure Report for domain.de (mail-from=sharepoint@domain.de, ip=10.10.10.10).eml";
+    let name =
+        "DMARC Failure Report for domain.de (mail-from=sharepoint@domain.de, ip=10.10.10.10).eml";
     let r = parse(&sample(name)).unwrap();
     assert_eq!(r.reported_domain.as_deref(), Some("domain.de"));
     assert_eq!(r.delivery_result.as_deref(), Some("smg-policy-action"));
@@ -68,9 +72,15 @@ fn exims_plain_text_report_reads_what_it_can_and_says_what_not() {
     assert!(!r.arf);
     assert_eq!(r.reported_domain.as_deref(), Some("example.com"));
     assert_eq!(r.source_ip.as_deref(), Some("203.0.113.68"));
-    assert_eq!(r.arrival_date.as_deref(), Some("Mon, 07 Apr 2025 23:16:09 +0200"));
+    assert_eq!(
+        r.arrival_date.as_deref(),
+        Some("Mon, 07 Apr 2025 23:16:09 +0200")
+    );
     let headers = r.original_headers.unwrap();
-    assert!(headers.starts_with("Received: from [203.0.113.68]"), "{headers}");
+    assert!(
+        headers.starts_with("Received: from [203.0.113.68]"),
+        "{headers}"
+    );
     assert!(headers.contains("Subject: Payment from your account."));
     assert!(r.unread.iter().any(|u| u.contains("no ARF part")));
     assert!(r.unread.contains(&"Auth-Failure".to_owned()));
@@ -96,6 +106,9 @@ fn every_sample_is_recognised_by_the_container_and_redacts() {
 
 #[test]
 fn other_mail_is_not_a_failure_report() {
-    assert_eq!(parse(b"From: a@b.example\r\nSubject: hi\r\n\r\nhello\r\n"), None);
+    assert_eq!(
+        parse(b"From: a@b.example\r\nSubject: hi\r\n\r\nhello\r\n"),
+        None
+    );
     assert_eq!(parse(b""), None);
 }

@@ -49,6 +49,7 @@
 //! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
 //! | a domain's total of one report day | `ORG#<org>` | `REPTOTAL#<domain>#<yyyy-mm-dd>` | |
 //! | TLS report of a domain (RFC 8460, with its failure details) | `ORG#<org>` | `TLSREPORT#<domain>#<id>` | |
+//! | failure report of a domain (TTL: its retention) | `ORG#<org>` | `FAILREPORT#<domain>#<id>` | |
 //! | domain sender (DomainSource) | `ORG#<org>` | `SENDER#<domain>#<id>` | |
 //! | reverse-DNS name of an IP (TTL 7 days) | `PTR#<ip>` | `PTR` | |
 //! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
@@ -72,6 +73,16 @@
 //! from the credential, so one organization's handler cannot address another's items.
 
 use uuid::Uuid;
+
+/// Sort-key prefix of a domain's failure reports.
+pub fn failure_reports_prefix(domain: Uuid) -> String {
+    format!("FAILREPORT#{domain}#")
+}
+
+/// Sort key of a failure report (its id derives from the delivery: one item per message).
+pub fn failure_report_sk(domain: Uuid, id: Uuid) -> String {
+    format!("FAILREPORT#{domain}#{id}")
+}
 
 /// Sort-key prefix of an organization's own sources.
 pub const CUSTOM_SOURCE_PREFIX: &str = "CUSTOMSOURCE#";

@@ -16,6 +16,7 @@ pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domains;
 pub mod exports;
+pub mod failure_reports;
 pub mod groups;
 pub mod hosted_spf;
 pub mod hosted_zone;

@@ -553,8 +553,63 @@ async fn keep_raw(app: &AppState, bytes: bytes::Bytes, name: &str) -> Option<Str
 /// A part of a delivery: a report identified and addressed, or an outcome already known.
 enum Part {
     Done(Outcome),
+    /// A failure report, read, with the domains it is addressed to.
+    Failure(
+        Vec<(Uuid, Uuid)>,
+        Box<mailward_reports::failure::FailureReport>,
+    ),
     Dmarc(Identified, Box<FoldedReport>),
     Tls(Identified, Box<TlsReport>),
+}
+
+/// Imports a failure report for its domains ([`crate::failures`]) and says what happened.
+async fn failure_outcome(
+    app: &AppState,
+    authenticated: bool,
+    targets: Vec<(Uuid, Uuid)>,
+    report: mailward_reports::failure::FailureReport,
+    content_hash: &str,
+) -> Result<Outcome, ServiceError> {
+    let mut outcome = Outcome::refused(Some(ReportKind::Failure), "");
+    outcome.reason = None;
+    outcome.policy_domain = report.reported_domain.clone();
+    outcome.authenticated = authenticated;
+    (outcome.records, outcome.messages) = (1, 1);
+    if targets.is_empty() {
+        outcome.status = Status::Unattributed;
+        return Ok(outcome);
+    }
+    let imported =
+        crate::failures::import(app, authenticated, targets, report, content_hash).await?;
+    outcome.organizations = imported;
+    outcome.status = if imported > 0 {
+        Status::Imported
+    } else {
+        Status::Duplicate
+    };
+    Ok(outcome)
+}
+
+/// A failure report read from the whole delivery, addressed like the other reports by its
+/// `Reported-Domain`.
+async fn identify_failure(
+    app: &AppState,
+    delivery: &Delivery,
+    bytes: &[u8],
+) -> Result<Part, ServiceError> {
+    let refused = |why: &str| Part::Done(Outcome::refused(Some(ReportKind::Failure), why));
+    let Some(report) = mailward_reports::failure::parse(bytes) else {
+        return Ok(refused("the failure report could not be read"));
+    };
+    let Some(domain) = report
+        .reported_domain
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+    else {
+        return Ok(refused("the failure report names no Reported-Domain"));
+    };
+    let targets = attribute(app, &delivery.recipients, domain.trim_end_matches('.')).await?;
+    Ok(Part::Failure(targets, Box::new(report)))
 }
 
 /// Each report of a delivery identified, with the domains it is addressed to.
@@ -562,15 +617,13 @@ async fn identify_parts(
     app: &AppState,
     delivery: &Delivery,
     extracted: Vec<mailward_reports::Extracted<FoldedReport>>,
+    bytes: &[u8],
 ) -> Result<Vec<Part>, ServiceError> {
     let mut parts = Vec::with_capacity(extracted.len());
     for extracted in extracted {
         parts.push(match extracted.content {
             Content::Refused(why) => Part::Done(Outcome::refused(None, why)),
-            Content::Failure => Part::Done(Outcome::refused(
-                Some(ReportKind::Failure),
-                "failure reports (ARF) are recognised and counted, not imported",
-            )),
+            Content::Failure => identify_failure(app, delivery, bytes).await?,
             Content::Aggregate(report) => match aggregate_outcome(&report) {
                 Ok((identity, outcome)) => {
                     let targets =
@@ -653,11 +706,12 @@ pub async fn ingest_shared(
 ) -> Result<Vec<Outcome>, ServiceError> {
     let extracted = mailward_reports::extract_with(&bytes, limits, fold_aggregate);
     let mut name = raw_name(&extracted, &bytes);
-    let parts = identify_parts(app, delivery, extracted).await?;
+    let parts = identify_parts(app, delivery, extracted, &bytes).await?;
     // Only what is addressed to some domain is checked, kept and imported: junk, refusals and
     // reports for no domain of the recipients cost no DNS and leave no copy behind.
     let addressed = parts.iter().any(|p| match p {
         Part::Dmarc(r, _) | Part::Tls(r, _) => !r.targets.is_empty(),
+        Part::Failure(targets, _) => !targets.is_empty(),
         Part::Done(_) => false,
     });
     let authenticated = addressed
@@ -667,7 +721,20 @@ pub async fn ingest_shared(
                 mailward_services::header_analysis::dkim_aligned_with_from(app, &bytes).await
             }
         };
-    let raw_key = if addressed {
+    // A failure report has no identity of its own: the delivery's content names it, so the
+    // same message delivered again is a duplicate.
+    let content_hash = if parts.iter().any(|p| matches!(p, Part::Failure(..))) {
+        blake3::hash(&bytes).to_hex().to_string()
+    } else {
+        String::new()
+    };
+    // A failure report's delivery holds the original message, body and all (personal data):
+    // only its headers are kept, in the report, never the raw mail.
+    let keeps_raw = parts.iter().any(|p| match p {
+        Part::Dmarc(r, _) | Part::Tls(r, _) => !r.targets.is_empty(),
+        Part::Failure(..) | Part::Done(_) => false,
+    });
+    let raw_key = if keeps_raw {
         if authenticated {
             // Its own object: an unauthenticated delivery of the same identity kept first
             // (the copy a forger would want shown) never stands for it.
@@ -690,6 +757,9 @@ pub async fn ingest_shared(
                     raw_key.as_deref(),
                 )
                 .await?
+            }
+            Part::Failure(targets, report) => {
+                failure_outcome(app, authenticated, targets, *report, &content_hash).await?
             }
             Part::Tls(report, body) => {
                 import(

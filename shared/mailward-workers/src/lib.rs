@@ -17,6 +17,7 @@
 //! (`tests/check-layout`): an API Lambda links none of it.
 
 pub mod exports;
+pub mod failures;
 pub mod identify;
 pub mod ingest;
 pub mod jobs;

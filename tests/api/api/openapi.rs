@@ -76,6 +76,12 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/sources/dkim-index"),
         ("get", "/sources/{id}"),
         ("post", "/tlsrpt/{token}"),
+        ("get", "/domains/{id}/failure-reports"),
+        ("get", "/domains/{id}/failure-reports/{report_id}"),
+        (
+            "get",
+            "/domains/{id}/failure-reports/{report_id}/header-analysis",
+        ),
         ("post", "/sources"),
         ("post", "/sources/{id}"),
         ("delete", "/sources/{id}"),

@@ -399,3 +399,105 @@ async fn tls_reports_posted_over_https_are_imported_unauthenticated() {
         "{statuses:?}"
     );
 }
+
+/// A public failure-report sample (see shared/mailward-reports/tests/fixtures/failure).
+fn failure_sample(name: &str) -> String {
+    let path = format!(
+        "{}/../../shared/mailward-reports/tests/fixtures/failure/parsedmarc/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[tokio::test]
+async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
+    let s = setup().await;
+    let app = &s.app;
+    let owner = app.sign_up("owner@failures.example", "Owner").await;
+    let domain = add_domain(app, &owner.key, "example.com").await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    let rua = domain["monitoring_email"].as_str().unwrap().to_owned();
+    // Another organization watching the same name, with its own address, sees none of them.
+    let other = app.sign_up("it@other.example", "Other").await;
+    let theirs = add_domain(app, &other.key, "example.com").await;
+
+    // LinkedIn's ARF report (twice: one report) and Exim's plain text, mailed to the address.
+    let linkedin = failure_sample("dmarc_ruf_report_linkedin.eml");
+    for _ in 0..2 {
+        assert_eq!(s.deliver(&[&rua], &linkedin).await, 250);
+    }
+    let exim = failure_sample("exim_plain_text_only_no_arf_part.eml");
+    assert_eq!(s.deliver(&[&rua], &exim).await, 250);
+
+    let path = format!("/domains/{id}/failure-reports");
+    let list = get(app, &path, &owner.key).await;
+    assert_eq!(list["page_info"]["total_count"], 2, "{list}");
+    let data = list["data"].as_array().unwrap();
+    assert!(data.iter().all(|r| r["original_headers"].is_null()));
+    let arf = data.iter().find(|r| r["arf"] == true).unwrap();
+    assert_eq!(arf["auth_failure"], "dmarc");
+    assert_eq!(arf["source_ip"], "10.10.10.10");
+    assert_eq!(
+        arf["original_rcpt_to"],
+        serde_json::json!(["redacted@linkedin.com"])
+    );
+    let plain = data.iter().find(|r| r["arf"] == false).unwrap();
+    assert_eq!(plain["source_ip"], "203.0.113.68");
+    assert!(
+        plain["unread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u == "Auth-Failure")
+    );
+    let only = get(app, &format!("{path}?auth_failure=dmarc"), &owner.key).await;
+    assert_eq!(only["page_info"]["total_count"], 1);
+
+    // One report: headers only, local parts redacted; its header analysis.
+    let one = get(
+        app,
+        &format!("{path}/{}", arf["id"].as_str().unwrap()),
+        &owner.key,
+    )
+    .await;
+    let headers = one["original_headers"].as_str().unwrap();
+    assert!(
+        headers.contains("From: Sender <redacted@example.com>"),
+        "{headers}"
+    );
+    assert!(!headers.contains("sender@example.com") && !headers.contains("HTML Text"));
+    let analysis = get(
+        app,
+        one["header_analysis_path"].as_str().unwrap(),
+        &owner.key,
+    )
+    .await;
+    assert!(
+        !analysis["receivedHops"].as_array().unwrap().is_empty(),
+        "{analysis}"
+    );
+
+    let theirs = format!(
+        "/domains/{}/failure-reports",
+        theirs["id"].as_str().unwrap()
+    );
+    assert_eq!(
+        get(app, &theirs, &other.key).await["page_info"]["total_count"],
+        0
+    );
+    let (status, _) = crate::common::call(app, reqwest::Method::GET, &path, &other.key, None).await;
+    assert_eq!(status, 404);
+
+    // The raw mail (with the original body) is not kept: only the headers, redacted.
+    if let Some(objects) = app.stack.state.objects.as_ref() {
+        let raw = objects.list("reports/raw/").await.unwrap();
+        assert!(raw.is_empty(), "{raw:?}");
+    }
+
+    // A free plan keeps them a week.
+    app.clock.advance(time::Duration::days(8));
+    assert_eq!(
+        get(app, &path, &owner.key).await["page_info"]["total_count"],
+        0
+    );
+}

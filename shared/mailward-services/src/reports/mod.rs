@@ -4,6 +4,7 @@
 pub use mailward_insights::by_sender;
 pub mod data;
 pub mod export;
+pub mod failures;
 pub mod figures;
 pub mod impact;
 pub mod senders;
