@@ -118,6 +118,7 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         "dismiss_task",
         "get_dmarc_summary",
         "list_dmarc_senders",
+        "list_failure_reports",
         "list_groups",
         "create_group",
         "update_group",
@@ -159,7 +160,7 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
     )
     .await;
     let directory = names(&list);
-    assert_eq!(directory.len(), 14, "{directory:?}");
+    assert_eq!(directory.len(), 15, "{directory:?}");
     for tool in list["result"]["tools"].as_array().unwrap() {
         assert_eq!(
             tool["annotations"]["readOnlyHint"], true,
@@ -623,14 +624,15 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
     assert_eq!(endpoints.len(), 3);
     assert_eq!(endpoints[0]["url"], app.url("/mcp"));
     assert_eq!(endpoints[2]["url"], app.url("/mcp/public"));
-    // All 42 tools of SPEC §4.10 (and preview_dns_change beside them) on the main endpoint.
+    // All 42 tools of SPEC §4.10 (and preview_dns_change and list_failure_reports beside them)
+    // on the main endpoint.
     let main: Vec<&str> = endpoints[0]["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(main.len(), 43, "{main:?}");
+    assert_eq!(main.len(), 44, "{main:?}");
     for billing in ["get_subscription", "start_checkout", "start_billing_portal"] {
         assert!(main.contains(&billing), "{billing}");
     }

@@ -488,6 +488,17 @@ async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
     let (status, _) = crate::common::call(app, reqwest::Method::GET, &path, &other.key, None).await;
     assert_eq!(status, 404);
 
+    // An assistant reads the same list through MCP.
+    let tokens = crate::oauth::connect(app, "owner@failures.example", &owner.org_id).await;
+    let token = tokens["access_token"].as_str().unwrap().to_owned();
+    let args = serde_json::json!({"domain": "example.com", "auth_failure": "dmarc"});
+    let result = crate::mcp::call(app, "/mcp", Some(&token), "list_failure_reports", args).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["structuredContent"]["page_info"]["total_count"], 1,
+        "{result}"
+    );
+
     // The raw mail (with the original body) is not kept: only the headers, redacted.
     if let Some(objects) = app.stack.state.objects.as_ref() {
         let raw = objects.list("reports/raw/").await.unwrap();

@@ -1,6 +1,7 @@
 //! What DMARC reports say about a domain, and the prospecting reports written for prospects.
 
 use super::{Access, Context, Deleted, PageInput, Tool, ToolError};
+use mailward_api_types::failure_reports::{FailureReportList, ListFailureReportsParams};
 use mailward_api_types::prospecting::{
     CreateProspectingReport as CreateProspectingRequest, ProspectingReport, ProspectingReportList,
 };
@@ -111,6 +112,59 @@ impl Tool for ListDmarcSenders {
             limit: a.limit,
         };
         Ok(reports::views::senders(&ctx.app, ctx.caller()?, id, &params).await?)
+    }
+}
+
+/// `list_failure_reports`.
+pub struct ListFailureReports;
+
+/// The domain, an optional Auth-Failure kind and a page.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailureReportsInput {
+    /// The domain: its id (UUID) or its name (e.g. example.com)
+    pub domain: String,
+    /// Only this Auth-Failure (dmarc, dkim, spf, bodyhash, revoked, signature)
+    pub auth_failure: Option<String>,
+    /// Page number, from 1
+    #[schema(minimum = 1, maximum = 100_000)]
+    pub page: Option<u32>,
+    /// Items per page
+    #[schema(minimum = 1, maximum = 100)]
+    pub per_page: Option<u32>,
+}
+
+impl Tool for ListFailureReports {
+    const NAME: &'static str = "list_failure_reports";
+    const DESCRIPTION: &'static str = "The domain's DMARC failure reports (RFC 9991), newest first: per message that failed, the source IP, the failing mechanism (auth_failure), the envelope and DKIM domains and the delivery result, with `unread` listing what a reporter left out. Headers are not listed (open header_analysis_path in the API for them). Kept 7 days free, 30 days paid.";
+    const ACCESS: Access = Access::Directory;
+    const SCOPE: Option<&'static str> = Some("dmarc_reports:read");
+    const TITLE: &'static str = "List failure reports";
+    const UNTRUSTED: &'static [&'static str] = &[
+        "data[].original_mail_from",
+        "data[].original_rcpt_to",
+        "data[].dkim_domain",
+        "data[].dkim_selector",
+        "data[].dkim_identity",
+        "data[].spf_dns",
+        "data[].user_agent",
+        "data[].delivery_result",
+        "data[].arrival_date",
+        "data[].feedback_type",
+        "data[].auth_failure",
+    ];
+    type Input = FailureReportsInput;
+    type Output = FailureReportList;
+
+    async fn call(ctx: &Context, a: FailureReportsInput) -> Result<FailureReportList, ToolError> {
+        let id = ctx.domain_id(&a.domain).await?;
+        let params = ListFailureReportsParams {
+            auth_failure: a.auth_failure,
+            source_ip: None,
+            page: a.page,
+            per_page: a.per_page,
+        };
+        Ok(reports::failures::list(&ctx.app, ctx.caller()?, id, params).await?)
     }
 }
 
