@@ -208,6 +208,11 @@ pub fn check_url(raw: &str, allow_loopback: bool) -> Result<url::Url, String> {
         Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") && !allow_loopback => {
             return Err("the URL points at a private, loopback or reserved address".into());
         }
+        // A host name of two labels or more whose last label starts with a letter (the
+        // documented pattern): nothing else is a name that DNS can resolve.
+        Some(url::Host::Domain(d)) if !is_host_name(d) && !d.eq_ignore_ascii_case("localhost") => {
+            return Err("the URL's host is not a host name".into());
+        }
         _ => {}
     }
     if raw.len() > 2048 {
@@ -216,9 +221,29 @@ pub fn check_url(raw: &str, allow_loopback: bool) -> Result<url::Url, String> {
     Ok(url)
 }
 
+/// Two labels or more, none empty (one trailing dot allowed), the last starting with a letter.
+fn is_host_name(host: &str) -> bool {
+    let labels: Vec<&str> = host.strip_suffix('.').unwrap_or(host).split('.').collect();
+    labels.len() >= 2
+        && labels.iter().all(|l| !l.is_empty())
+        && labels
+            .last()
+            .and_then(|l| l.chars().next())
+            .is_some_and(|c| c.is_ascii_alphabetic())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_must_be_names_ending_in_a_letter_label() {
+        assert!(check_url("https://hooks.example.com/x", false).is_ok());
+        assert!(check_url("https://hooks.example.com./x", false).is_ok());
+        assert!(check_url("https://a.b.*/x", false).is_err());
+        assert!(check_url("https://a..b.example/x", false).is_err());
+        assert!(check_url("https://single/x", false).is_err());
+    }
 
     #[test]
     fn private_and_special_addresses_are_refused() {
