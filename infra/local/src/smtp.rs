@@ -28,7 +28,8 @@ pub const DEFAULT_MAX_SESSION: std::time::Duration = std::time::Duration::from_s
 /// What the listener needs to know.
 #[derive(Clone)]
 pub struct MailboxSettings {
-    /// Recipients must be `rua+<domain id>@<report_domain>` (or `postmaster`).
+    /// Recipients must be `rua+<domain id>@<report_domain>`, its failure-report twin
+    /// `ruf+<domain id>@…` (or `postmaster`).
     pub report_domain: String,
     /// Largest message accepted, in bytes.
     pub max_message_bytes: usize,

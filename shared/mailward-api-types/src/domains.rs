@@ -39,6 +39,12 @@ pub struct DmarcOptionsView {
     pub strict_spf: bool,
     /// `adkim=s`.
     pub strict_dkim: bool,
+    /// An extension: receive DMARC failure reports (RFC 9991) at Mailward. When true, the
+    /// record's `ruf` starts with the domain's failure-report address (`ruf+<domain id>@…`),
+    /// and the reports are listed at `/domains/{id}/failure-reports`. Default false: no
+    /// published record changes until a domain opts in.
+    #[serde(default)]
+    pub failure_reports: bool,
 }
 
 crate::words!(
@@ -56,6 +62,7 @@ impl From<&model::DmarcOptions> for DmarcOptionsView {
             sp: o.sp,
             strict_spf: o.strict_spf,
             strict_dkim: o.strict_dkim,
+            failure_reports: o.failure_reports,
         }
     }
 }

@@ -60,6 +60,11 @@ pub struct DmarcOptions {
     pub strict_spf: bool,
     /// `adkim=s`.
     pub strict_dkim: bool,
+    /// Receive failure reports (RFC 9991) at Mailward: the record's `ruf` starts with the
+    /// domain's failure-report address `ruf+<domain id>@<report domain>`. Off unless the
+    /// domain opts in, so no published record changes on its own.
+    #[serde(default)]
+    pub failure_reports: bool,
 }
 
 impl Default for DmarcOptions {
@@ -72,6 +77,7 @@ impl Default for DmarcOptions {
             sp: SubdomainPolicy::Same,
             strict_spf: false,
             strict_dkim: false,
+            failure_reports: false,
         }
     }
 }
@@ -599,9 +605,17 @@ impl Domain {
     }
 }
 
+/// The failure-report address of a domain whose DMARC record names Mailward for them: its
+/// aggregate-report address with the `ruf` tag (`ruf+<domain id>@<report domain>`).
+pub fn failure_address(monitoring_email: &str) -> Option<String> {
+    let (local, host) = monitoring_email.trim().rsplit_once('@')?;
+    let id = local.strip_prefix("rua+")?;
+    Some(format!("ruf+{id}@{host}"))
+}
+
 /// The domain id a report address names: `rua+<domain id>@<report_domain>` (the form of
-/// [`Domain::monitoring_email`]; host and local part compared case-insensitively, angle
-/// brackets allowed), else `None`.
+/// [`Domain::monitoring_email`]) or its failure-report twin `ruf+<domain id>@…`; host and local
+/// part compared case-insensitively, angle brackets allowed; else `None`.
 pub fn report_address_domain(address: &str, report_domain: &str) -> Option<Uuid> {
     let address = address.trim().trim_start_matches('<').trim_end_matches('>');
     let (local, host) = address.rsplit_once('@')?;
@@ -612,7 +626,7 @@ pub fn report_address_domain(address: &str, report_domain: &str) -> Option<Uuid>
         return None;
     }
     let (tag, id) = local.split_once('+')?;
-    if !tag.eq_ignore_ascii_case("rua") || id.len() != 32 {
+    if !(tag.eq_ignore_ascii_case("rua") || tag.eq_ignore_ascii_case("ruf")) || id.len() != 32 {
         return None;
     }
     Uuid::try_parse(id).ok()

@@ -50,7 +50,8 @@ pub fn mta_sts_policy_target(domain: &str, hosted_zone: &str) -> String {
 /// The DMARC TXT value for the domain's options: what the domain publishes at `_dmarc` (TXT
 /// plan) or what Mailward serves at the delegation target (CNAME plan). `rua` is
 /// `monitoring_email` then `additional_emails` (duplicates dropped, case-insensitively); `ruf`
-/// is `legacy_ruf_emails`; `pct < 100` becomes `t=y` (see `mailward_dmarc::generate_record`).
+/// is the domain's failure-report address when `dmarc_options.failure_reports`, then
+/// `legacy_ruf_emails`; `pct < 100` becomes `t=y` (see `mailward_dmarc::generate_record`).
 /// Unusable addresses are dropped (reported by [`crate::warnings`]); `None` only when even the
 /// monitoring address is unusable.
 pub fn dmarc_txt_value(ctx: &PlanContext) -> Option<String> {
@@ -330,7 +331,12 @@ fn dmarc_txt(ctx: &PlanContext, w: &mut Vec<Warning>) -> Option<String> {
         }
     }
     let mut ruf: Vec<String> = Vec::new();
-    for a in &ctx.dmarc.legacy_ruf_emails {
+    let own = ctx
+        .dmarc
+        .failure_reports
+        .then(|| mailward_domain::domain::failure_address(&ctx.monitoring_email))
+        .flatten();
+    for a in own.iter().chain(&ctx.dmarc.legacy_ruf_emails) {
         let a = a.trim();
         if !a.is_empty() && !ruf.iter().any(|r| r.eq_ignore_ascii_case(a)) {
             ruf.push(a.to_string());

@@ -410,6 +410,22 @@ fn pct_below_100_becomes_t_y() {
     assert!(codes(&warnings(&c, &[])).contains(&"external_report_destination"));
 }
 
+#[test]
+fn opting_in_to_failure_reports_puts_mailwards_address_first_in_ruf() {
+    let mut c = ctx("ruf.test");
+    c.monitoring_email = "rua+0123456789abcdef0123456789abcdef@reports.mailward.test".into();
+    assert!(!expected_records(&c)[0].value.contains("ruf="));
+    c.dmarc.failure_reports = true;
+    c.dmarc.legacy_ruf_emails = vec!["ruf@ruf.test".into()];
+    let value = &expected_records(&c)[0].value;
+    assert!(
+        value.ends_with(
+            "ruf=mailto:ruf+0123456789abcdef0123456789abcdef@reports.mailward.test,mailto:ruf@ruf.test"
+        ),
+        "{value}"
+    );
+}
+
 #[tokio::test]
 async fn bimi_with_and_without_certificate() {
     let mut c = ctx("bimi.test");

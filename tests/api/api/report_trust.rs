@@ -426,8 +426,27 @@ async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
     for _ in 0..2 {
         assert_eq!(s.deliver(&[&rua], &linkedin).await, 250);
     }
+    // The domain opts in: its record's ruf names Mailward's failure-report address, which
+    // takes Exim's plain-text report.
+    let options = serde_json::json!({"dmarc_options": {"policy": "none", "pct": 100, "sp": "same",
+        "strict_spf": false, "strict_dkim": false, "failure_reports": true}});
+    let (status, _) = crate::common::call(
+        app,
+        reqwest::Method::POST,
+        &format!("/domains/{id}"),
+        &owner.key,
+        Some(options),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let ruf = rua.replacen("rua+", "ruf+", 1);
+    let records = get(app, &format!("/domains/{id}/dns-records"), &owner.key).await;
+    assert!(
+        records.to_string().contains(&format!("ruf=mailto:{ruf}")),
+        "{records}"
+    );
     let exim = failure_sample("exim_plain_text_only_no_arf_part.eml");
-    assert_eq!(s.deliver(&[&rua], &exim).await, 250);
+    assert_eq!(s.deliver(&[&ruf], &exim).await, 250);
 
     let path = format!("/domains/{id}/failure-reports");
     let list = get(app, &path, &owner.key).await;

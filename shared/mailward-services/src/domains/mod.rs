@@ -631,6 +631,7 @@ fn dmarc_options(o: DmarcOptionsView) -> Result<DmarcOptions, ServiceError> {
         sp: o.sp,
         strict_spf: o.strict_spf,
         strict_dkim: o.strict_dkim,
+        failure_reports: o.failure_reports,
     })
 }
 
