@@ -684,9 +684,16 @@ mod tests {
             report_address_domain(&upper, "reports.mailward.test."),
             Some(id)
         );
+        // The failure-report twin names the same domain.
+        let ruf = failure_address(&address).unwrap();
+        assert!(ruf.starts_with("ruf+"));
+        assert_eq!(
+            report_address_domain(&ruf, "reports.mailward.test"),
+            Some(id)
+        );
         for other in [
             address.replace("reports.mailward.test", "evil.test"),
-            address.replace("rua+", "ruf+"),
+            address.replace("rua+", "ruX+"),
             address.replace("rua+", "rua"),
             format!("rua+{}@reports.mailward.test", id.hyphenated()),
             "rua+zz@reports.mailward.test".into(),
