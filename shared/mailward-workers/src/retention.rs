@@ -9,6 +9,8 @@
 //! | activity log entries | [`ACTIVITY_DAYS`] on every plan (the audit trail outlives the free window) |
 //! | raw report deliveries (`reports/raw/<day>/`) | [`RAW_DELIVERY_DAYS`] (on AWS also an S3 lifecycle rule) |
 //! | organization export archives (`exports/<day>/`) | `mailward_services::exports::ARCHIVE_DAYS` (likewise) |
+//! | TLS reports uploaded over HTTPS and never imported (`uploads/tlsrpt/<day>/`) | [`UPLOAD_DAYS`] (likewise) |
+//! | failure reports | 7 days free, 30 paid, by their item TTL (`mailward_domain::failure_reports`) |
 //! | webhook delivery records | 30 days (SPEC §8.2), by their item TTL |
 //!
 //! [`coordinate`] queues one [`RetentionJob`] per organization and removes old raw deliveries
@@ -63,7 +65,8 @@ pub async fn coordinate(state: &AppState) -> anyhow::Result<(usize, usize)> {
             EXPORTS_PREFIX,
             mailward_services::exports::ARCHIVE_DAYS,
         )
-        .await?;
+        .await?
+        + remove_older(state, UPLOADS_PREFIX, UPLOAD_DAYS).await?;
     tracing::info!(
         retention.queued = queued,
         retention.raw_removed = raw,
@@ -87,7 +90,8 @@ pub async fn run_now(state: &AppState) -> anyhow::Result<(Removed, usize)> {
         EXPORTS_PREFIX,
         mailward_services::exports::ARCHIVE_DAYS,
     )
-    .await?;
+    .await?
+        + remove_older(state, UPLOADS_PREFIX, UPLOAD_DAYS).await?;
     Ok((total, remove_raw_deliveries(state).await? + exports))
 }
 
@@ -122,6 +126,12 @@ pub async fn apply(state: &AppState, org: Uuid) -> anyhow::Result<Removed> {
 
 /// Where organization export archives are kept, one folder per day of the request.
 pub const EXPORTS_PREFIX: &str = "exports/";
+
+/// Where TLS reports uploaded over HTTPS wait for their import (`uploads/tlsrpt/<day>/…`).
+pub const UPLOADS_PREFIX: &str = "uploads/tlsrpt/";
+
+/// Days a leftover upload (one whose import failed for good) is kept.
+pub const UPLOAD_DAYS: i64 = 7;
 
 /// Removes the raw deliveries received more than [`RAW_DELIVERY_DAYS`] ago.
 async fn remove_raw_deliveries(state: &AppState) -> anyhow::Result<usize> {

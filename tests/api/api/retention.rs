@@ -150,10 +150,27 @@ async fn the_clock_moves_and_each_kind_of_data_goes_when_its_plan_no_longer_keep
     assert_eq!((removed, raw), Default::default());
 
     // 40 days on: past the free window and the raw deliveries' 30 days, within the paid year.
+    // An upload whose import never ran (its job failed for good).
+    let objects = app.stack.state.objects.as_ref().expect("an object store");
+    let day =
+        mailward_store::reports::day_string(mailward_domain::Clock::now(app.clock.as_ref()).date());
+    let stale = format!("uploads/tlsrpt/{day}/lost.json");
+    objects
+        .put(
+            &stale,
+            bytes::Bytes::from_static(b"{}"),
+            "application/tlsrpt+json",
+        )
+        .await
+        .unwrap();
     app.clock.advance(time::Duration::days(40));
     let (removed, raw) = mailward_workers::retention::run_now(state).await.unwrap();
-    assert!(raw >= 4, "{raw}");
+    assert!(raw >= 5, "{raw}");
     assert_eq!(raw_deliveries(&app).await, 0, "raw deliveries past 30 days");
+    assert!(
+        objects.list("uploads/").await.unwrap().is_empty(),
+        "uploads past 7 days"
+    );
     assert_eq!(
         report_items(&app, &free, f_id).await,
         [0, 0, 0],
