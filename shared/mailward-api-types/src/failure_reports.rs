@@ -43,6 +43,9 @@ pub struct FailureReportView {
     /// `GET` this path for the header analysis of its original headers (as
     /// `POST /tools/header-analyze` answers it).
     pub header_analysis_path: String,
+    /// The sender (`GET /domains/{id}/sources`) whose addresses include `source_ip`, once
+    /// identification has seen it in aggregate reports; null otherwise.
+    pub sender_id: Option<Uuid>,
 }
 
 /// A page of failure reports, newest first.

@@ -448,6 +448,22 @@ async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
     let exim = failure_sample("exim_plain_text_only_no_arf_part.eml");
     assert_eq!(s.deliver(&[&ruf], &exim).await, 250);
 
+    // An aggregate report shows the same source address: identification names its sender.
+    let aggregate = dmarc_xml(app, "example.com", "agg-1", 5).replace("192.0.2.10", "10.10.10.10");
+    let message = s.mail(&[&rua], "text/xml", &aggregate, true);
+    assert_eq!(s.deliver(&[&rua], &message).await, 250);
+    let mut sender = Value::Null;
+    for _ in 0..600 {
+        app.clock.advance(time::Duration::seconds(10));
+        let senders = get(app, &format!("/domains/{id}/sources"), &owner.key).await;
+        if let Some(found) = senders.as_array().and_then(|a| a.first()) {
+            sender = found["id"].clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(sender.is_string(), "the sender was identified");
+
     let path = format!("/domains/{id}/failure-reports");
     let list = get(app, &path, &owner.key).await;
     assert_eq!(list["page_info"]["total_count"], 2, "{list}");
@@ -460,7 +476,13 @@ async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
         arf["original_rcpt_to"],
         serde_json::json!(["redacted@linkedin.com"])
     );
+    assert_eq!(arf["sender_id"], sender);
     let plain = data.iter().find(|r| r["arf"] == false).unwrap();
+    assert_eq!(
+        plain["sender_id"],
+        Value::Null,
+        "203.0.113.68 sent no aggregate-report mail"
+    );
     assert_eq!(plain["source_ip"], "203.0.113.68");
     assert!(
         plain["unread"]
@@ -520,8 +542,11 @@ async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
 
     // The raw mail (with the original body) is not kept: only the headers, redacted.
     if let Some(objects) = app.stack.state.objects.as_ref() {
+        // Only the aggregate report's delivery is kept raw, never a failure report's mail.
         let raw = objects.list("reports/raw/").await.unwrap();
-        assert!(raw.is_empty(), "{raw:?}");
+        assert_eq!(raw.len(), 1, "{raw:?}");
+        let kept = objects.get(&raw[0]).await.unwrap().unwrap();
+        assert!(!String::from_utf8_lossy(&kept).contains("HTML Text"));
     }
 
     // A free plan keeps them a week.

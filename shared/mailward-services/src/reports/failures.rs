@@ -15,7 +15,27 @@ use mailward_domain::failure_reports::StoredFailureReport;
 use mailward_store::failure_reports as stored;
 use uuid::Uuid;
 
-fn view(r: &StoredFailureReport, with_headers: bool) -> FailureReportView {
+/// Which sender each source address belongs to (the domain's identified senders).
+async fn senders_by_ip(
+    app: &AppState,
+    caller: &Caller,
+    domain: Uuid,
+) -> Result<std::collections::HashMap<String, Uuid>, ServiceError> {
+    let senders = mailward_store::senders::list(app.store.as_ref(), caller.org_id, domain).await?;
+    Ok(senders
+        .into_iter()
+        .flat_map(|s| {
+            let id = s.value.id;
+            s.value.ips.into_iter().map(move |ip| (ip, id))
+        })
+        .collect())
+}
+
+fn view(
+    r: &StoredFailureReport,
+    with_headers: bool,
+    senders: &std::collections::HashMap<String, Uuid>,
+) -> FailureReportView {
     let mut report = r.report.clone();
     if !with_headers {
         report.original_headers = None;
@@ -30,6 +50,11 @@ fn view(r: &StoredFailureReport, with_headers: bool) -> FailureReportView {
             "/domains/{}/failure-reports/{}/header-analysis",
             r.domain_id, r.id
         ),
+        sender_id: r
+            .report
+            .source_ip
+            .as_ref()
+            .and_then(|ip| senders.get(ip).copied()),
     }
 }
 
@@ -63,8 +88,9 @@ pub async fn list(
         per_page: params.per_page,
     };
     let (items, page_info) = paginate(page, all)?;
+    let senders = senders_by_ip(app, caller, domain).await?;
     Ok(FailureReportList {
-        data: items.iter().map(|r| view(r, false)).collect(),
+        data: items.iter().map(|r| view(r, false, &senders)).collect(),
         page_info,
     })
 }
@@ -89,7 +115,9 @@ pub async fn get(
     domain: Uuid,
     id: Uuid,
 ) -> Result<FailureReportView, ServiceError> {
-    Ok(view(&one(app, caller, domain, id).await?, true))
+    let report = one(app, caller, domain, id).await?;
+    let senders = senders_by_ip(app, caller, domain).await?;
+    Ok(view(&report, true, &senders))
 }
 
 /// `GET /domains/{id}/failure-reports/{report_id}/header-analysis`: the original headers
