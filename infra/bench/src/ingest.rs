@@ -277,6 +277,7 @@ async fn watched_state(
         require_mfa: false,
         email_notifications: Default::default(),
         agent_proposals_enabled: true,
+        redact_failure_reports: true,
         onboarding_dismissed_at: None,
         created_by: None,
         parent_org_id: None,

@@ -49,6 +49,10 @@ pub struct OrganizationSettings {
     /// Whether the rollout plans of the organization's domains propose next steps
     /// (`upcoming_steps`); a domain's own `agent_proposals_enabled` overrides it.
     pub agent_proposals_enabled: bool,
+    /// An extension: whether the local parts of addresses in failure reports are replaced by
+    /// `redacted` (RFC 6590) before they are kept (default true). Applies to reports received
+    /// from then on.
+    pub redact_failure_reports: bool,
 }
 
 /// Commercial plan.
@@ -136,6 +140,7 @@ impl From<&model::Organization> for Organization {
             settings: OrganizationSettings {
                 email_notifications: o.email_notifications.into(),
                 agent_proposals_enabled: o.agent_proposals_enabled,
+                redact_failure_reports: o.redact_failure_reports,
             },
             onboarding_dismissed_at: o.onboarding_dismissed_at,
             invitation_failure: o.invitation_failure.as_ref().map(|f| InvitationFailure {
@@ -215,6 +220,8 @@ pub struct EmailNotificationsUpdate {
 pub struct SettingsUpdate {
     pub email_notifications: Option<EmailNotificationsUpdate>,
     pub agent_proposals_enabled: Option<bool>,
+    /// See `OrganizationSettings::redact_failure_reports`; administrators only.
+    pub redact_failure_reports: Option<bool>,
 }
 
 /// `POST /organizations/{id}` body: any subset; `null` clears the nullable fields.

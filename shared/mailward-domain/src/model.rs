@@ -125,6 +125,10 @@ pub struct Organization {
     /// may say otherwise).
     #[serde(default = "yes")]
     pub agent_proposals_enabled: bool,
+    /// Whether the local parts of addresses in failure reports are replaced by `redacted`
+    /// (RFC 6590) before they are kept; on unless the organization turns it off.
+    #[serde(default = "yes")]
+    pub redact_failure_reports: bool,
     #[serde(with = "time::serde::rfc3339::option")]
     pub onboarding_dismissed_at: Option<OffsetDateTime>,
     /// The account that created it (signup or `POST /organizations` from a session), if any.

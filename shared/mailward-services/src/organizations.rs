@@ -182,6 +182,7 @@ fn new_organization(
         require_mfa: false,
         email_notifications: EmailNotifications::default(),
         agent_proposals_enabled: true,
+        redact_failure_reports: true,
         onboarding_dismissed_at: None,
         created_by: caller.account_id(),
         parent_org_id: Some(caller.org_id),
@@ -448,6 +449,9 @@ pub async fn update(
         }
         if let Some(enabled) = settings.agent_proposals_enabled {
             org.agent_proposals_enabled = enabled;
+        }
+        if let Some(redact) = settings.redact_failure_reports {
+            org.redact_failure_reports = redact;
         }
     }
     if let Some(require_mfa) = input

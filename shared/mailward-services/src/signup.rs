@@ -255,6 +255,7 @@ fn signup_organization(
         require_mfa: false,
         email_notifications: EmailNotifications::default(),
         agent_proposals_enabled: true,
+        redact_failure_reports: true,
         onboarding_dismissed_at: None,
         created_by: Some(account_id),
         parent_org_id: None,

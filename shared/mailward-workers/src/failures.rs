@@ -45,10 +45,15 @@ pub async fn import(
     report: FailureReport,
     content_hash: &str,
 ) -> Result<usize, ServiceError> {
-    let report = redacted(report);
+    let plain = report;
+    let hidden = redacted(plain.clone());
     let now = app.clock.now();
     let mut imported = 0;
     for (org, domain_id) in targets {
+        // Each organization's own choice (RFC 6590 redaction unless it turned it off).
+        let redact = mailward_store::orgs::get(app.store.as_ref(), org)
+            .await?
+            .is_none_or(|o| o.value.redact_failure_reports);
         let stored = StoredFailureReport {
             id: Uuid::new_v5(
                 &ID_NAMESPACE,
@@ -58,8 +63,12 @@ pub async fn import(
             domain_id,
             received_at: now,
             authenticated,
-            redacted: true,
-            report: report.clone(),
+            redacted: redact,
+            report: if redact {
+                hidden.clone()
+            } else {
+                plain.clone()
+            },
         };
         let expires = (now + time::Duration::days(days_kept(app, org).await?)).unix_timestamp();
         let op = mailward_store::failure_reports::create_op(&stored, expires)?;

@@ -549,6 +549,41 @@ async fn failure_reports_are_kept_redacted_listed_analysed_and_expire() {
         assert!(!String::from_utf8_lossy(&kept).contains("HTML Text"));
     }
 
+    // An organization that turns redaction off keeps the addresses of reports from then on.
+    let settings = serde_json::json!({"settings": {"redact_failure_reports": false}});
+    let (status, org) = crate::common::call(
+        app,
+        reqwest::Method::POST,
+        &format!("/organizations/{}", owner.org_id),
+        &owner.key,
+        Some(settings),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), &org["settings"]["redact_failure_reports"]),
+        (200, &serde_json::json!(false)),
+        "{org}"
+    );
+    // The relay's report, unchanged, for the organization's second domain.
+    let second = add_domain(app, &owner.key, "domain.de").await;
+    let second_rua = second["monitoring_email"].as_str().unwrap().to_owned();
+    let relay = failure_sample(
+        "DMARC Failure Report for domain.de (mail-from=sharepoint@domain.de, ip=10.10.10.10).eml",
+    );
+    assert_eq!(s.deliver(&[&second_rua], &relay).await, 250);
+    let second_path = format!(
+        "/domains/{}/failure-reports",
+        second["id"].as_str().unwrap()
+    );
+    let list = get(app, &second_path, &owner.key).await;
+    let kept = list["data"][0].clone();
+    assert_eq!(kept["delivery_result"], "smg-policy-action", "{list}");
+    assert_eq!(kept["redacted"], false);
+    assert_eq!(
+        kept["original_rcpt_to"],
+        serde_json::json!(["peter.pan@domain.de"])
+    );
+
     // A free plan keeps them a week.
     app.clock.advance(time::Duration::days(8));
     assert_eq!(
