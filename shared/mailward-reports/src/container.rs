@@ -431,16 +431,7 @@ where
         let before = self.out.len();
         let mut failure_report = false;
         for part in &message.parts {
-            let part_type = part
-                .content_type()
-                .map(|c| {
-                    format!(
-                        "{}/{}",
-                        c.ctype().to_ascii_lowercase(),
-                        c.subtype().unwrap_or_default().to_ascii_lowercase()
-                    )
-                })
-                .unwrap_or_else(|| "text/plain".into());
+            let part_type = crate::mime::part_type(part);
             if part_type == "message/feedback-report" {
                 failure_report = true;
                 continue;

@@ -25,16 +25,7 @@ pub fn parse(message: &[u8]) -> Option<FailureReport> {
     let mut report = FailureReport::default();
     let mut plain: Option<String> = None;
     for part in &parsed.parts {
-        let kind = part
-            .content_type()
-            .map(|c| {
-                format!(
-                    "{}/{}",
-                    c.ctype().to_ascii_lowercase(),
-                    c.subtype().unwrap_or_default().to_ascii_lowercase()
-                )
-            })
-            .unwrap_or_else(|| "text/plain".into());
+        let kind = crate::mime::part_type(part);
         match (kind.as_str(), &part.body) {
             ("message/feedback-report", _) => {
                 report.arf = true;

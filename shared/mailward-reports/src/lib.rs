@@ -12,6 +12,7 @@ pub mod aggregate;
 pub mod container;
 pub mod failure;
 pub mod fold;
+mod mime;
 pub mod tlsrpt;
 
 pub use container::{Content, Extracted, extract, extract_with};
