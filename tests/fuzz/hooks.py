@@ -72,6 +72,35 @@ DOCUMENTED = {
     },
     # The DNS host (a stub refusing every credential, tests/fuzz/stubs.py) is asked.
     "POST /dns-connections": {422: {("dns_connection_failed", None)}},
+    # A report mailbox: the fields each provider and sign-in type takes (IMAP needs a host,
+    # Graph takes none; a password sign-in takes only the password, an oauth2 one needs the
+    # token endpoint, client and refresh token; a mechanism is IMAP's); at most 10 per
+    # organization. A poll is refused for a paused connection or refused credentials.
+    "POST /mailbox-connections": {
+        400: {
+            (INVALID, "host"),
+            (INVALID, "auth.type"),
+            (INVALID, "auth.password"),
+            (INVALID, "auth.mechanism"),
+            (INVALID, "auth.token_url"),
+            (INVALID, "auth.client_id"),
+            (INVALID, "auth.refresh_token"),
+        },
+        422: {("mailbox_connection_limit", None)},
+    },
+    "POST /mailbox-connections/{id}": {
+        400: {
+            (INVALID, "move_to"),
+            (INVALID, "host"),
+            (INVALID, "auth.type"),
+            (INVALID, "auth.password"),
+            (INVALID, "auth.mechanism"),
+            (INVALID, "auth.token_url"),
+            (INVALID, "auth.client_id"),
+            (INVALID, "auth.refresh_token"),
+        }
+    },
+    "POST /mailbox-connections/{id}/poll": {422: {("mailbox_not_polled", None)}},
     # Ids that must name a group of the organization; SPF text; the account an email must have.
     "POST /domains": {400: {(INVALID, "group_id")}},
     "POST /domains/{id}": {400: {(INVALID, "group_id"), (INVALID, "target_spf")}},

@@ -7,6 +7,7 @@ pub mod billing;
 pub mod dns_connections;
 pub mod exports;
 pub mod invitations;
+pub mod mailboxes;
 pub mod members;
 pub mod organizations;
 pub mod scim;
@@ -27,6 +28,7 @@ pub fn routes() -> Routes {
         .merge(activity::routes())
         .merge(support::routes())
         .merge(dns_connections::routes())
+        .merge(mailboxes::routes())
         .merge(scim::routes())
         .merge(staff::routes())
         .merge(exports::routes())

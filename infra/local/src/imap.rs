@@ -2,21 +2,13 @@
 //!
 //! Why here: importing a mailbox is a one-off job of a person moving to Mailward, run from the
 //! command line against the local stack's data, like the file import. The IMAP protocol is
-//! async-imap's; this module adds the URL, the TLS connection, the cursor that makes an import
-//! resumable, and the read-only discipline: the mailbox is opened with `EXAMINE` and messages
-//! are fetched with `BODY.PEEK[]`, so nothing changes (not even the `\Seen` flag) unless the
-//! caller asks to move processed mail.
+//! `mailward_mailbox::imap`'s session (read-only unless processed mail is moved); this module
+//! adds the URL and the cursor that makes an import resumable.
 
 use anyhow::{Context as _, anyhow, bail};
-use futures::TryStreamExt as _;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite};
-
-/// Largest message fetched; a larger one is reported as refused and left in place.
-pub const MAX_MESSAGE_BYTES: u32 = 64 * 1024 * 1024;
 
 /// Where to read: `imaps://user@host[:port]/MAILBOX` (or `imap://` on loopback only).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,209 +153,34 @@ impl Cursor {
     }
 }
 
-trait Stream: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug> Stream for T {}
+pub use mailward_mailbox::imap::{Fetched, MAX_MESSAGE_BYTES, Mailbox};
 
-type Session = async_imap::Session<Box<dyn Stream>>;
-
-/// One message to import, or why it is not fetched.
-#[derive(Debug)]
-pub enum Fetched {
-    /// The raw message.
-    Message(Vec<u8>),
-    /// Larger than [`MAX_MESSAGE_BYTES`].
-    TooLarge(u32),
-}
-
-/// A logged-in session on one mailbox.
-pub struct Mailbox {
-    session: Session,
-    uid_validity: u32,
-}
-
-impl Mailbox {
-    /// Connects, logs in and opens the mailbox: read-only (`EXAMINE`) unless `writable` (needed
-    /// to move messages). `extra_ca_pem` adds trusted roots (a private CA, a test server).
-    pub async fn open(
-        url: &ImapUrl,
-        password: &str,
-        extra_ca_pem: Option<&[u8]>,
-        writable: bool,
-    ) -> anyhow::Result<Self> {
-        let tcp = tokio::time::timeout(
-            std::time::Duration::from_secs(30),
-            tokio::net::TcpStream::connect((url.host.as_str(), url.port)),
-        )
-        .await
-        .map_err(|_| anyhow!("connecting to {}:{} timed out", url.host, url.port))?
-        .with_context(|| format!("connecting to {}:{}", url.host, url.port))?;
-        let stream: Box<dyn Stream> = if url.tls {
-            Box::new(tls(tcp, &url.host, extra_ca_pem).await?)
-        } else {
-            Box::new(tcp)
-        };
-        let mut client = async_imap::Client::new(stream);
-        client
-            .read_response()
-            .await
-            .context("reading the IMAP greeting")?
-            .ok_or_else(|| anyhow!("the IMAP server closed the connection before greeting"))?;
-        let mut session = client
-            .login(&url.user, password)
-            .await
-            .map_err(|(e, _)| anyhow!("IMAP login as {} refused: {e}", url.user))?;
-        let opened = if writable {
-            session.select(&url.mailbox).await
-        } else {
-            session.examine(&url.mailbox).await
-        }
-        .with_context(|| format!("opening the mailbox {:?}", url.mailbox))?;
-        Ok(Self {
-            uid_validity: opened.uid_validity.unwrap_or(0),
-            session,
-        })
-    }
-
-    /// The mailbox's UIDVALIDITY.
-    pub fn uid_validity(&self) -> u32 {
-        self.uid_validity
-    }
-
-    /// UIDs above `last`, ascending.
-    pub async fn uids_after(&mut self, last: u32) -> anyhow::Result<Vec<u32>> {
-        let start = last.saturating_add(1);
-        // `n:*` always includes the highest UID, even below n: filter.
-        let mut uids: Vec<u32> = self
-            .session
-            .uid_search(format!("UID {start}:*"))
-            .await
-            .context("searching the mailbox")?
-            .into_iter()
-            .filter(|&u| u > last)
-            .collect();
-        uids.sort_unstable();
-        self.drain();
-        Ok(uids)
-    }
-
-    /// Fetches these messages without marking them seen, with each one's UID.
-    pub async fn fetch(&mut self, uids: &[u32]) -> anyhow::Result<Vec<(u32, Fetched)>> {
-        let set = uid_set(uids);
-        let sizes: Vec<(u32, u32)> = self
-            .session
-            .uid_fetch(&set, "(UID RFC822.SIZE)")
-            .await
-            .context("fetching message sizes")?
-            .try_collect::<Vec<_>>()
-            .await
-            .context("fetching message sizes")?
-            .iter()
-            .filter_map(|f| Some((f.uid?, f.size.unwrap_or(0))))
-            .collect();
-        let small: Vec<u32> = sizes
-            .iter()
-            .filter(|(_, size)| *size <= MAX_MESSAGE_BYTES)
-            .map(|(uid, _)| *uid)
-            .collect();
-        let mut out: Vec<(u32, Fetched)> = sizes
-            .iter()
-            .filter(|(_, size)| *size > MAX_MESSAGE_BYTES)
-            .map(|&(uid, size)| (uid, Fetched::TooLarge(size)))
-            .collect();
-        if !small.is_empty() {
-            let fetches: Vec<_> = self
-                .session
-                .uid_fetch(uid_set(&small), "(UID BODY.PEEK[])")
-                .await
-                .context("fetching messages")?
-                .try_collect()
-                .await
-                .context("fetching messages")?;
-            for f in &fetches {
-                if let (Some(uid), Some(body)) = (f.uid, f.body()) {
-                    out.push((uid, Fetched::Message(body.to_vec())));
-                }
-            }
-        }
-        out.sort_by_key(|(uid, _)| *uid);
-        self.drain();
-        Ok(out)
-    }
-
-    /// Creates `folder` when it does not exist yet (an existing one is left as it is).
-    pub async fn ensure_folder(&mut self, folder: &str) -> anyhow::Result<()> {
-        if folder
-            .chars()
-            .any(|c| c.is_control() || c == '"' || c == '\\')
-        {
-            bail!("--imap-move-to {folder:?} holds a character this import does not send");
-        }
-        // NO [ALREADYEXISTS] is the common answer; any real problem shows at the first move.
-        let _ = self.session.create(folder).await;
-        self.drain();
-        Ok(())
-    }
-
-    /// Moves these messages to `folder` (RFC 6851 `UID MOVE`).
-    pub async fn move_to(&mut self, uids: &[u32], folder: &str) -> anyhow::Result<()> {
-        if uids.is_empty() {
-            return Ok(());
-        }
-        self.session
-            .uid_mv(uid_set(uids), folder)
-            .await
-            .with_context(|| format!("moving processed messages to {folder:?}"))?;
-        self.drain();
-        Ok(())
-    }
-
-    /// Logs out (best effort: the import's work is already saved).
-    pub async fn logout(mut self) {
-        let _ = self.session.logout().await;
-    }
-
-    /// Drops unsolicited responses (EXISTS, FETCH flags) the server sent meanwhile.
-    fn drain(&mut self) {
-        while self.session.unsolicited_responses.try_recv().is_ok() {}
-    }
-}
-
-/// `1,3,5` as a UID set (the caller passes a bounded batch).
-fn uid_set(uids: &[u32]) -> String {
-    uids.iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-async fn tls(
-    tcp: tokio::net::TcpStream,
-    host: &str,
+/// Opens the mailbox the URL names with a password (the CLI resolves the server's name with
+/// the system's resolver: the person running it chose the server).
+pub async fn open(
+    url: &ImapUrl,
+    password: &str,
     extra_ca_pem: Option<&[u8]>,
-) -> anyhow::Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
-    use rustls::pki_types::pem::PemObject as _;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_native_certs::load_native_certs().certs {
-        let _ = roots.add(cert);
-    }
-    if let Some(pem) = extra_ca_pem {
-        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(pem) {
-            roots
-                .add(cert.context("reading --imap-ca")?)
-                .context("adding --imap-ca")?;
-        }
-    }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
-        .map_err(|e| anyhow!("{host} is not a TLS server name: {e}"))?;
-    tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, tcp)
+    writable: bool,
+) -> anyhow::Result<Mailbox> {
+    use mailward_mailbox::imap::{Login, Target};
+    let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((url.host.as_str(), url.port))
         .await
-        .with_context(|| format!("TLS with {host}"))
+        .with_context(|| format!("looking up {}", url.host))?
+        .collect();
+    let target = Target {
+        addrs,
+        host: url.host.clone(),
+        mailbox: url.mailbox.clone(),
+        extra_ca_pem: extra_ca_pem.map(<[u8]>::to_vec),
+    };
+    let login = Login::Password {
+        user: url.user.clone(),
+        password: password.to_owned(),
+    };
+    Mailbox::open(&target, &login, writable)
+        .await
+        .map_err(|e| anyhow!("{e}"))
 }
 
 #[cfg(test)]

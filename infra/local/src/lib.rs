@@ -71,6 +71,8 @@ pub struct Settings {
     pub rdap_bootstrap_url: Option<String>,
     /// Let RDAP lookups reach loopback over plain HTTP (local tests only).
     pub rdap_allow_loopback: bool,
+    /// The Microsoft Graph API mailbox connections read (tests: a stand-in).
+    pub graph_url: Option<String>,
     /// DNS servers (`host:port`, comma-separated); `None` means the system's.
     pub dns: Option<String>,
     /// Longest time the resolver caches an answer (`None`: the resolver's default; tests that
@@ -246,6 +248,7 @@ impl Settings {
                 mailward_services::config::DEFAULT_RDAP_BOOTSTRAP_URL.to_owned(),
             ),
             rdap_allow_loopback: false,
+            graph_url: None,
             dns: None,
             dns_cache_ttl_cap: None,
             dns_concurrency: None,
@@ -410,6 +413,9 @@ pub fn assemble(
         .rdap_bootstrap_url
         .clone_from(&settings.rdap_bootstrap_url);
     config.rdap_allow_loopback = settings.rdap_allow_loopback;
+    if let Some(url) = &settings.graph_url {
+        config.graph_url = url.clone();
+    }
     if let Some(path) = &settings.extra_ca {
         config.outbound.extra_ca_pem = Some(
             std::fs::read(path)

@@ -683,7 +683,7 @@ async fn import_imap(
     imap: ImapImport<'_>,
 ) -> anyhow::Result<()> {
     let ImapImport { url, move_to, ca } = imap;
-    use mailward_local_stack::imap::{Cursor, Fetched, ImapUrl, MAX_MESSAGE_BYTES, Mailbox};
+    use mailward_local_stack::imap::{Cursor, Fetched, ImapUrl, MAX_MESSAGE_BYTES};
     use mailward_workers::ingest::{self, Status};
     use std::io::IsTerminal as _;
     let url = ImapUrl::parse(url)?;
@@ -704,7 +704,8 @@ async fn import_imap(
     let assembled = assemble(&settings, clock, settings.listen)?;
     let delivery = import_delivery(&assembled.state, org).await?;
     let mut mailbox =
-        Mailbox::open(&url, &password, extra_ca.as_deref(), move_to.is_some()).await?;
+        mailward_local_stack::imap::open(&url, &password, extra_ca.as_deref(), move_to.is_some())
+            .await?;
     if let Some(folder) = move_to {
         mailbox.ensure_folder(folder).await?;
     }

@@ -17,6 +17,7 @@ pub mod dns_connections;
 pub mod domains;
 pub mod failure_reports;
 pub mod identity;
+pub mod mailboxes;
 pub mod mta_sts;
 pub mod notifications;
 pub mod oauth;

@@ -233,6 +233,10 @@ pub struct Config {
     /// Let RDAP lookups reach loopback addresses over plain HTTP (local tests only: a fixture
     /// server); elsewhere they are HTTPS to public addresses alone.
     pub rdap_allow_loopback: bool,
+    /// The Microsoft Graph API that `microsoft_graph` mailbox connections read
+    /// (`MAILWARD_GRAPH_URL`, default `https://graph.microsoft.com/v1.0`; a national cloud's,
+    /// or a test's stand-in).
+    pub graph_url: String,
     /// The payment provider's settings (Stripe's keys and prices).
     pub billing: BillingConfig,
 }
@@ -448,6 +452,7 @@ impl Config {
             evaluate_new_domains: true,
             rdap_bootstrap_url: Some(DEFAULT_RDAP_BOOTSTRAP_URL.to_owned()),
             rdap_allow_loopback: false,
+            graph_url: "https://graph.microsoft.com/v1.0".into(),
             billing: BillingConfig {
                 stripe_api_base: DEFAULT_STRIPE_API_BASE.into(),
                 ..Default::default()
@@ -513,6 +518,15 @@ impl Config {
         }
         if let Ok(value) = std::env::var("MAILWARD_RDAP_BOOTSTRAP_URL") {
             self.rdap_bootstrap_url = parse_rdap_bootstrap_url(&value);
+        }
+        if let Ok(value) = std::env::var("MAILWARD_GRAPH_URL") {
+            let value = value.trim().trim_end_matches('/');
+            if !value.starts_with("https://") {
+                return Err(format!(
+                    "MAILWARD_GRAPH_URL must be an https URL, not {value:?}"
+                ));
+            }
+            self.graph_url = value.to_owned();
         }
         stripe_env_overrides(&mut self.billing)?;
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {

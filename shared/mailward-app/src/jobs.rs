@@ -77,6 +77,22 @@ impl Job for IngestUpload {
     const NAME: &'static str = INGEST_UPLOAD;
 }
 
+// Report mailboxes an organization connected: read on their schedule.
+
+/// Job name: read one mailbox connection's new messages.
+pub const POLL_MAILBOX: &str = "poll_mailbox";
+
+/// Payload of [`POLL_MAILBOX`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PollMailbox {
+    pub org_id: Uuid,
+    pub connection_id: Uuid,
+}
+
+impl Job for PollMailbox {
+    const NAME: &'static str = POLL_MAILBOX;
+}
+
 // Task-event stabilisation: a task's status to confirm once it has held.
 
 /// Job name of a stabilisation check.

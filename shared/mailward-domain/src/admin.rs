@@ -181,6 +181,18 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "A DNS host was connected (its credentials are stored encrypted).",
     ),
     ("dns_connection.deleted", "A DNS connection was removed."),
+    (
+        "mailbox_connection.created",
+        "A report mailbox was connected.",
+    ),
+    (
+        "mailbox_connection.updated",
+        "A report mailbox connection's settings or credentials changed.",
+    ),
+    (
+        "mailbox_connection.deleted",
+        "A report mailbox connection was removed (its credentials with it).",
+    ),
     ("task.updated", "A person changed a task's status."),
     (
         "domain_source.updated",

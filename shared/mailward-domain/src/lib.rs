@@ -25,6 +25,7 @@ pub mod hosted_spf;
 pub mod hosted_zone;
 pub mod html;
 pub mod identity;
+pub mod mailboxes;
 pub mod mailer;
 pub mod model;
 pub mod mta_sts;

@@ -26,6 +26,7 @@
 //! | verified single sign-on domain (routing by email) | `SSODOMAIN#<name>` | `ORG#<org>` | |
 //! | single sign-on attempt (TTL 10 min) | `SSOSTATE#<sha256 of state>` | `STATE` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
+//! | report mailbox connection | `ORG#<org>` | `MAILBOX#<id>` | `MAILBOXES` / `<org>#<id>` |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
 //! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
@@ -131,6 +132,22 @@ pub const DNS_CONNECTIONS_PREFIX: &str = "DNSCONN#";
 /// Sort key of a DNS connection.
 pub fn dns_connection_sk(id: Uuid) -> String {
     format!("{DNS_CONNECTIONS_PREFIX}{id}")
+}
+
+/// Sort-key prefix of an organization's report mailbox connections.
+pub const MAILBOXES_PREFIX: &str = "MAILBOX#";
+
+/// Sort key of a report mailbox connection.
+pub fn mailbox_sk(id: Uuid) -> String {
+    format!("{MAILBOXES_PREFIX}{id}")
+}
+
+/// GSI1 partition listing every report mailbox connection (the poll schedule reads it).
+pub const MAILBOXES_INDEX: &str = "MAILBOXES";
+
+/// GSI1 sort key of a connection in [`MAILBOXES_INDEX`].
+pub fn mailbox_index_sk(org: Uuid, id: Uuid) -> String {
+    format!("{org}#{id}")
 }
 
 /// Sort key of a domain's hosted SPF state.

@@ -23,6 +23,7 @@ pub mod hosted_zone;
 pub mod identity;
 pub mod invitations;
 pub mod keys;
+pub mod mailboxes;
 pub mod mta_sts;
 pub mod notifications;
 pub mod oauth;

@@ -5,8 +5,8 @@
 use futures::StreamExt as _;
 use mailward_app::jobs::{
     BillingQuantitiesJob, BuildExport, DeleteOrganization, DeliveryJob, DigestJob, EventCheck,
-    IdentifySenders, IngestUpload, Notification, ReconcileBatch, RemindersJob, RetentionJob,
-    SupportMail, SweepBatch,
+    IdentifySenders, IngestUpload, Notification, PollMailbox, ReconcileBatch, RemindersJob,
+    RetentionJob, SupportMail, SweepBatch,
 };
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
@@ -92,6 +92,12 @@ impl Work for IngestUpload {
     }
 }
 
+impl Work for PollMailbox {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::mailboxes::poll(state, self).await
+    }
+}
+
 impl Work for EventCheck {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         Ok(mailward_services::tasks::writes::run_check(state, self).await?)
@@ -169,6 +175,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<SweepBatch>(),
     register::<IdentifySenders>(),
     register::<IngestUpload>(),
+    register::<PollMailbox>(),
     register::<EventCheck>(),
     register::<Notification>(),
     register::<DigestJob>(),
@@ -236,6 +243,7 @@ mod tests {
             mailward_app::jobs::SWEEP_BATCH,
             mailward_app::jobs::IDENTIFY_SENDERS,
             mailward_app::jobs::INGEST_UPLOAD,
+            mailward_app::jobs::POLL_MAILBOX,
             mailward_app::jobs::TASK_EVENT_CHECK,
             mailward_app::jobs::SEND_NOTIFICATION,
             mailward_app::jobs::SEND_DIGEST,

@@ -21,6 +21,7 @@ pub mod failures;
 pub mod identify;
 pub mod ingest;
 pub mod jobs;
+pub mod mailboxes;
 pub mod notifications;
 pub mod purge;
 pub mod reconcile;

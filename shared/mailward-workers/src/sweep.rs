@@ -38,6 +38,15 @@ pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
         }
     }
     tracing::info!(sweep.enqueued = enqueued, "sweep coordinated");
+    // The report mailboxes organizations connected ride on the sweep's schedule. A failure
+    // costs a poll, never the sweep.
+    match crate::mailboxes::coordinate(state).await {
+        Ok(queued) if queued > 0 => {
+            tracing::info!(mailboxes.queued = queued, "mailbox polls queued")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "the mailbox polls could not be queued"),
+    }
     Ok(enqueued)
 }
 

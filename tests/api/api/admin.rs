@@ -1331,6 +1331,20 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ("DELETE", "/dns-connections/{id}", None),
         (
             "POST",
+            "/mailbox-connections",
+            Some(
+                json!({"name": "Reports", "provider": "imap", "host": "imap.example.com", "user": "dmarc@example.com", "auth": {"type": "password", "password": "x"}}),
+            ),
+        ),
+        (
+            "POST",
+            "/mailbox-connections/{id}",
+            Some(json!({"paused": true})),
+        ),
+        ("DELETE", "/mailbox-connections/{id}", None),
+        ("POST", "/mailbox-connections/{id}/poll", None),
+        (
+            "POST",
             "/dns-connections/{id}/publish",
             Some(json!({"domain_id": "00000000-0000-0000-0000-000000000000"})),
         ),
@@ -1444,7 +1458,7 @@ fn open_writes() -> Vec<(&'static str, &'static str)> {
 }
 
 /// The organization-wide writes among [`write_routes`]: the organization and its children, API
-/// keys, webhook endpoints, DNS connections, members, invitations, creating and deleting groups.
+/// keys, webhook endpoints, DNS and mailbox connections, members, invitations, creating and deleting groups.
 /// The rest act on a domain, a task, a group, a report or a ticket the caller can see.
 fn organization_wide(method: &str, path: &str) -> bool {
     [
@@ -1457,6 +1471,7 @@ fn organization_wide(method: &str, path: &str) -> bool {
         "/scim-tokens",
         "/billing/",
         "/sources",
+        "/mailbox-connections",
     ]
     .iter()
     .any(|p| path.starts_with(p))

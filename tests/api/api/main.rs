@@ -21,6 +21,7 @@ mod hosted;
 mod hosted_spf;
 mod identity;
 mod killed;
+mod mailboxes;
 mod mcp;
 mod mcp_scopes;
 mod metrics;

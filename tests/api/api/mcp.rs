@@ -137,6 +137,7 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         "list_dns_connections",
         "get_dns_connection",
         "get_dns_connection_coverage",
+        "list_mailbox_connections",
         "create_prospecting_report",
         "list_prospecting_reports",
         "get_prospecting_report",
@@ -624,15 +625,15 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
     assert_eq!(endpoints.len(), 3);
     assert_eq!(endpoints[0]["url"], app.url("/mcp"));
     assert_eq!(endpoints[2]["url"], app.url("/mcp/public"));
-    // All 42 tools of SPEC §4.10 (and preview_dns_change and list_failure_reports beside them)
-    // on the main endpoint.
+    // All 42 tools of SPEC §4.10 (and preview_dns_change, list_failure_reports and
+    // list_mailbox_connections beside them) on the main endpoint.
     let main: Vec<&str> = endpoints[0]["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(main.len(), 44, "{main:?}");
+    assert_eq!(main.len(), 45, "{main:?}");
     for billing in ["get_subscription", "start_checkout", "start_billing_portal"] {
         assert!(main.contains(&billing), "{billing}");
     }

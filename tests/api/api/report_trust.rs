@@ -56,7 +56,7 @@ async fn setup() -> Setup {
 }
 
 /// A one-day DMARC report of yesterday for `domain`: `count` messages from one source.
-fn dmarc_xml(app: &TestApp, domain: &str, id: &str, count: u64) -> String {
+pub(crate) fn dmarc_xml(app: &TestApp, domain: &str, id: &str, count: u64) -> String {
     let today = crate::common::today_start(app);
     format!(
         "<?xml version=\"1.0\"?><feedback><report_metadata><org_name>Receiver</org_name>\

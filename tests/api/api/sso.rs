@@ -23,13 +23,28 @@ fn provider_dir() -> PathBuf {
 }
 
 /// The provider process, killed on drop.
-struct Provider {
+pub(crate) struct Provider {
     _child: mailward_api_tests::KillOnDrop,
-    issuer: String,
+    pub(crate) issuer: String,
 }
 
 impl Provider {
     fn start(ca: &mailward_testkit::TestCa, dir: &std::path::Path, redirect: &str) -> Self {
+        Self::start_for(
+            ca,
+            dir,
+            redirect,
+            &[(CLIENT, SECRET), (OTHER, "other-secret")],
+        )
+    }
+
+    /// The provider with these clients (`id`, `secret`), all redirecting to `redirect`.
+    pub(crate) fn start_for(
+        ca: &mailward_testkit::TestCa,
+        dir: &std::path::Path,
+        redirect: &str,
+        clients: &[(&str, &str)],
+    ) -> Self {
         mailward_api_tests::npm_ci_once(&provider_dir(), "oidc-provider");
         let leaf = ca.leaf("localhost");
         let (cert, key) = (dir.join("idp-cert.pem"), dir.join("idp-key.pem"));
@@ -40,8 +55,7 @@ impl Provider {
             .arg(&cert)
             .arg(&key)
             .arg(redirect)
-            .arg(format!("{CLIENT}:{SECRET}"))
-            .arg(format!("{OTHER}:other-secret"))
+            .args(clients.iter().map(|(id, secret)| format!("{id}:{secret}")))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()

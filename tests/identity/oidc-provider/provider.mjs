@@ -17,7 +17,9 @@ const clients = clientArgs.map((pair) => {
     client_secret,
     redirect_uris: [redirectUri],
     response_types: ['code'],
-    grant_types: ['authorization_code'],
+    // Refresh tokens (with the offline_access scope and prompt=consent) serve the report
+    // mailbox tests: a refresh token obtained once, exchanged by Mailward for access tokens.
+    grant_types: ['authorization_code', 'refresh_token'],
   };
 });
 
@@ -78,7 +80,8 @@ server.listen(0, '127.0.0.1', () => {
           accountId: details.session.accountId,
           clientId: details.params.client_id,
         });
-      grant.addOIDCScope('openid email');
+      const asked = String(details.params.scope || '').split(' ');
+      grant.addOIDCScope(['openid', 'email', 'offline_access'].filter((s) => asked.includes(s)).join(' '));
       result = { consent: { grantId: await grant.save() } };
     }
     ctx.respond = false;

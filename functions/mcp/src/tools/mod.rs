@@ -241,6 +241,7 @@ pub static TOOLS: &[ToolDef] = &[
     def::<hosting::EnableMtaSts>(),
     def::<hosting::DisableMtaSts>(),
     def::<settings::ListDnsConnections>(),
+    def::<settings::ListMailboxConnections>(),
     def::<settings::GetDnsConnection>(),
     def::<settings::GetDnsConnectionCoverage>(),
     def::<reports::CreateProspectingReport>(),

@@ -116,6 +116,26 @@ impl Tool for ListDnsConnections {
     }
 }
 
+/// `list_mailbox_connections`.
+pub struct ListMailboxConnections;
+
+impl Tool for ListMailboxConnections {
+    const NAME: &'static str = "list_mailbox_connections";
+    const DESCRIPTION: &'static str = "The organization's connected report mailboxes (an extension): IMAP servers or Microsoft 365 mailboxes (Graph) that Mailward reads on a schedule to import the reports they hold, each with its status (pending, active, credentials_refused, error, paused), the last error, when it was last read and is read next, and how many reports the polls imported, found duplicate or could not attribute. Secrets are never shown.";
+    const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "List report mailboxes";
+    type Input = NoInput;
+    type Output = mailward_api_types::mailboxes::MailboxConnectionList;
+
+    async fn call(
+        ctx: &Context,
+        _: NoInput,
+    ) -> Result<mailward_api_types::mailboxes::MailboxConnectionList, ToolError> {
+        Ok(mailward_services::mailboxes::list(&ctx.app, ctx.caller()?).await?)
+    }
+}
+
 /// One DNS connection.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
