@@ -139,6 +139,7 @@ fn delete(record: &ExpectedRecord, kind: RecordKind, value: String) -> RecordSta
             value: value.clone(),
             ttl: record.ttl,
             required: true,
+            alternatives: Vec::new(),
             previously_verified: false,
         },
         action: Action::Delete,
@@ -183,9 +184,11 @@ async fn check_txt(resolver: &dyn DnsResolver, record: &ExpectedRecord) -> Vec<R
         .into_iter()
         .filter(|v| is_of_kind(record.purpose, v))
         .collect();
-    let matching = of_kind
-        .iter()
-        .position(|v| txt_matches(record.purpose, &record.value, v));
+    let matching = of_kind.iter().position(|v| {
+        std::iter::once(&record.value)
+            .chain(&record.alternatives)
+            .any(|want| txt_matches(record.purpose, want, v))
+    });
     let mut extra = Vec::new();
     if let Some(target) = cname {
         // The TXT comes from the CNAME's target: served exactly, it is published; otherwise the

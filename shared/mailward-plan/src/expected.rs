@@ -192,14 +192,24 @@ fn build_unlocked(ctx: &PlanContext) -> (Vec<ExpectedRecord>, Vec<Warning>) {
     // TLS-RPT.
     if let Some(rua) = ctx.tls_rpt_rua.as_deref().filter(|r| !r.trim().is_empty()) {
         match mailward_records::tls_rpt::generate(&[rua]) {
-            Ok(value) => out.push(record(
-                ctx,
-                Purpose::TlsRpt,
-                RecordKind::Txt,
-                &format!("_smtp._tls.{domain}"),
-                value,
-                false,
-            )),
+            Ok(value) => {
+                let mut planned = record(
+                    ctx,
+                    Purpose::TlsRpt,
+                    RecordKind::Txt,
+                    &format!("_smtp._tls.{domain}"),
+                    value,
+                    false,
+                );
+                // The HTTPS address is an option beside mailto:, never a change: a published
+                // mailto-only record stays verified.
+                if let Some(https) = ctx.tls_rpt_https.as_deref()
+                    && let Ok(both) = mailward_records::tls_rpt::generate(&[rua, https])
+                {
+                    planned.alternatives.push(both);
+                }
+                out.push(planned);
+            }
             Err(problems) => warnings.push(Warning::new(
                 "tls_rpt_invalid",
                 format!("TLS-RPT record left out: {}", join_problems(&problems)),
@@ -612,6 +622,7 @@ fn record(
         value,
         ttl: RECOMMENDED_TTL,
         required,
+        alternatives: Vec::new(),
         previously_verified: ctx.previously_verified.contains(&purpose),
     }
 }

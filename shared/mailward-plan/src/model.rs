@@ -97,6 +97,9 @@ pub struct PlanContext {
     pub mta_sts: Option<MtaStsPlan>,
     /// TLS-RPT report destination (`mailto:` or `https:`; a bare address means mailto).
     pub tls_rpt_rua: Option<String>,
+    /// An HTTPS destination offered beside `tls_rpt_rua` (RFC 8460 §3): a record naming both
+    /// verifies as well as the one planned.
+    pub tls_rpt_https: Option<String>,
     /// DKIM keys to publish.
     pub dkim: Vec<DkimPlan>,
     /// `include:` targets of the domain's confirmed senders (with or without `include:`).
@@ -135,6 +138,10 @@ pub struct ExpectedRecord {
     pub ttl: u32,
     /// False for records that only improve an enabled feature (MTA-STS, TLS-RPT, BIMI).
     pub required: bool,
+    /// Other values that count as published too (an extension): for TLS-RPT, the same record
+    /// with Mailward's HTTPS report address beside the `mailto:` one. Absent when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
     /// Copied from [`PlanContext::previously_verified`]: lets [`crate::compare`] tell `drifted`
     /// from `pending` without another input. Not part of the wire shape.
     #[serde(skip)]

@@ -29,6 +29,7 @@ fn ctx(domain: &str) -> PlanContext {
         bimi_delegated: false,
         mta_sts: None,
         tls_rpt_rua: None,
+        tls_rpt_https: None,
         dkim: vec![DkimPlan {
             selector: "s1".into(),
             record_type: RecordKind::Txt,
@@ -570,4 +571,62 @@ fn a_parked_domain_is_locked_down() {
         .find(|r| r.purpose == Purpose::Spf)
         .expect("spf");
     assert_eq!(spf.value, "v=spf1 include:_spf.parked.test -all");
+}
+
+#[tokio::test]
+async fn tls_rpt_over_https_is_offered_beside_mailto_and_either_verifies() {
+    let mut c = full("rpt.test");
+    c.tls_rpt_https = Some("https://api.mailward.test/tlsrpt/3f1c".into());
+    let expected = expected_records(&c);
+    let tls = expected
+        .iter()
+        .find(|r| r.purpose == Purpose::TlsRpt)
+        .expect("a TLS-RPT record");
+    assert_eq!(
+        tls.value,
+        "v=TLSRPTv1; rua=mailto:tls@reports.mailward.test"
+    );
+    assert_eq!(
+        tls.alternatives,
+        ["v=TLSRPTv1; rua=mailto:tls@reports.mailward.test,https://api.mailward.test/tlsrpt/3f1c"]
+    );
+    let wire = serde_json::to_value(tls).expect("json");
+    assert_eq!(wire["alternatives"][0], tls.alternatives[0].as_str());
+    let dmarc = expected
+        .iter()
+        .find(|r| r.purpose == Purpose::Dmarc)
+        .unwrap();
+    assert!(
+        serde_json::to_value(dmarc)
+            .unwrap()
+            .get("alternatives")
+            .is_none()
+    );
+
+    // The mailto-only record as planned: published.
+    let server = start(vec![publish(Zone::new("rpt.test"), &expected)]).await;
+    let resolver = server.resolver().expect("resolver");
+    let states = compare(&resolver, &expected).await;
+    assert_eq!(
+        of(&states, Purpose::TlsRpt)[0].already_published,
+        Some(true)
+    );
+    // The record naming both addresses: published too.
+    server
+        .set_txt("_smtp._tls.rpt.test", &tls.alternatives[0])
+        .expect("edit");
+    let states = compare(&resolver, &expected).await;
+    let rpt = of(&states, Purpose::TlsRpt);
+    assert_eq!(rpt.len(), 1);
+    assert_eq!(rpt[0].already_published, Some(true));
+    assert_eq!(rpt[0].status, Status::Verified);
+    // Another address: to replace.
+    server
+        .set_txt(
+            "_smtp._tls.rpt.test",
+            "v=TLSRPTv1; rua=https://elsewhere.test/r",
+        )
+        .expect("edit");
+    let states = compare(&resolver, &expected).await;
+    assert_eq!(of(&states, Purpose::TlsRpt)[0].action, Action::Replace);
 }

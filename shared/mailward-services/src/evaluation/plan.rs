@@ -33,6 +33,13 @@ pub fn plan_context(
         live_spf,
         // TLS-RPT reports go to the domain's own report address, like DMARC aggregates.
         tls_rpt_rua: Some(monitoring.clone()),
+        // Or over HTTPS (RFC 8460 §3): the domain's upload address, offered beside mailto: when
+        // the service is served over HTTPS (the plan drops an http:// one).
+        tls_rpt_https: Some(format!(
+            "{}/tlsrpt/{}",
+            app.config.base_url.trim_end_matches('/'),
+            domain.id.simple()
+        )),
         monitoring_email: monitoring,
         report_domain: app.config.report_domain.clone(),
         hosted_zone: app.config.hosted_zone.clone(),
