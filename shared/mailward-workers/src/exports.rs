@@ -141,6 +141,19 @@ async fn contents(app: &AppState, caller: &Caller) -> Result<Vec<(String, Vec<u8
     )
     .await?;
     json.push(("custom_sources", json_of(own)?));
+    // Connections as their routes show them: never a credential.
+    json.push((
+        "dns_connections",
+        json_of(
+            mailward_services::dns_connections::list(app, caller)
+                .await?
+                .data,
+        )?,
+    ));
+    json.push((
+        "mailbox_connections",
+        json_of(mailward_services::mailboxes::list(app, caller).await?.data)?,
+    ));
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for (name, value) in json {
         let bytes = serde_json::to_vec_pretty(&value).map_err(ServiceError::internal)?;

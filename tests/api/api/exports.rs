@@ -57,6 +57,11 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
             "/sources",
             json!({"name": "Our relay", "sending_domains": ["relay.export.example"]}),
         ),
+        (
+            "/mailbox-connections",
+            json!({"name": "Reports box", "provider": "imap", "host": "imap.export.example",
+                   "user": "dmarc@export.example", "auth": {"type": "password", "password": "export-secret-pw"}}),
+        ),
     ];
     for (path, body) in posts {
         let (status, answer) = call_as(&app, Method::POST, path, &token, Some(body)).await;
@@ -144,6 +149,15 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
     let own = json_file(&files, "custom_sources.json");
     assert_eq!(own, api("/sources?origin=CUSTOM").await);
     assert_eq!(own[0]["name"], "Our relay");
+    assert_eq!(json_file(&files, "dns_connections.json"), json!([]));
+    // The connection as its route shows it (its status moves with its polls), never its password.
+    let boxes = json_file(&files, "mailbox_connections.json");
+    assert_eq!(
+        boxes[0]["id"],
+        api("/mailbox-connections").await["data"][0]["id"]
+    );
+    assert_eq!(boxes[0]["user"], "dmarc@export.example");
+    assert!(!boxes.to_string().contains("export-secret-pw"));
     assert_eq!(
         json_file(&files, "invitations.json"),
         api("/invitations").await
