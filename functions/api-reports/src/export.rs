@@ -73,8 +73,10 @@ const COLUMNS: &str = "Columns of `data=daily`: date, domain, volume, compliant 
 failing (failed, not forwarded), forwarded, dmarc_pass, spf_aligned_pass, dkim_aligned_pass, \
 quarantined, rejected. Columns of `data=sources`: date, domain, source_ip, header_from, \
 envelope_from, dkim_signers (space-separated `domain/selector`), volume, dmarc_pass, \
-spf_aligned_pass, dkim_aligned_pass, forwarded, quarantined, rejected. CSV has a header line and \
-CRLF line ends; cells a spreadsheet would run as a formula (starting with =, +, -, @) are \
+spf_aligned_pass, dkim_aligned_pass, forwarded, quarantined, rejected, then who owns the \
+source (an extension; empty in CSV and null in JSON when unknown): ptr (forward-confirmed \
+reverse DNS), asn, as_name, country_code (IP data: IPinfo Lite, CC BY-SA 4.0). CSV has a header \
+line and CRLF line ends; cells a spreadsheet would run as a formula (starting with =, +, -, @) are \
 prefixed with '. JSON is an array of objects with the same names. The body streams one domain \
 at a time (`Content-Disposition: attachment` with a file name).";
 

@@ -5,6 +5,7 @@
 pub mod billing_pages;
 pub mod dns_server;
 pub mod imap;
+pub mod ipdata;
 pub mod smtp;
 pub mod uploads;
 

@@ -366,6 +366,12 @@ enum Command {
         #[arg(long, requires = "imap")]
         imap_ca: Option<PathBuf>,
     },
+    /// The IP ownership data (IPinfo Lite, CC BY-SA 4.0, with parsedmarc's reverse-DNS map)
+    /// that says who owns each sending address.
+    Ipdata {
+        #[command(subcommand)]
+        action: IpdataCommand,
+    },
     /// Start signing MCP access tokens with a new ES256 key. The previous key stays in the JWKS
     /// and keeps verifying until the tokens it signed expired (15 minutes).
     OauthRotateKey,
@@ -385,6 +391,23 @@ enum Command {
         #[arg(long)]
         close: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum IpdataCommand {
+    /// Install an IPinfo Lite MMDB file (e.g. a newer `ipinfo_lite.mmdb` from ipinfo.io) into
+    /// the data directory's object storage, where the service reads it.
+    Update {
+        /// The MMDB file.
+        file: PathBuf,
+        /// parsedmarc's `base_reverse_dns_map.csv` to install with it (the one installed
+        /// before stays otherwise).
+        #[arg(long)]
+        map: Option<PathBuf>,
+    },
+    /// Download the files pinned by this version (parsedmarc 11.1.0's package on PyPI, checked
+    /// against its SHA-256), keep the package under `<data-dir>/ipdata-cache/`, and install them.
+    Fetch,
 }
 
 /// Parses `--dns-concurrency` with the resolver's own rule, so the message names the range.
@@ -468,6 +491,7 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Sweep { due_only }) => sweep(settings, due_only).await,
         Some(Command::Reconcile) => reconcile(settings).await,
         Some(Command::Retention) => retention(settings).await,
+        Some(Command::Ipdata { action }) => ipdata(settings, action).await,
         Some(Command::Openapi { write }) => openapi(write),
         Some(Command::Token {
             email,
@@ -759,6 +783,37 @@ async fn import_imap(
         eprintln!();
     }
     tally.summary("messages", read);
+    Ok(())
+}
+
+async fn ipdata(settings: Settings, action: IpdataCommand) -> anyhow::Result<()> {
+    let (mmdb, map) = match action {
+        IpdataCommand::Update { file, map } => (
+            std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?,
+            map.map(|m| {
+                std::fs::read_to_string(&m).with_context(|| format!("reading {}", m.display()))
+            })
+            .transpose()?,
+        ),
+        IpdataCommand::Fetch => {
+            let files =
+                mailward_local_stack::ipdata::fetch(&settings.data_dir.join("ipdata-cache"))
+                    .await?;
+            (files.mmdb, Some(files.map))
+        }
+    };
+    let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
+    let assembled = assemble(&settings, clock, settings.listen)?;
+    let installed = mailward_services::ipdata::install(&assembled.state, mmdb, map)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let built = time::OffsetDateTime::from_unix_timestamp(i64::try_from(installed.built_at)?)
+        .map(|t| t.date().to_string())
+        .unwrap_or_default();
+    println!(
+        "Installed the IP data built on {built} ({} reverse-DNS services named). IP address data: IPinfo Lite (CC BY-SA 4.0, https://ipinfo.io).",
+        installed.services
+    );
     Ok(())
 }
 

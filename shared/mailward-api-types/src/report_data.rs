@@ -28,7 +28,7 @@ pub struct VolumeFigures {
     pub compliant: u64,
     /// Failed DMARC, not forwarded.
     pub failing: u64,
-    /// Overridden by receivers as forwarded.
+    /// Forwarded: overridden by receivers as forwarded, or failing from a forwarder's network.
     pub forwarded: u64,
     /// Receivers quarantined or rejected.
     pub quarantined: u64,
@@ -116,6 +116,8 @@ pub struct SenderReportData {
     pub failing: u64,
     /// Source IP addresses of the period (at most 50).
     pub source_ips: Vec<String>,
+    /// Who owns the sender's addresses (an extension; those its sender keeps).
+    pub source_networks: Vec<crate::senders::SourceNetworkView>,
 }
 
 /// `GET /report-data/domains/{id}/senders`.

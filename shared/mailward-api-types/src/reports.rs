@@ -37,7 +37,10 @@ pub struct Totals {
     /// Failed DMARC from a source that also sent DMARC-passing mail for the domain in the
     /// window: a known sender misconfigured for part of its mail.
     pub non_compliant: u64,
-    /// Overridden by the receiver as forwarded (forwarded, trusted_forwarder, mailing_list).
+    /// Forwarded: overridden by the receiver as forwarded (forwarded, trusted_forwarder,
+    /// mailing_list, or local_policy with an ARC pass), or failing DMARC from a forwarder's
+    /// network (a forward-only service; a mailbox provider that also forwards, with a DKIM
+    /// signature that survived). Each message counted once.
     pub forwarded: u64,
     /// Failed DMARC from a source never seen passing in the window: unidentified or spoofing.
     pub unknown: u64,
@@ -169,6 +172,9 @@ pub struct SenderEntry {
     pub dkim_signers: Vec<String>,
     /// Last day seen (YYYY-MM-DD).
     pub last_seen: String,
+    /// Who owns the address (an extension), when its sender keeps it (a sender keeps 50
+    /// addresses); null otherwise.
+    pub network: Option<crate::senders::SourceNetworkView>,
 }
 
 /// `GET /domains/{id}/reports/senders`.

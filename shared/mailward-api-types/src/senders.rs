@@ -7,6 +7,43 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// Who owns a sending address (an extension beyond SPEC §2.6): its forward-confirmed
+/// reverse-DNS name and the service that name's base domain belongs to, the autonomous system
+/// (number, name, owner's domain) and the country of its network. IP data: IPinfo Lite (CC
+/// BY-SA 4.0, ipinfo.io); reverse-DNS services: parsedmarc's map. Each field is null when
+/// unknown (an address no network data covers, or a deployment without the IP data).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SourceNetworkView {
+    pub ip: String,
+    pub ptr: Option<String>,
+    /// e.g. `Amazon SES`.
+    pub ptr_service: Option<String>,
+    /// e.g. 15169.
+    pub asn: Option<u32>,
+    /// e.g. `Google LLC`.
+    pub as_name: Option<String>,
+    /// e.g. `google.com`.
+    pub as_domain: Option<String>,
+    /// ISO 3166-1 alpha-2, e.g. `US`.
+    pub country_code: Option<String>,
+    pub country: Option<String>,
+}
+
+impl From<&mailward_domain::senders::SourceNetwork> for SourceNetworkView {
+    fn from(n: &mailward_domain::senders::SourceNetwork) -> Self {
+        Self {
+            ip: n.ip.clone(),
+            ptr: n.ptr.clone(),
+            ptr_service: n.ptr_service.clone(),
+            asn: n.asn,
+            as_name: n.as_name.clone(),
+            as_domain: n.as_domain.clone(),
+            country_code: n.country_code.clone(),
+            country: n.country.clone(),
+        }
+    }
+}
+
 /// SPEC §2.6 `totals`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SenderTotalsView {
@@ -15,7 +52,9 @@ pub struct SenderTotalsView {
     /// Failing messages of a recognised or confirmed sender (what enforcement would stop and
     /// someone wants delivered).
     pub non_compliant: u64,
-    /// Messages the receiver overrode as forwarded, or sent through a forward-only service.
+    /// Messages the receiver overrode as forwarded, or that failed DMARC from a forwarder's
+    /// network (a forward-only service; a mailbox provider that also forwards, with a DKIM
+    /// signature that survived the hop).
     pub forwarded: u64,
     /// Failing messages of a sender nobody recognised, and messages without an evaluation.
     pub unknown: u64,
@@ -52,6 +91,8 @@ pub struct DomainSourceView {
     pub totals: SenderTotalsView,
     /// Source IP addresses seen (at most 50; beyond the SPEC).
     pub source_ips: Vec<String>,
+    /// Who owns each of `source_ips` (beyond the SPEC).
+    pub source_networks: Vec<SourceNetworkView>,
     /// Whether a person chose to stop counting it against SPF (beyond the SPEC).
     pub ignore_spf: bool,
     /// Whether a person chose to stop counting it against DKIM (beyond the SPEC).
@@ -81,6 +122,11 @@ impl DomainSourceView {
                 unknown: source.totals.unknown,
             },
             source_ips: source.ips.clone(),
+            source_networks: source
+                .networks
+                .iter()
+                .map(SourceNetworkView::from)
+                .collect(),
             ignore_spf: source.ignore_spf,
             ignore_dkim: source.ignore_dkim,
         }

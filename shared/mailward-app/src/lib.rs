@@ -21,6 +21,7 @@ pub mod caller;
 pub mod config;
 pub mod error;
 pub mod html;
+pub mod ipdata;
 pub mod job;
 pub mod jobs;
 pub mod metrics;

@@ -52,6 +52,8 @@ pub struct App {
     sweep_dns_lane: OnceLock<tokio::sync::Semaphore>,
     /// The RDAP client, the bootstrap registry read and the lookups' in-flight bound.
     rdap: crate::outbound::rdap::Rdap,
+    /// The IP ownership data this process holds (see `ipdata`).
+    ip_data: crate::ipdata::Cache,
 }
 
 impl AppState {
@@ -85,6 +87,7 @@ impl AppState {
             outbound: OnceLock::new(),
             sweep_dns_lane: OnceLock::new(),
             rdap: crate::outbound::rdap::Rdap::default(),
+            ip_data: crate::ipdata::Cache::default(),
         }))
     }
 
@@ -167,6 +170,11 @@ impl AppState {
         self.0
             .sweep_dns_lane
             .get_or_init(|| tokio::sync::Semaphore::new(self.config.sweep_dns_in_flight.max(1)))
+    }
+
+    /// The IP ownership data, when object storage holds it (see `ipdata`).
+    pub async fn ip_data(&self) -> Option<Arc<mailward_ipdata::IpData>> {
+        self.0.ip_data.get(self.0.objects.as_deref()).await
     }
 
     /// What the registrar lookups keep in this process (see `outbound::rdap`).

@@ -119,6 +119,31 @@ pub struct SourceDay {
 }
 
 impl SourceDay {
+    /// The row's forwarded messages once its source's network is known to relay mail for
+    /// others (RFC 9990 dropped the `forwarded` override type, so forwarding is derived):
+    /// - a forward-only service (an MX forwarder): every message failing DMARC;
+    /// - a mailbox provider that also forwards: the messages failing DMARC when the row carries
+    ///   a DKIM signature that verified (the original signature survived the hop while SPF
+    ///   failed on the forwarder's address); without one, its failures may be the customer's
+    ///   own misconfigured mail and stay failures.
+    ///
+    /// What the receiver itself overrode as forwarded counts too; each message once (the
+    /// larger of the two, never their sum).
+    pub fn forwarded_through(&self, relay: crate::sources::ForwardingType) -> u64 {
+        use crate::sources::ForwardingType;
+        let failing = self.volume - self.dmarc_pass.min(self.volume);
+        let derived = match relay {
+            ForwardingType::ForwarderOnly => failing,
+            ForwardingType::Forwarder
+                if !self.dkim_passing.is_empty() && self.spf_aligned_pass < self.volume =>
+            {
+                failing
+            }
+            ForwardingType::Forwarder | ForwardingType::NotForwarder => 0,
+        };
+        self.forwarded.max(derived).min(self.volume)
+    }
+
     /// How this row's messages split (SPEC §2.12): forwarded mail is forwarded whatever its
     /// result, then undetermined; of the rest, the DMARC passes are compliant and the failures
     /// are non-compliant when `source_passes` (the source sent DMARC-passing mail for the
@@ -269,6 +294,40 @@ pub fn day_string(day: time::Date) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn forwarding_is_derived_from_the_network_once_per_message() {
+        use crate::sources::ForwardingType::{Forwarder, ForwarderOnly, NotForwarder};
+        let row = |forwarded: u64, signed: bool| SourceDay {
+            volume: 10,
+            dmarc_pass: 2,
+            spf_aligned_pass: 0,
+            forwarded,
+            dkim_passing: if signed {
+                vec!["esp.example/k1".into()]
+            } else {
+                Vec::new()
+            },
+            ..SourceDay::default()
+        };
+        assert_eq!(row(0, false).forwarded_through(ForwarderOnly), 8);
+        assert_eq!(row(0, true).forwarded_through(Forwarder), 8);
+        assert_eq!(
+            row(0, false).forwarded_through(Forwarder),
+            0,
+            "no surviving signature"
+        );
+        assert_eq!(row(3, false).forwarded_through(NotForwarder), 3);
+        // The receiver's own count and the derived one are not added up.
+        assert_eq!(row(9, true).forwarded_through(Forwarder), 9);
+        assert_eq!(row(5, true).forwarded_through(Forwarder), 8);
+        let split = SourceDay {
+            forwarded: 8,
+            ..row(0, true)
+        }
+        .split(false);
+        assert_eq!((split.compliant, split.forwarded, split.unknown), (2, 8, 0));
+    }
     use super::*;
 
     #[test]

@@ -112,6 +112,10 @@ pub struct DomainSource {
     /// Source IPs seen (at most [`MAX_IPS_KEPT`]).
     #[serde(default)]
     pub ips: Vec<String>,
+    /// Who owns each of `ips` (its network's autonomous system and country, its reverse-DNS
+    /// name), as far as the IP data and reverse DNS say.
+    #[serde(default)]
+    pub networks: Vec<SourceNetwork>,
     /// Stop counting the sender against SPF (a person's choice on its confirm_source task).
     #[serde(default)]
     pub ignore_spf: bool,
@@ -122,6 +126,42 @@ pub struct DomainSource {
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+/// Who owns one sending address: its forward-confirmed reverse-DNS name, and the network's
+/// autonomous system and country from the IP data (IPinfo Lite), each absent when unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceNetwork {
+    pub ip: String,
+    /// The forward-confirmed reverse-DNS name.
+    #[serde(default)]
+    pub ptr: Option<String>,
+    /// The service the name's base domain belongs to (parsedmarc's map), e.g. `Amazon SES`.
+    #[serde(default)]
+    pub ptr_service: Option<String>,
+    #[serde(default)]
+    pub asn: Option<u32>,
+    #[serde(default)]
+    pub as_name: Option<String>,
+    /// The network owner's domain.
+    #[serde(default)]
+    pub as_domain: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    #[serde(default)]
+    pub country_code: Option<String>,
+    #[serde(default)]
+    pub country: Option<String>,
+}
+
+impl SourceNetwork {
+    /// `AS15169 Google LLC` (or the number alone), when the AS is known.
+    pub fn as_label(&self) -> Option<String> {
+        let asn = self.asn?;
+        Some(match &self.as_name {
+            Some(name) => format!("AS{asn} {name}"),
+            None => format!("AS{asn}"),
+        })
+    }
 }
 
 /// Source IPs a sender keeps (the figures count every IP).
@@ -206,6 +246,22 @@ fn by_selector<'c>(catalogue: &'c Catalogue, selector: &str) -> Option<&'c Sourc
     });
     let first = matching.next()?;
     matching.next().is_none().then_some(first)
+}
+
+/// Whether a source address is in the network of a service that forwards mail (the
+/// catalogue's `FORWARDER` and `FORWARDER_ONLY` sources), known by its forward-confirmed
+/// reverse-DNS name or, failing that, by the domain of its autonomous system's owner.
+pub fn relay_of(
+    ptr: Option<&str>,
+    as_domain: Option<&str>,
+    catalogue: &Catalogue,
+) -> Option<ForwardingType> {
+    [ptr, as_domain]
+        .into_iter()
+        .flatten()
+        .find_map(|name| by_domain(catalogue, name, true))
+        .map(|s| s.forwarding_type)
+        .filter(|t| *t != ForwardingType::NotForwarder)
 }
 
 /// Identifies the sender of `row`, mail of `policy_domain`, whose source IP has the

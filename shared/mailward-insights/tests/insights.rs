@@ -121,6 +121,7 @@ fn sender(name: &str, ips: &[&str], status: ConfirmationStatus, known: bool) -> 
         recent: Default::default(),
         recent_to: None,
         ips: ips.iter().map(|ip| (*ip).to_owned()).collect(),
+        networks: Vec::new(),
         ignore_spf: false,
         ignore_dkim: false,
         created_at: OffsetDateTime::UNIX_EPOCH,

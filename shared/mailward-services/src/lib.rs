@@ -22,6 +22,7 @@ pub mod exports;
 pub mod groups;
 pub mod header_analysis;
 pub mod invitations;
+pub mod ipdata;
 pub mod mailboxes;
 pub mod members;
 pub mod organizations;

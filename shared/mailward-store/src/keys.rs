@@ -46,6 +46,7 @@
 //! | activity log entry | `ORG#<org>` | `ACTIVITY#<unix ms>#<id>` | |
 //! | activity log reference (id → entry) | `ORG#<org>` | `ACTIVITYREF#<id>` | |
 //! | imported report | `ORG#<org>` | `REPORT#<domain>#<kind>#<identity key>` | |
+//! | source addresses of a domain in forwarders' networks (address → forwarding type) | `ORG#<org>` | `REPFWD#<domain>` | |
 //! | report rows of a day (chunks of per-source rows) | `ORG#<org>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
 //! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
 //! | a domain's total of one report day | `ORG#<org>` | `REPTOTAL#<domain>#<yyyy-mm-dd>` | |
@@ -523,6 +524,12 @@ pub fn report_days_between(domain: Uuid, from: &str, to: &str) -> (String, Strin
         format!("REPDAY#{domain}#{from}#"),
         format!("REPDAY#{domain}#{to}#~"),
     )
+}
+
+/// Sort key of the forwarding networks among a domain's source addresses (written by sender
+/// identification, read with the rows).
+pub fn forwarders_sk(domain: Uuid) -> String {
+    format!("REPFWD#{domain}")
 }
 
 /// Partition of reports no organization watches (counted per day, for the operator).

@@ -5,9 +5,11 @@
 
 use super::{decode, encode, keys, row_chunks};
 use mailward_domain::reports::{DayTotal, ReportKind, SourceDay, StoredReport};
+use mailward_domain::sources::ForwardingType;
 use mailward_domain::store::{
     Condition, Item, ItemStore, Query, SortKey, StoreError, WriteOp, query_all,
 };
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// Rows per stored chunk (keeps items far below DynamoDB's 400 KB).
@@ -121,8 +123,71 @@ pub async fn list(
     .collect()
 }
 
-/// A domain's rows from day `from` to `to` (inclusive), with their day.
+/// Most forwarding addresses kept per domain (the item stays far below 400 KB).
+pub const MAX_FORWARDERS: usize = 5_000;
+
+/// The domain's source addresses in forwarders' networks, as identification last found them.
+pub async fn forwarders(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+) -> Result<BTreeMap<String, ForwardingType>, StoreError> {
+    store
+        .get(&keys::org_pk(org), &keys::forwarders_sk(domain), false)
+        .await?
+        .map(|i| decode(&i))
+        .transpose()
+        .map(Option::unwrap_or_default)
+}
+
+/// The write of the domain's forwarding addresses (at most [`MAX_FORWARDERS`]); `None` when
+/// they are what is stored.
+pub fn forwarders_op(
+    org: Uuid,
+    domain: Uuid,
+    found: &BTreeMap<String, ForwardingType>,
+    stored: &BTreeMap<String, ForwardingType>,
+) -> Result<Option<WriteOp>, StoreError> {
+    let kept: BTreeMap<&String, &ForwardingType> = found.iter().take(MAX_FORWARDERS).collect();
+    let same = kept.len() == stored.len() && kept.iter().all(|(ip, t)| stored.get(*ip) == Some(*t));
+    if same {
+        return Ok(None);
+    }
+    Ok(Some(WriteOp::Put {
+        item: Item::new(
+            keys::org_pk(org),
+            keys::forwarders_sk(domain),
+            encode(&kept)?,
+        ),
+        condition: Condition::None,
+    }))
+}
+
+/// A domain's rows from day `from` to `to` (inclusive), with their day. A row from a
+/// forwarder's network carries its derived forwarded count (`SourceDay::forwarded_through`),
+/// so every reader counts forwarding alike.
 pub async fn rows_between(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    from: time::Date,
+    to: time::Date,
+) -> Result<Vec<(String, SourceDay)>, StoreError> {
+    let mut out = rows_as_reported(store, org, domain, from, to).await?;
+    let relays = forwarders(store, org, domain).await?;
+    if !relays.is_empty() {
+        for (_, row) in &mut out {
+            if let Some(relay) = relays.get(&row.source_ip) {
+                row.forwarded = row.forwarded_through(*relay);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// [`rows_between`] as the reports gave them, without derived forwarding (what sender
+/// identification derives it from).
+pub async fn rows_as_reported(
     store: &dyn ItemStore,
     org: Uuid,
     domain: Uuid,

@@ -83,6 +83,20 @@ macro_rules! every_page {
     }};
 }
 
+/// The organization's DNS and mailbox connections as their routes show them: never a
+/// credential.
+async fn connections(
+    app: &AppState,
+    caller: &Caller,
+) -> Result<Vec<(&'static str, Value)>, ServiceError> {
+    let dns = mailward_services::dns_connections::list(app, caller).await?;
+    let mailboxes = mailward_services::mailboxes::list(app, caller).await?;
+    Ok(vec![
+        ("dns_connections", json_of(dns.data)?),
+        ("mailbox_connections", json_of(mailboxes.data)?),
+    ])
+}
+
 /// What the archive holds: file names and bytes.
 async fn contents(app: &AppState, caller: &Caller) -> Result<Vec<(String, Vec<u8>)>, ServiceError> {
     use mailward_services::{
@@ -141,19 +155,7 @@ async fn contents(app: &AppState, caller: &Caller) -> Result<Vec<(String, Vec<u8
     )
     .await?;
     json.push(("custom_sources", json_of(own)?));
-    // Connections as their routes show them: never a credential.
-    json.push((
-        "dns_connections",
-        json_of(
-            mailward_services::dns_connections::list(app, caller)
-                .await?
-                .data,
-        )?,
-    ));
-    json.push((
-        "mailbox_connections",
-        json_of(mailward_services::mailboxes::list(app, caller).await?.data)?,
-    ));
+    json.extend(connections(app, caller).await?);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for (name, value) in json {
         let bytes = serde_json::to_vec_pretty(&value).map_err(ServiceError::internal)?;

@@ -10,14 +10,16 @@ use mailward_domain::candidates::CandidateEvidence;
 use mailward_domain::dns::{RecordData, RecordType};
 use mailward_domain::reports::{DayTotal, SourceDay};
 use mailward_domain::senders::{
-    ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, identify,
-    own_selectors,
+    ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, SourceNetwork,
+    identify, own_selectors, registrable_part, relay_of,
 };
 use mailward_domain::sources::Catalogue;
+use mailward_domain::sources::ForwardingType;
+use mailward_ipdata::Owner;
 use mailward_services::error::ServiceError;
 use mailward_services::reports::senders::{live_spf, reconcile_tasks};
 use mailward_services::state::AppState;
-use mailward_store::reports::{day_string, rows_between};
+use mailward_store::reports::{day_string, rows_as_reported};
 use mailward_store::senders as stored;
 use mailward_store::{Versioned, domains};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -130,9 +132,90 @@ struct Acc {
     last_spf_aligned: Option<String>,
     selectors: BTreeSet<String>,
     ips: BTreeSet<String>,
+    /// The autonomous system an unidentified sender was grouped by (`AS15169 Google LLC`).
+    network: Option<String>,
     forward_only: bool,
     /// Failing messages (not forwarded), split into totals once the sender's standing is known.
     failing: u64,
+    /// Who owns the kept addresses.
+    networks: Vec<SourceNetwork>,
+}
+
+/// Who owns each address's network, from the IP data (none without it): lookups in memory.
+async fn owners(app: &AppState, ips: &BTreeSet<String>) -> HashMap<String, Owner> {
+    let Some(data) = app.ip_data().await else {
+        return HashMap::new();
+    };
+    ips.iter()
+        .filter_map(|ip| Some((ip.clone(), data.owner(ip.parse().ok()?)?)))
+        .collect()
+}
+
+/// What is known of the source addresses: forward-confirmed reverse-DNS names and network
+/// owners, by address.
+#[derive(Clone, Copy)]
+struct Addresses<'a> {
+    ptrs: &'a HashMap<String, String>,
+    owners: &'a HashMap<String, Owner>,
+}
+
+/// Forwarding derived from the network each address is in: applied to `rows`, and stored for
+/// every other reader (`rows_between` applies the same). Answers the forwarding addresses.
+async fn derive_forwarding(
+    app: &AppState,
+    (org, domain_id): (Uuid, Uuid),
+    (ips, Addresses { ptrs, owners }): (&BTreeSet<String>, Addresses<'_>),
+    catalogue: &Catalogue,
+    rows: &mut [(String, SourceDay)],
+) -> Result<BTreeMap<String, ForwardingType>, ServiceError> {
+    let relays: BTreeMap<String, ForwardingType> = ips
+        .iter()
+        .filter_map(|ip| {
+            let as_domain = owners.get(ip).and_then(|o| o.as_domain.as_deref());
+            relay_of(ptrs.get(ip).map(String::as_str), as_domain, catalogue)
+                .map(|r| (ip.clone(), r))
+        })
+        .collect();
+    for (_, row) in rows.iter_mut() {
+        if let Some(relay) = relays.get(&row.source_ip) {
+            row.forwarded = row.forwarded_through(*relay);
+        }
+    }
+    let store = app.store.as_ref();
+    let stored_relays = mailward_store::reports::forwarders(store, org, domain_id).await?;
+    if let Some(op) =
+        mailward_store::reports::forwarders_op(org, domain_id, &relays, &stored_relays)?
+    {
+        store.transact(vec![op]).await?;
+    }
+    Ok(relays)
+}
+
+/// The networks of the addresses a sender keeps.
+fn networks(
+    ips: &BTreeSet<String>,
+    Addresses { ptrs, owners }: Addresses<'_>,
+    data: Option<&mailward_ipdata::IpData>,
+) -> Vec<SourceNetwork> {
+    ips.iter()
+        .take(MAX_IPS_KEPT)
+        .map(|ip| {
+            let ptr = ptrs.get(ip).cloned();
+            let owner = owners.get(ip).cloned().unwrap_or_default();
+            SourceNetwork {
+                ip: ip.clone(),
+                ptr_service: ptr
+                    .as_deref()
+                    .and_then(|p| Some(data?.service(&registrable_part(p))?.name.clone())),
+                ptr,
+                asn: owner.asn,
+                as_name: owner.as_name,
+                as_domain: owner.as_domain,
+                country_code: owner.country_code,
+                country: owner.country,
+            }
+        })
+        .collect()
 }
 
 /// Rebuilds a domain's senders from its report rows and reconciles its sender tasks.
@@ -149,20 +232,36 @@ pub async fn identify_domain(
     let yesterday = today.previous_day().unwrap_or(today);
     // Everything the plan keeps (a window longer than any retention is clamped to it).
     let (from, _) = mailward_services::reports::window::org_window(app, org, 100 * 365).await?;
-    let rows = rows_between(store, org, domain_id, from, today).await?;
+    let mut rows = rows_as_reported(store, org, domain_id, from, today).await?;
     let ips = rows.iter().map(|(_, r)| r.source_ip.clone());
-    let ptrs = ptr_names(app, ips.filter(|ip| !ip.is_empty()).collect()).await;
+    let ips: BTreeSet<String> = ips.filter(|ip| !ip.is_empty()).collect();
+    let owners = owners(app, &ips).await;
+    let ptrs = ptr_names(app, ips.clone()).await;
     let catalogue = mailward_store::sources::load_for(store, org).await?;
+    let known = Addresses {
+        ptrs: &ptrs,
+        owners: &owners,
+    };
+    let relays =
+        derive_forwarding(app, (org, domain_id), (&ips, known), &catalogue, &mut rows).await?;
     let recent_days = Duration::days(mailward_services::reports::senders::RECENT_DAYS - 1);
     let recent = (day_string(yesterday - recent_days), day_string(yesterday));
     let mut candidates = BTreeMap::new();
-    let accs = accumulate(
-        (&rows, &ptrs),
+    let known = Addresses {
+        ptrs: &ptrs,
+        owners: &owners,
+    };
+    let mut accs = accumulate(
+        (&rows, known),
         &domain.value.url,
         &catalogue,
         &recent,
         &mut candidates,
     );
+    let ip_data = app.ip_data().await;
+    for acc in accs.values_mut() {
+        acc.networks = networks(&acc.ips, known, ip_data.as_deref());
+    }
     let existing: HashMap<Uuid, Versioned<DomainSource>> = stored::list(store, org, domain_id)
         .await?
         .into_iter()
@@ -187,6 +286,11 @@ pub async fn identify_domain(
         (e.org_id, e.domain_id) = (org, domain_id);
     }
     mailward_store::candidates::replace_for_domain(store, domain_id, &candidates).await?;
+    if !relays.is_empty() {
+        // An import adds its rows to the 14-day figures as reported; derived forwarding
+        // changes what they count.
+        mailward_services::reports::figures::refresh_figures(app, org, domain_id, None).await?;
+    }
     let live_spf = live_spf(app, &domain.value.url).await;
     reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
 }
@@ -312,7 +416,7 @@ fn note_candidate(
 /// Each sender's sums over the rows (`recent`: the first and last day of the recent window),
 /// and the evidence of candidates for the catalogue.
 fn accumulate(
-    (rows, ptrs): (&[(String, SourceDay)], &HashMap<String, String>),
+    (rows, Addresses { ptrs, owners }): (&[(String, SourceDay)], Addresses<'_>),
     domain: &str,
     catalogue: &Catalogue,
     recent: &(String, String),
@@ -321,16 +425,36 @@ fn accumulate(
     let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
     for (day, row) in rows {
         let ptr = ptrs.get(&row.source_ip).map(String::as_str);
-        let who = identify(row, ptr, domain, catalogue);
+        let mut who = identify(row, ptr, domain, catalogue);
         note_candidate(candidates, &who, (day, row, ptr), domain);
-        let acc = accs.entry(who.key).or_default();
+        // A sender known only by its address is grouped by its network's autonomous system.
+        let owner = owners.get(&row.source_ip);
+        let network = owner.and_then(|o| {
+            let asn = o.asn?;
+            Some((
+                asn,
+                SourceNetwork {
+                    asn: Some(asn),
+                    as_name: o.as_name.clone(),
+                    ..Default::default()
+                }
+                .as_label()?,
+            ))
+        });
+        if let (Some((asn, _)), true) = (&network, who.key.starts_with("ip:")) {
+            who.key = format!("as:{asn}");
+        }
+        let acc = accs.entry(who.key.clone()).or_default();
+        if who.key.starts_with("as:") {
+            acc.network = network.map(|(_, label)| label);
+        }
         acc.source_id = who.source_id;
         acc.forward_only = who.forward_only;
         if acc.sending_domain.is_none() {
             acc.sending_domain = who.sending_domain;
         }
         let forwarded = if who.forward_only {
-            row.volume - row.dmarc_pass.min(row.volume)
+            row.forwarded_through(ForwardingType::ForwarderOnly)
         } else {
             row.forwarded.min(row.volume)
         };
@@ -394,6 +518,7 @@ fn merged(
             recent: RecentFigures::default(),
             recent_to: None,
             ips: Vec::new(),
+            networks: Vec::new(),
             ignore_spf: false,
             ignore_dkim: false,
             created_at: now,
@@ -414,6 +539,7 @@ fn merged(
     next.source_name = source
         .map(|s| s.display_name.clone().unwrap_or_else(|| s.name.clone()))
         .or_else(|| acc.sending_domain.clone())
+        .or_else(|| acc.network.clone())
         .or_else(|| key.strip_prefix("ip:").map(str::to_owned));
     next.source_homepage = source.and_then(|s| s.homepage.clone());
     next.sending_domain = acc.sending_domain;
@@ -423,6 +549,7 @@ fn merged(
     next.totals = totals;
     next.recent = acc.recent;
     next.ips = acc.ips.into_iter().take(MAX_IPS_KEPT).collect();
+    next.networks = acc.networks;
     next
 }
 

@@ -199,3 +199,26 @@ pub async fn read(app: &TestApp, key: &str, id: &str) -> Value {
         .await
         .unwrap()
 }
+
+/// Imports `report` for the organization, as `mailward import` does.
+pub async fn import_for(app: &TestApp, owner: &mailward_api_tests::SignedUp, report: &[u8]) {
+    mailward_workers::ingest::ingest(
+        &app.stack.state,
+        report,
+        &for_org(owner),
+        &mailward_reports::Limits::default(),
+    )
+    .await
+    .unwrap();
+}
+
+/// Runs sender identification of a domain now (the job an import queues).
+pub async fn identify_now(app: &TestApp, owner: &mailward_api_tests::SignedUp, domain_id: &str) {
+    mailward_workers::identify::identify_domain(
+        &app.stack.state,
+        owner.org_id.parse().unwrap(),
+        domain_id.parse().unwrap(),
+    )
+    .await
+    .unwrap();
+}

@@ -101,6 +101,8 @@ impl Tool for ListDmarcSenders {
         "senders[].header_from",
         "senders[].envelope_from",
         "senders[].dkim_signers",
+        // A reverse-DNS name is whatever the address's owner wrote.
+        "senders[].network.ptr",
     ];
     type Input = SendersInput;
     type Output = SendersView;

@@ -207,6 +207,15 @@ pub async fn senders(
                 dkim_pass_pct: pct(s.dkim, s.volume),
                 forwarded: s.forwarded,
                 failing: s.affected,
+                source_networks: sender
+                    .map(|x| {
+                        x.networks
+                            .iter()
+                            .filter(|n| s.ips.contains(&n.ip))
+                            .map(Into::into)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 source_ips: s
                     .ips
                     .into_iter()

@@ -58,7 +58,7 @@ const DAILY_COLUMNS: [&str; 11] = [
     "rejected",
 ];
 
-const SOURCE_COLUMNS: [&str; 13] = [
+const SOURCE_COLUMNS: [&str; 17] = [
     "date",
     "domain",
     "source_ip",
@@ -72,6 +72,10 @@ const SOURCE_COLUMNS: [&str; 13] = [
     "forwarded",
     "quarantined",
     "rejected",
+    "ptr",
+    "asn",
+    "as_name",
+    "country_code",
 ];
 
 fn parse(params: &ExportParams) -> Result<(bool, i64, Dataset), ServiceError> {
@@ -139,7 +143,14 @@ fn daily_values(date: &str, domain: &str, t: &DayTotal) -> Vec<serde_json::Value
     ]
 }
 
-fn source_values(date: &str, domain: &str, r: &SourceDay) -> Vec<serde_json::Value> {
+fn source_values(
+    date: &str,
+    domain: &str,
+    r: &SourceDay,
+    network: Option<&mailward_domain::senders::SourceNetwork>,
+) -> Vec<serde_json::Value> {
+    // Unknown is null in JSON and an empty cell in CSV.
+    let text = |v: Option<&String>| v.cloned().map_or(serde_json::Value::Null, Into::into);
     vec![
         date.into(),
         domain.into(),
@@ -154,6 +165,12 @@ fn source_values(date: &str, domain: &str, r: &SourceDay) -> Vec<serde_json::Val
         r.forwarded.into(),
         r.quarantined.into(),
         r.rejected.into(),
+        text(network.and_then(|n| n.ptr.as_ref())),
+        network
+            .and_then(|n| n.asn)
+            .map_or(serde_json::Value::Null, Into::into),
+        text(network.and_then(|n| n.as_name.as_ref())),
+        text(network.and_then(|n| n.country_code.as_ref())),
     ]
 }
 
@@ -181,8 +198,9 @@ async fn domain_lines(
                     &b.1.header_from,
                 ))
             });
+            let networks = super::networks_of(app, org, domain.id).await?;
             rows.iter()
-                .map(|(day, r)| source_values(day, &domain.url, r))
+                .map(|(day, r)| source_values(day, &domain.url, r, networks.get(&r.source_ip)))
                 .collect()
         }
     })
@@ -202,6 +220,7 @@ fn render(
                 .iter()
                 .map(|v| match v {
                     serde_json::Value::String(s) => safe_cell(s),
+                    serde_json::Value::Null => String::new(),
                     other => other.to_string(),
                 })
                 .collect();

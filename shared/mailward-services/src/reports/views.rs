@@ -180,6 +180,7 @@ pub async fn senders(
     crate::access::load(app, caller, id).await?;
     let (from, to) = org_window(app, caller.org_id, days).await?;
     let rows = rows_between(app.store.as_ref(), caller.org_id, id, from, to).await?;
+    let networks = super::networks_of(app, caller.org_id, id).await?;
     let mut by_ip: BTreeMap<String, SenderSums> = BTreeMap::new();
     let mut total = 0;
     for (day, r) in &rows {
@@ -203,6 +204,7 @@ pub async fn senders(
     let mut entries: Vec<SenderEntry> = by_ip
         .into_iter()
         .map(|(ip, s)| SenderEntry {
+            network: networks.get(&ip).map(Into::into),
             source_ip: ip,
             volume: s.volume,
             share_pct: pct(s.volume, total),
