@@ -113,6 +113,16 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// The cost of the sender enrichment (who owns each address): loading the IP data and
+    /// looking up distinct addresses, beside the ingest figure it is compared with.
+    Ipdata {
+        /// Distinct addresses looked up.
+        #[arg(long, default_value_t = 1_000_000)]
+        lookups: usize,
+        /// Where the pinned parsedmarc package is kept (downloaded when missing).
+        #[arg(long, default_value = "target/ipdata-cache")]
+        cache: PathBuf,
+    },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
         /// Path to the function binary (e.g. target/release/api-public).
@@ -172,7 +182,36 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::IngestBig { records, gzip, dir } => ingest::big(records, gzip, dir).await,
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
+        Command::Ipdata { lookups, cache } => ipdata(lookups, &cache).await,
     }
+}
+
+async fn ipdata(lookups: usize, cache: &std::path::Path) -> anyhow::Result<()> {
+    let files = mailward_local_stack::ipdata::fetch(cache).await?;
+    let started = Instant::now();
+    let cpu = ingest::cpu_time();
+    let data = mailward_ipdata::IpData::new(files.mmdb, Some(&files.map))?;
+    let load = (started.elapsed(), ingest::cpu_time() - cpu);
+    // Distinct addresses spread over the IPv4 space (a multiplicative walk), as a report of
+    // many senders has them.
+    let started = Instant::now();
+    let cpu = ingest::cpu_time();
+    let mut known = 0usize;
+    for i in 0..lookups as u64 {
+        let ip = std::net::Ipv4Addr::from((i.wrapping_mul(2_654_435_761) % (1 << 32)) as u32);
+        known += usize::from(data.owner(ip.into()).is_some_and(|o| o.asn.is_some()));
+    }
+    let (wall, cpu) = (started.elapsed(), ingest::cpu_time() - cpu);
+    println!(
+        "ipdata: loaded in {:.2} s ({:.2} s CPU); {lookups} distinct addresses looked up in {:.3} s CPU ({:.0} per CPU second, {:.0} ns each; {known} with an AS); wall {:.3} s",
+        load.0.as_secs_f64(),
+        load.1.as_secs_f64(),
+        cpu.as_secs_f64(),
+        lookups as f64 / cpu.as_secs_f64().max(1e-9),
+        cpu.as_secs_f64() * 1e9 / lookups.max(1) as f64,
+        wall.as_secs_f64(),
+    );
+    Ok(())
 }
 
 async fn http(requests: usize, concurrency: usize) -> anyhow::Result<()> {
