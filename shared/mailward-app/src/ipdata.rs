@@ -31,6 +31,12 @@ struct Held {
 }
 
 impl Cache {
+    /// Forgets what is held: the next use reads object storage again (after an install by this
+    /// process; other processes see a new file within [`RECHECK`]).
+    pub async fn forget(&self) {
+        *self.held.lock().await = None;
+    }
+
     /// The data, loaded or refreshed from `objects` when due.
     pub async fn get(&self, objects: Option<&dyn ObjectStore>) -> Option<Arc<IpData>> {
         let objects = objects?;

@@ -177,6 +177,11 @@ impl AppState {
         self.0.ip_data.get(self.0.objects.as_deref()).await
     }
 
+    /// Drops the IP data this process holds, so the next use reads the stored files.
+    pub async fn forget_ip_data(&self) {
+        self.0.ip_data.forget().await;
+    }
+
     /// What the registrar lookups keep in this process (see `outbound::rdap`).
     pub fn rdap(&self) -> &crate::outbound::rdap::Rdap {
         &self.0.rdap

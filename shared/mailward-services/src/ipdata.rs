@@ -47,5 +47,6 @@ pub async fn install(
         .put(MMDB_KEY, bytes, "application/octet-stream")
         .await
         .map_err(ServiceError::unavailable)?;
+    app.forget_ip_data().await;
     Ok(installed)
 }

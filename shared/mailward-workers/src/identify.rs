@@ -332,9 +332,23 @@ fn next_senders(
         ops.push(stored::save_op(&next, previous.map(|p| p.version))?);
         all.push(next);
     }
-    // Senders whose rows aged out of retention stay (a person's decision is kept), quiet.
+    // Senders no row names any more: one a person decided on (confirmed, discarded, a check
+    // ignored) stays, quiet, so the decision is kept; an undecided one goes (its rows aged
+    // out, or its mail is now counted under another sender, as when an address's network
+    // became known and its mail joined the network's sender).
     for (id, old) in existing {
         if seen.contains(&id) {
+            continue;
+        }
+        let decided = old.value.confirmation_status != ConfirmationStatus::RequiresConfirmation
+            || old.value.ignore_spf
+            || old.value.ignore_dkim;
+        if !decided {
+            ops.push(mailward_domain::store::WriteOp::Delete {
+                pk: mailward_store::keys::org_pk(org),
+                sk: mailward_store::keys::sender_sk(domain_id, id),
+                condition: mailward_domain::store::Condition::Version(old.version),
+            });
             continue;
         }
         let mut next = old.value.clone();

@@ -75,15 +75,22 @@ async fn sending_addresses_are_enriched_with_their_network_and_grouped_by_it() {
         .unwrap();
     let addr = dns.addr().to_string();
     let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let owner = app.sign_up("admin@owners.example", "Owners").await;
+    let domain = add_domain(&app, &owner.key, DOMAIN).await;
+    let id = domain["id"].as_str().unwrap().to_owned();
+    crate::common::import_for(&app, &owner, &report(&app)).await;
+    // Without the IP data, each unidentified address is a sender of its own.
+    crate::common::identify_now(&app, &owner, &id).await;
+    let before = get(&app, &format!("/domains/{id}/sources"), &owner.key).await;
+    assert_eq!(before.as_array().unwrap().len(), 5, "{before}");
+    assert_eq!(before[0]["source_networks"][0]["asn"], Value::Null);
     let installed =
         mailward_services::ipdata::install(&app.stack.state, files.mmdb, Some(files.map))
             .await
             .unwrap();
     assert!(installed.services > 1000, "{installed:?}");
-    let owner = app.sign_up("admin@owners.example", "Owners").await;
-    let domain = add_domain(&app, &owner.key, DOMAIN).await;
-    let id = domain["id"].as_str().unwrap().to_owned();
-    crate::common::import_for(&app, &owner, &report(&app)).await;
+    // With it, the next identification groups them by network, and the senders they were
+    // (undecided) are gone rather than listed twice.
     crate::common::identify_now(&app, &owner, &id).await;
 
     // Unknown senders are grouped by autonomous system: both Google addresses are one sender.
