@@ -20,6 +20,20 @@ INVALID = "parameter_invalid_or_missing"
 # HTML pages carry neither code nor param.
 PAGE = (None, None)
 
+# The fields of a report mailbox connection that a schema cannot tie together.
+MAILBOX_FIELDS = {
+    (INVALID, param)
+    for param in (
+        "host",
+        "auth.type",
+        "auth.password",
+        "auth.mechanism",
+        "auth.token_url",
+        "auth.client_id",
+        "auth.refresh_token",
+    )
+}
+
 # operation -> status -> {(code, param)}: why the request is refused.
 DOCUMENTED = {
     # Secrets: only the emailed code or the signed token is right.
@@ -77,29 +91,10 @@ DOCUMENTED = {
     # token endpoint, client and refresh token; a mechanism is IMAP's); at most 10 per
     # organization. A poll is refused for a paused connection or refused credentials.
     "POST /mailbox-connections": {
-        400: {
-            (INVALID, "host"),
-            (INVALID, "auth.type"),
-            (INVALID, "auth.password"),
-            (INVALID, "auth.mechanism"),
-            (INVALID, "auth.token_url"),
-            (INVALID, "auth.client_id"),
-            (INVALID, "auth.refresh_token"),
-        },
+        400: MAILBOX_FIELDS,
         422: {("mailbox_connection_limit", None)},
     },
-    "POST /mailbox-connections/{id}": {
-        400: {
-            (INVALID, "move_to"),
-            (INVALID, "host"),
-            (INVALID, "auth.type"),
-            (INVALID, "auth.password"),
-            (INVALID, "auth.mechanism"),
-            (INVALID, "auth.token_url"),
-            (INVALID, "auth.client_id"),
-            (INVALID, "auth.refresh_token"),
-        }
-    },
+    "POST /mailbox-connections/{id}": {400: MAILBOX_FIELDS | {(INVALID, "move_to")}},
     "POST /mailbox-connections/{id}/poll": {422: {("mailbox_not_polled", None)}},
     # Ids that must name a group of the organization; SPF text; the account an email must have.
     "POST /domains": {400: {(INVALID, "group_id")}},
