@@ -8,6 +8,7 @@ pub mod data;
 pub mod export;
 pub mod failures;
 pub mod prospecting;
+pub mod requirements;
 pub mod sources;
 pub mod summary;
 pub mod tls;
@@ -23,4 +24,5 @@ pub fn routes() -> Routes {
         .merge(failures::routes())
         .merge(export::routes())
         .merge(prospecting::routes())
+        .merge(requirements::routes())
 }

@@ -292,4 +292,31 @@ pub struct HeaderAnalysis {
     pub alignment: HeaderAlignment,
     /// The live re-verification; null when `include_dns_validation` was false.
     pub dns_validation: Option<DnsValidation>,
+    /// What the headers show of the mailbox providers' sender requirements (an extension).
+    pub sender_checks: HeaderSenderChecks,
+}
+
+/// A sender-requirement check on one message's headers.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct HeaderCheckView {
+    /// pass, fail or unknown.
+    pub status: String,
+    pub detail: String,
+}
+
+/// The sender-requirement checks of a message (an extension beyond SPEC §4.8). When the From
+/// domain is one of the organization's domains, the verdicts (never the headers) are kept 30
+/// days as the evidence of `GET /domains/{id}/sender-requirements`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderSenderChecks {
+    /// RFC 8058: an https List-Unsubscribe URI, `List-Unsubscribe-Post: List-Unsubscribe=One-Click`,
+    /// and both fields in the `h=` of a DKIM signature that verifies.
+    pub one_click_unsubscribe: HeaderCheckView,
+    /// Whether the receiver accepted the message over TLS (its Received field: `with ESMTPS`
+    /// or a TLS version).
+    pub tls: HeaderCheckView,
+    /// The organization's domain the verdicts were kept for; null when the From domain is not
+    /// one of its domains (or the caller cannot see it).
+    pub kept_for_domain_id: Option<uuid::Uuid>,
 }

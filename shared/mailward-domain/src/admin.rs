@@ -198,6 +198,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "domain_source.updated",
         "A person confirmed, discarded or reset a sender of a domain.",
     ),
+    (
+        "domain.spam_rate_supplied",
+        "A person supplied (or cleared) a mailbox provider's spam rate for a domain.",
+    ),
     ("task.opened", "The service opened a task."),
     (
         "task.reopened",

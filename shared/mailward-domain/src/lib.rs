@@ -40,6 +40,7 @@ pub mod rate_limits;
 pub mod reports;
 pub mod scim;
 pub mod secrets;
+pub mod sender_requirements;
 pub mod senders;
 pub mod snapshots;
 pub mod sources;

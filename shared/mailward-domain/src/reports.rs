@@ -116,6 +116,13 @@ pub struct SourceDay {
     /// Messages the report gave no DMARC evaluation for (neither aligned result readable).
     #[serde(default)]
     pub undetermined: u64,
+    /// Messages whose envelope SPF passed for any domain, aligned or not (the report's
+    /// `auth_results`); `None` in rows stored before it was kept.
+    #[serde(default)]
+    pub spf_pass: Option<u64>,
+    /// Messages carrying a DKIM signature that verified for any domain; `None` likewise.
+    #[serde(default)]
+    pub dkim_pass: Option<u64>,
 }
 
 impl SourceDay {

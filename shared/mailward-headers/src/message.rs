@@ -57,6 +57,10 @@ pub struct Parsed {
     pub has_body: bool,
     /// Header fields read.
     pub header_count: usize,
+    /// The first List-Unsubscribe field (RFC 2369), unfolded.
+    pub list_unsubscribe: Option<String>,
+    /// The first List-Unsubscribe-Post field (RFC 8058), unfolded.
+    pub list_unsubscribe_post: Option<String>,
 }
 
 /// The input made CRLF, the parse, and the raw header fields (name, value) in order.
@@ -95,6 +99,15 @@ fn starts_with_header(crlf: &[u8]) -> bool {
     }
 }
 
+/// A field's value on one line, trimmed.
+fn unfold_value(raw: &str) -> String {
+    raw.split(['\r', '\n'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Reads a pasted message or header block.
 pub fn parse(raw: &str) -> Result<Input, HeaderError> {
     let trimmed = raw.trim_start_matches(['\r', '\n', ' ', '\t']);
@@ -118,6 +131,8 @@ pub fn parse(raw: &str) -> Result<Input, HeaderError> {
     let mut auth = Vec::new();
     let mut signatures = Vec::new();
     let mut arc_sets = 0u32;
+    let mut list_unsubscribe = None;
+    let mut list_unsubscribe_post = None;
     for (position, header) in headers.iter().enumerate() {
         let raw_value = String::from_utf8_lossy(
             crlf.get(header.offset_start as usize..header.offset_end as usize)
@@ -136,7 +151,18 @@ pub fn parse(raw: &str) -> Result<Input, HeaderError> {
                 let tags = signature_tags(&raw_value);
                 arc_sets = arc_sets.max(tags.instance.unwrap_or(0));
             }
-            _ => {}
+            name => {
+                let slot = match name.as_str() {
+                    n if n.eq_ignore_ascii_case("list-unsubscribe") => &mut list_unsubscribe,
+                    n if n.eq_ignore_ascii_case("list-unsubscribe-post") => {
+                        &mut list_unsubscribe_post
+                    }
+                    _ => continue,
+                };
+                if slot.is_none() {
+                    *slot = Some(unfold_value(&raw_value));
+                }
+            }
         }
     }
     let received_by: Vec<(usize, Option<String>)> = received
@@ -194,6 +220,8 @@ pub fn parse(raw: &str) -> Result<Input, HeaderError> {
             arc_sets,
             has_body,
             header_count: headers.len(),
+            list_unsubscribe,
+            list_unsubscribe_post,
         },
         crlf,
     })

@@ -7,3 +7,4 @@ pub mod by_sender;
 pub mod figures;
 pub mod impact;
 pub mod recommend;
+pub mod requirements;

@@ -5,7 +5,7 @@
 use crate::Limits;
 use crate::aggregate::{
     self, AggregateError, AggregateReport, Aligned, Disposition, DkimResult, Header, OverrideKind,
-    Record, Word, XmlInput,
+    Record, SpfResult, Word, XmlInput,
 };
 use mailward_domain::reports::{DaySpread, SourceDay};
 use std::collections::BTreeMap;
@@ -223,6 +223,19 @@ impl RowFold {
         let spf = matches!(record.spf, Some(Word::Known(Aligned::Pass)));
         let evaluated = |w: &Option<Word<Aligned>>| matches!(w, Some(Word::Known(_)));
         let undetermined = !evaluated(&record.dkim) && !evaluated(&record.spf);
+        // Raw results, aligned or not: what a mailbox provider's "SPF passes" and "DKIM passes"
+        // requirements ask (the envelope's SPF, not the HELO identity's).
+        let spf_raw = record.spf_results.iter().any(|s| {
+            matches!(s.result, Some(Word::Known(SpfResult::Pass)))
+                && !s
+                    .scope
+                    .as_deref()
+                    .is_some_and(|c| c.eq_ignore_ascii_case("helo"))
+        });
+        let dkim_raw = record
+            .dkim_results
+            .iter()
+            .any(|d| matches!(d.result, Some(Word::Known(DkimResult::Pass))));
         for (day, count) in spread.split(record.count) {
             let row = by_day
                 .entry(day)
@@ -230,6 +243,8 @@ impl RowFold {
                 .row_of(hasher, record.source_ip, from_id, || SourceDay {
                     source_ip: record.source_ip.map(ip_text).unwrap_or_default(),
                     header_from: header_from.to_owned(),
+                    spf_pass: Some(0),
+                    dkim_pass: Some(0),
                     ..SourceDay::default()
                 });
             if row.envelope_from.is_none() {
@@ -265,6 +280,12 @@ impl RowFold {
             }
             if spf {
                 row.spf_aligned_pass += count;
+            }
+            if spf_raw && let Some(n) = &mut row.spf_pass {
+                *n += count;
+            }
+            if dkim_raw && let Some(n) = &mut row.dkim_pass {
+                *n += count;
             }
             match record.disposition {
                 Some(Word::Known(Disposition::Quarantine)) => row.quarantined += count,

@@ -20,7 +20,7 @@ use mail_auth::{
 };
 use mailward_api_types::tools::{
     ArcCheck, DmarcCheck, DnsValidation, HeaderAlignment, HeaderAnalysis, HeaderAnalyzeRequest,
-    HeaderVerdicts, SignatureCheck, SpfCheck,
+    HeaderSenderChecks, HeaderVerdicts, SignatureCheck, SpfCheck,
 };
 use mailward_dmarc::{
     Alignment, PolicyDiscovery, PolicyStatus, discover_policy, organizational_domain,
@@ -47,7 +47,7 @@ const MAX_KEYS: usize = 20;
 /// Analyzes pasted headers.
 pub async fn analyze(
     app: &AppState,
-    _caller: &Caller,
+    caller: &Caller,
     input: HeaderAnalyzeRequest,
 ) -> Result<HeaderAnalysis, ServiceError> {
     let chars = input.headers.chars().count();
@@ -69,12 +69,43 @@ pub async fn analyze(
     } else {
         None
     };
+    let sender_checks = sender_checks(app, caller, &parsed, dns_validation.as_ref()).await;
     Ok(HeaderAnalysis {
         message: parsed,
         verdicts,
         alignment,
         dns_validation,
+        sender_checks,
     })
+}
+
+/// The sender-requirement checks of the message, kept for the organization's domain it is
+/// from (its From domain, or that name's organizational domain).
+async fn sender_checks(
+    app: &AppState,
+    caller: &Caller,
+    parsed: &Parsed,
+    validation: Option<&DnsValidation>,
+) -> HeaderSenderChecks {
+    use crate::sender_requirements::headers;
+    let mut checks = HeaderSenderChecks {
+        one_click_unsubscribe: headers::one_click(parsed, validation),
+        tls: headers::tls(spf_hop(parsed)),
+        kept_for_domain_id: None,
+    };
+    let Some(from) = parsed.from_domain.clone() else {
+        return checks;
+    };
+    let receiver = parsed.trusted_authserv_id.clone();
+    let mut kept = headers::keep(app, caller, &from, &checks, receiver.clone()).await;
+    if kept.is_none()
+        && let Ok(org) = organizational_domain(app.resolver.as_ref(), &from).await
+        && org != from
+    {
+        kept = headers::keep(app, caller, &org, &checks, receiver).await;
+    }
+    checks.kept_for_domain_id = kept;
+    checks
 }
 
 fn word(v: Verdict) -> String {

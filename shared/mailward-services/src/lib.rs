@@ -31,6 +31,7 @@ pub(crate) mod people;
 pub mod prospecting;
 pub mod reports;
 pub mod scim;
+pub mod sender_requirements;
 pub mod signup;
 pub mod sources;
 pub mod support;

@@ -93,6 +93,10 @@ pub async fn remove(
         snapshots::delete_ops_for_domain(store, domain.org_id, domain.id).await?;
     snapshot_deletes.extend(tasks::delete_ops_for_domain(store, domain.org_id, domain.id).await?);
     snapshot_deletes.push(onboarding::delete_op(domain.org_id, domain.id));
+    snapshot_deletes.push(crate::sender_requirements::delete_op(
+        domain.org_id,
+        domain.id,
+    ));
     let room = MAX_TRANSACTION_OPS.saturating_sub(first.len());
     let rest = snapshot_deletes.split_off(room.min(snapshot_deletes.len()));
     first.extend(snapshot_deletes);
@@ -141,6 +145,18 @@ pub async fn name_taken(store: &dyn ItemStore, org: Uuid, name: &str) -> Result<
         .get(&keys::org_pk(org), &keys::domain_name_sk(name), true)
         .await?
         .is_some())
+}
+
+/// The id of the organization's domain named `name`, if it watches it.
+pub async fn id_by_name(
+    store: &dyn ItemStore,
+    org: Uuid,
+    name: &str,
+) -> Result<Option<Uuid>, StoreError> {
+    Ok(store
+        .get(&keys::org_pk(org), &keys::domain_name_sk(name), false)
+        .await?
+        .and_then(|item| Uuid::from_slice(&item.data).ok()))
 }
 
 /// How many domains an organization holds (its name claims: small items, no decoding).

@@ -526,6 +526,12 @@ pub fn report_days_between(domain: Uuid, from: &str, to: &str) -> (String, Strin
     )
 }
 
+/// Sort key of what the organization keeps for a domain's sender requirements (header-analysis
+/// verdicts, supplied spam rates).
+pub fn sender_requirements_sk(domain: Uuid) -> String {
+    format!("SENDREQ#{domain}")
+}
+
 /// Sort key of the forwarding networks among a domain's source addresses (written by sender
 /// identification, read with the rows).
 pub fn forwarders_sk(domain: Uuid) -> String {

@@ -37,6 +37,7 @@ pub mod reports;
 pub mod retention;
 pub mod row_chunks;
 pub mod scim;
+pub mod sender_requirements;
 pub mod senders;
 pub mod signups;
 pub mod snapshots;

@@ -177,12 +177,64 @@ pub async fn rows_between(
     let relays = forwarders(store, org, domain).await?;
     if !relays.is_empty() {
         for (_, row) in &mut out {
-            if let Some(relay) = relays.get(&row.source_ip) {
-                row.forwarded = row.forwarded_through(*relay);
-            }
+            with_relay(&relays, row);
         }
     }
     Ok(out)
+}
+
+/// Sets a row's derived forwarded count when its source is in a forwarder's network.
+fn with_relay(relays: &BTreeMap<String, ForwardingType>, row: &mut SourceDay) {
+    if let Some(relay) = relays.get(&row.source_ip) {
+        row.forwarded = row.forwarded_through(*relay);
+    }
+}
+
+/// [`rows_between`] with the key of the report each row came from (`(day, report key, row)`):
+/// what a per-reporter view groups by.
+pub async fn rows_by_report_between(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    from: time::Date,
+    to: time::Date,
+) -> Result<Vec<(String, String, SourceDay)>, StoreError> {
+    let relays = forwarders(store, org, domain).await?;
+    let mut out = Vec::new();
+    for_each_chunk(store, org, domain, (from, to), |day, key, rows| {
+        out.extend(rows.into_iter().map(|mut row| {
+            with_relay(&relays, &mut row);
+            (day.to_owned(), key.to_owned(), row)
+        }));
+    })
+    .await?;
+    Ok(out)
+}
+
+/// Calls `each(day, report key, rows)` for every stored chunk of the domain's rows from day
+/// `from` to `to`.
+async fn for_each_chunk(
+    store: &dyn ItemStore,
+    org: Uuid,
+    domain: Uuid,
+    (from, to): (time::Date, time::Date),
+    mut each: impl FnMut(&str, &str, Vec<SourceDay>),
+) -> Result<(), StoreError> {
+    let (lo, hi) = keys::report_days_between(domain, &day_string(from), &day_string(to));
+    let mut query = Query::partition(keys::org_pk(org));
+    query.sort = SortKey::Between(lo, hi);
+    let prefix_len = keys::report_days_between(domain, "", "").0.len() - 1;
+    for item in query_all(store, query).await? {
+        let rest = item.sk.get(prefix_len..).unwrap_or_default();
+        let day = rest.get(..10).unwrap_or_default();
+        let key = rest
+            .get(11..)
+            .and_then(|k| k.rsplit_once('#'))
+            .map_or("", |(k, _)| k);
+        let rows = row_chunks::decode(&item.data, &format!("{}/{}", item.pk, item.sk))?;
+        each(day, key, rows);
+    }
+    Ok(())
 }
 
 /// [`rows_between`] as the reports gave them, without derived forwarding (what sender
@@ -194,20 +246,12 @@ pub async fn rows_as_reported(
     from: time::Date,
     to: time::Date,
 ) -> Result<Vec<(String, SourceDay)>, StoreError> {
-    let (lo, hi) = keys::report_days_between(domain, &day_string(from), &day_string(to));
-    let mut query = Query::partition(keys::org_pk(org));
-    query.sort = SortKey::Between(lo, hi);
-    let prefix_len = keys::report_days_between(domain, "", "").0.len() - 1;
     let mut out = Vec::new();
-    for item in query_all(store, query).await? {
-        let day = item
-            .sk
-            .get(prefix_len..prefix_len + 10)
-            .unwrap_or_default()
-            .to_owned();
-        let rows = row_chunks::decode(&item.data, &format!("{}/{}", item.pk, item.sk))?;
+    for_each_chunk(store, org, domain, (from, to), |day, _, rows| {
+        let day = day.to_owned();
         out.extend(rows.into_iter().map(|r| (day.clone(), r)));
-    }
+    })
+    .await?;
     Ok(out)
 }
 

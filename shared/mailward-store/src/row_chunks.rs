@@ -17,7 +17,8 @@
 //! string as it is met, and the table follows.
 //!
 //! Chunks written before this form (an array of rows, each an array or an object) stay
-//! readable.
+//! readable, and so do table rows without the two trailing raw pass counts (`spf_pass`,
+//! `dkim_pass`: read as unknown).
 
 use mailward_domain::reports::SourceDay;
 use mailward_domain::store::StoreError;
@@ -29,7 +30,7 @@ use std::collections::HashMap;
 /// A row with its strings as positions in the chunk's table: source IP, header-from,
 /// envelope-from, DKIM signers, passing DKIM signers, then the counts in `SourceDay`'s order
 /// (volume, dmarc_pass, spf_aligned_pass, dkim_aligned_pass, quarantined, rejected, forwarded,
-/// undetermined).
+/// undetermined); then, when known, the raw `spf_pass` and `dkim_pass` (see [`RowIn`]).
 type TableRow<S> = (
     S,
     u32,
@@ -50,7 +51,60 @@ type TableRow<S> = (
 #[derive(Deserialize)]
 struct TableChunkIn {
     strings: Vec<String>,
-    rows: Vec<TableRow<String>>,
+    rows: Vec<RowIn>,
+}
+
+/// A table row as read: the [`TableRow`] and the raw pass counts that follow it in rows
+/// written since they were kept (absent before: `None`).
+struct RowIn(TableRow<String>, Option<u64>, Option<u64>);
+
+impl<'de> Deserialize<'de> for RowIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RowIn;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a row of 13 to 15 elements")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RowIn, A::Error> {
+                use serde::de::Error as _;
+                macro_rules! next {
+                    ($i:expr) => {
+                        seq.next_element()?
+                            .ok_or_else(|| A::Error::invalid_length($i, &self))?
+                    };
+                }
+                let row: TableRow<String> = (
+                    next!(0),
+                    next!(1),
+                    next!(2),
+                    next!(3),
+                    next!(4),
+                    next!(5),
+                    next!(6),
+                    next!(7),
+                    next!(8),
+                    next!(9),
+                    next!(10),
+                    next!(11),
+                    next!(12),
+                );
+                let spf: Option<u64> = seq.next_element()?;
+                let dkim: Option<u64> = match spf {
+                    Some(_) => seq.next_element()?,
+                    None => None,
+                };
+                if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(16, &self));
+                }
+                Ok(RowIn(row, spf, dkim))
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
 }
 
 /// The distinct strings of a chunk, numbered in order of first use.
@@ -136,13 +190,16 @@ impl<'a> Serialize for RowOut<'_, 'a> {
             rejected,
             forwarded,
             undetermined,
+            spf_pass,
+            dkim_pass,
         } = self.row;
         let position = |text: &'a str| self.table.borrow_mut().position(text);
         let positions = |list: &'a [String]| PositionsOut {
             list,
             table: self.table,
         };
-        let mut t = s.serialize_tuple(13)?;
+        let raw = spf_pass.zip(*dkim_pass);
+        let mut t = s.serialize_tuple(if raw.is_some() { 15 } else { 13 })?;
         t.serialize_element(source_ip)?;
         t.serialize_element(&position(header_from))?;
         t.serialize_element(&envelope_from.as_deref().map(position))?;
@@ -159,6 +216,10 @@ impl<'a> Serialize for RowOut<'_, 'a> {
             undetermined,
         ] {
             t.serialize_element(count)?;
+        }
+        if let Some((spf, dkim)) = raw {
+            t.serialize_element(&spf)?;
+            t.serialize_element(&dkim)?;
         }
         t.end()
     }
@@ -201,7 +262,7 @@ pub fn decode(bytes: &[u8], what: &str) -> Result<Vec<SourceDay>, StoreError> {
         positions.into_iter().map(string).collect()
     };
     rows.into_iter()
-        .map(|row| {
+        .map(|RowIn(row, spf_pass, dkim_pass)| {
             let (
                 source_ip,
                 header_from,
@@ -231,6 +292,8 @@ pub fn decode(bytes: &[u8], what: &str) -> Result<Vec<SourceDay>, StoreError> {
                 rejected,
                 forwarded,
                 undetermined,
+                spf_pass: spf_pass.zip(dkim_pass).map(|(s, _)| s),
+                dkim_pass: spf_pass.zip(dkim_pass).map(|(_, d)| d),
             })
         })
         .collect()
@@ -255,6 +318,8 @@ mod tests {
             rejected: 6,
             forwarded: 5,
             undetermined: 4,
+            spf_pass: Some(3),
+            dkim_pass: Some(2),
         }
     }
 
@@ -283,8 +348,18 @@ mod tests {
     fn chunks_written_in_the_earlier_forms_stay_readable() {
         let objects = serde_json::to_vec(&vec![row()]).unwrap();
         assert_eq!(decode(&objects, "x").unwrap(), [row()]);
+        let old = SourceDay {
+            spf_pass: None,
+            dkim_pass: None,
+            ..row()
+        };
+        let objects = serde_json::to_vec(&vec![old.clone()]).unwrap();
+        assert_eq!(decode(&objects, "x").unwrap(), std::slice::from_ref(&old));
         let arrays = br#" [["192.0.2.1","example.com","bounce.example.com",["example.com/s1","esp.example/k\"1"],["example.com/s1"],11,10,9,8,7,6,5,4]]"#;
-        assert_eq!(decode(arrays, "x").unwrap(), [row()]);
+        assert_eq!(decode(arrays, "x").unwrap(), std::slice::from_ref(&old));
+        // A table row written before the raw pass counts were kept.
+        let table = br#"{"rows":[["192.0.2.1",0,1,[2,3],[2],11,10,9,8,7,6,5,4]],"strings":["example.com","bounce.example.com","example.com/s1","esp.example/k\"1"]}"#;
+        assert_eq!(decode(table, "x").unwrap(), [old]);
     }
 
     #[test]
@@ -294,6 +369,7 @@ mod tests {
             br#"{"strings":["a"],"rows":[["ip",0,7,[],[],1,1,1,1,1,1,1,1]]}"#,
             br#"{"strings":["a"],"rows":[["ip",0,null,[0,3],[],1,1,1,1,1,1,1,1]]}"#,
             br#"{"strings":["a"],"rows":[["ip",0]]}"#,
+            br#"{"strings":["a"],"rows":[["ip",0,null,[],[],1,1,1,1,1,1,1,1,1,1,1]]}"#,
             br#"{"strings":"#,
             b"",
         ] {

@@ -102,6 +102,9 @@ pub fn guidance(task_type: TaskType) -> &'static str {
         TaskType::UpdateTtl => "Lower the record's TTL to an hour.",
         TaskType::FixMxCertificate => "Install a valid certificate for the MX host's name.",
         TaskType::RenewVmcCertificate => "Renew the mark certificate and publish the new one.",
+        TaskType::MeetSenderRequirement => {
+            "Fix what GET /domains/{id}/sender-requirements shows failing, at the sender named in its evidence."
+        }
         _ => "Review the sender in the domain's report data.",
     }
 }

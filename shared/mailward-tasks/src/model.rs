@@ -49,11 +49,14 @@ pub enum TaskType {
     DkimSelectorNotImported,
     /// An opportunity: show the brand logo with BIMI.
     SetUpBimi,
+    /// A mailbox provider's sender requirement is not met (an extension beyond SPEC §2.3,
+    /// added as §9.6 allows): one task per requirement, naming the providers and their codes.
+    MeetSenderRequirement,
 }
 
 impl TaskType {
     /// Every type, in the order of SPEC §2.3.
-    pub const ALL: [TaskType; 20] = [
+    pub const ALL: [TaskType; 21] = [
         TaskType::CleanupSpfRecord,
         TaskType::ConfirmSource,
         TaskType::LockdownDomain,
@@ -74,6 +77,7 @@ impl TaskType {
         TaskType::RenewVmcCertificate,
         TaskType::DkimSelectorNotImported,
         TaskType::SetUpBimi,
+        TaskType::MeetSenderRequirement,
     ];
 
     /// The wire spelling.
@@ -99,6 +103,7 @@ impl TaskType {
             TaskType::RenewVmcCertificate => "renew_vmc_certificate",
             TaskType::DkimSelectorNotImported => "dkim_selector_not_imported",
             TaskType::SetUpBimi => "set_up_bimi",
+            TaskType::MeetSenderRequirement => "meet_sender_requirement",
         }
     }
 

@@ -541,5 +541,6 @@ pub fn title_of(task_type: TaskType) -> &'static str {
         TaskType::RenewVmcCertificate => "Renew the BIMI certificate",
         TaskType::DkimSelectorNotImported => "Import a DKIM selector",
         TaskType::SetUpBimi => "Show the logo with BIMI",
+        TaskType::MeetSenderRequirement => "Meet a mailbox provider's sender requirement",
     }
 }

@@ -8,6 +8,7 @@ use futures::StreamExt as _;
 pub use mailward_app::jobs::{IDENTIFY_SENDERS, IdentifySenders};
 use mailward_domain::candidates::CandidateEvidence;
 use mailward_domain::dns::{RecordData, RecordType};
+use mailward_domain::domain::Domain;
 use mailward_domain::reports::{DayTotal, SourceDay};
 use mailward_domain::senders::{
     ConfirmationStatus, DomainSource, MAX_IPS_KEPT, RecentFigures, SenderTotals, SourceNetwork,
@@ -292,7 +293,65 @@ pub async fn identify_domain(
         mailward_services::reports::figures::refresh_figures(app, org, domain_id, None).await?;
     }
     let live_spf = live_spf(app, &domain.value.url).await;
-    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await
+    reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await?;
+    let known = Addresses {
+        ptrs: &ptrs,
+        owners: &owners,
+    };
+    provider_figures(app, &domain.value, (known, &catalogue), &all, today).await
+}
+
+/// Each mailbox provider's figures over the sender-requirements window, from the rows of the
+/// reports it sent: the domain's own mail is what passes DMARC or comes from a sender that is
+/// confirmed, or recognised and not discarded.
+async fn provider_figures(
+    app: &AppState,
+    domain: &Domain,
+    (known, catalogue): (Addresses<'_>, &Catalogue),
+    senders: &[DomainSource],
+    today: Date,
+) -> Result<(), ServiceError> {
+    use mailward_services::sender_requirements as requirements;
+    let from = today - Duration::days(i64::from(requirements::WINDOW_DAYS) - 1);
+    let (by_key, counts) = requirements::providers_by_report(app, domain, from).await?;
+    let mut figures: BTreeMap<_, mailward_domain::sender_requirements::ProviderFigures> = counts
+        .into_iter()
+        .map(|(p, n)| {
+            (
+                p,
+                mailward_domain::sender_requirements::ProviderFigures {
+                    reports: n,
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    if !figures.is_empty() {
+        let standing: HashMap<&str, &DomainSource> =
+            senders.iter().map(|s| (s.key.as_str(), s)).collect();
+        let rows = mailward_store::reports::rows_by_report_between(
+            app.store.as_ref(),
+            domain.org_id,
+            domain.id,
+            from,
+            today,
+        )
+        .await?;
+        for (_, key, row) in &rows {
+            let Some(f) = by_key.get(key).and_then(|p| figures.get_mut(p)) else {
+                continue;
+            };
+            let (who, _) = sender_of(row, known, &domain.url, catalogue);
+            let own = row.dmarc_pass > 0
+                || standing.get(who.key.as_str()).is_some_and(|s| {
+                    s.confirmation_status == ConfirmationStatus::Confirmed
+                        || (s.source_id.is_some()
+                            && s.confirmation_status != ConfirmationStatus::Discarded)
+                });
+            requirements::add_row(f, row, own);
+        }
+    }
+    requirements::store_figures(app, domain, figures, known.ptrs, &day_string(today)).await
 }
 
 /// The senders as the rows leave them (`all`), and the writes of those that changed (`ops`).
@@ -429,6 +488,38 @@ fn note_candidate(
 
 /// Each sender's sums over the rows (`recent`: the first and last day of the recent window),
 /// and the evidence of candidates for the catalogue.
+/// Who sent a row: its identity, a sender known only by its address grouped by its network's
+/// autonomous system (with that network's label).
+fn sender_of(
+    row: &SourceDay,
+    Addresses { ptrs, owners }: Addresses<'_>,
+    domain: &str,
+    catalogue: &Catalogue,
+) -> (
+    mailward_domain::senders::SenderIdentity,
+    Option<(u32, String)>,
+) {
+    let ptr = ptrs.get(&row.source_ip).map(String::as_str);
+    let mut who = identify(row, ptr, domain, catalogue);
+    let owner = owners.get(&row.source_ip);
+    let network = owner.and_then(|o| {
+        let asn = o.asn?;
+        Some((
+            asn,
+            SourceNetwork {
+                asn: Some(asn),
+                as_name: o.as_name.clone(),
+                ..Default::default()
+            }
+            .as_label()?,
+        ))
+    });
+    if let (Some((asn, _)), true) = (&network, who.key.starts_with("ip:")) {
+        who.key = format!("as:{asn}");
+    }
+    (who, network)
+}
+
 fn accumulate(
     (rows, Addresses { ptrs, owners }): (&[(String, SourceDay)], Addresses<'_>),
     domain: &str,
@@ -439,25 +530,8 @@ fn accumulate(
     let mut accs: BTreeMap<String, Acc> = BTreeMap::new();
     for (day, row) in rows {
         let ptr = ptrs.get(&row.source_ip).map(String::as_str);
-        let mut who = identify(row, ptr, domain, catalogue);
+        let (who, network) = sender_of(row, Addresses { ptrs, owners }, domain, catalogue);
         note_candidate(candidates, &who, (day, row, ptr), domain);
-        // A sender known only by its address is grouped by its network's autonomous system.
-        let owner = owners.get(&row.source_ip);
-        let network = owner.and_then(|o| {
-            let asn = o.asn?;
-            Some((
-                asn,
-                SourceNetwork {
-                    asn: Some(asn),
-                    as_name: o.as_name.clone(),
-                    ..Default::default()
-                }
-                .as_label()?,
-            ))
-        });
-        if let (Some((asn, _)), true) = (&network, who.key.starts_with("ip:")) {
-            who.key = format!("as:{asn}");
-        }
         let acc = accs.entry(who.key.clone()).or_default();
         if who.key.starts_with("as:") {
             acc.network = network.map(|(_, label)| label);

@@ -1276,6 +1276,11 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ),
         (
             "POST",
+            "/domains/{id}/sender-requirements",
+            Some(json!({"provider": "gmail", "spam_rate_pct": 0.1})),
+        ),
+        (
+            "POST",
             "/webhook-endpoints",
             Some(json!({"url": "https://hooks.example/x"})),
         ),

@@ -42,6 +42,7 @@ mod report_trust;
 mod reports;
 mod retention;
 mod scim;
+mod sender_requirements;
 mod senders;
 mod signup;
 mod sso;

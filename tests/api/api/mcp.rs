@@ -118,6 +118,7 @@ async fn agents_list_and_call_tools_with_the_services_behind_the_rest_routes() {
         "dismiss_task",
         "get_dmarc_summary",
         "list_dmarc_senders",
+        "get_sender_requirements",
         "list_failure_reports",
         "list_groups",
         "create_group",
@@ -633,7 +634,7 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(main.len(), 45, "{main:?}");
+    assert_eq!(main.len(), 46, "{main:?}");
     for billing in ["get_subscription", "start_checkout", "start_billing_portal"] {
         assert!(main.contains(&billing), "{billing}");
     }

@@ -270,7 +270,7 @@ async fn every_tool_carries_annotations_true_to_what_it_does() {
     let tokens = crate::oauth::connect(&app, "hints@scopes.example", &s.org_id).await;
     let (_, list) = tools_list(&app, "/mcp", &access(&tokens)).await;
     let tools = list["result"]["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 45);
+    assert_eq!(tools.len(), 46);
     let of = |name: &str| -> Value {
         tools
             .iter()

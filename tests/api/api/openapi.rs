@@ -138,6 +138,8 @@ async fn the_document_describes_every_route_and_every_documented_route_is_served
         ("get", "/domains/{id}/reports/summary"),
         ("get", "/domains/{id}/reports/senders"),
         ("get", "/domains/{id}/sources"),
+        ("get", "/domains/{id}/sender-requirements"),
+        ("post", "/domains/{id}/sender-requirements"),
         ("get", "/domains/{id}/reports/enforcement-impact"),
         ("get", "/report-data/summary"),
         ("get", "/report-data/export"),

@@ -224,6 +224,7 @@ pub static TOOLS: &[ToolDef] = &[
     def::<tasks::DismissTask>(),
     def::<reports::GetDmarcSummary>(),
     def::<reports::ListDmarcSenders>(),
+    def::<reports::GetSenderRequirements>(),
     def::<reports::ListFailureReports>(),
     def::<groups::ListGroups>(),
     def::<groups::CreateGroup>(),

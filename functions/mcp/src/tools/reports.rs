@@ -6,7 +6,8 @@ use mailward_api_types::prospecting::{
     CreateProspectingReport as CreateProspectingRequest, ProspectingReport, ProspectingReportList,
 };
 use mailward_api_types::reports::{ReportSummary, SendersParams, SendersView, SummaryParams};
-use mailward_services::{prospecting, reports};
+use mailward_api_types::sender_requirements::SenderRequirementsView;
+use mailward_services::{prospecting, reports, sender_requirements};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -114,6 +115,39 @@ impl Tool for ListDmarcSenders {
             limit: a.limit,
         };
         Ok(reports::views::senders(&ctx.app, ctx.caller()?, id, &params).await?)
+    }
+}
+
+/// `get_sender_requirements`.
+pub struct GetSenderRequirements;
+
+/// The domain.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequirementsInput {
+    /// The domain: its id (UUID) or its name (e.g. example.com)
+    pub domain: String,
+}
+
+impl Tool for GetSenderRequirements {
+    const NAME: &'static str = "get_sender_requirements";
+    const DESCRIPTION: &'static str = "Gmail's, Yahoo's and Outlook.com's published sender requirements for the domain (SPF, DKIM, DMARC with alignment, reverse DNS, TLS, one-click unsubscribe, spam rate), each pass, fail or unknown with its evidence: live DNS, the aggregate reports that provider sent in the last 30 days (the domain's own mail only), the reverse DNS of its sending addresses, the organization's latest header analysis, and spam rates the organization supplied. Unknown means no evidence, never a guess. Failing ones carry the provider's rejection codes (e.g. 5.7.26, 5.7.515) and their meet_sender_requirement task.";
+    const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("dmarc_reports:read");
+    const TITLE: &'static str = "Get sender requirements";
+    const UNTRUSTED: &'static [&'static str] = &[
+        // Record texts, reverse-DNS names and header fields are whatever their owners wrote.
+        "providers[].requirements[].evidence[].detail",
+    ];
+    type Input = RequirementsInput;
+    type Output = SenderRequirementsView;
+
+    async fn call(
+        ctx: &Context,
+        a: RequirementsInput,
+    ) -> Result<SenderRequirementsView, ToolError> {
+        let id = ctx.domain_id(&a.domain).await?;
+        Ok(sender_requirements::get(&ctx.app, ctx.caller()?, id).await?)
     }
 }
 

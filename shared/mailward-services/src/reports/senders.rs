@@ -140,13 +140,26 @@ pub async fn reconcile_tasks(
     sources: &[DomainSource],
     live_spf: Option<&Option<String>>,
 ) -> Result<(), ServiceError> {
+    reconcile_findings(app, domain, |current, now| {
+        sender_findings(current, sources, live_spf, now.date())
+    })
+    .await
+}
+
+/// Reconciles the domain's tasks of the types `make` judges with its findings (made from the
+/// domain as read, retried when a concurrent evaluation changed it).
+pub(crate) async fn reconcile_findings(
+    app: &AppState,
+    domain: &Domain,
+    make: impl Fn(&Domain, OffsetDateTime) -> mailward_tasks::Findings,
+) -> Result<(), ServiceError> {
     let store = app.store.as_ref();
     for _ in 0..5 {
         let now = app.clock.now();
         let Some(current) = domains::get(store, domain.org_id, domain.id).await? else {
             return Ok(());
         };
-        let findings = sender_findings(&current.value, sources, live_spf, now.date());
+        let findings = make(&current.value, now);
         let existing =
             mailward_store::tasks::list_for_domain(store, domain.org_id, domain.id).await?;
         let writes = crate::tasks::writes::sweep_writes(
@@ -181,7 +194,7 @@ pub async fn reconcile_tasks(
         }
     }
     Err(ServiceError::conflict(
-        "the domain kept changing while its sender tasks were reconciled",
+        "the domain kept changing while its tasks were reconciled",
     ))
 }
 
