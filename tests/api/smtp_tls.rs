@@ -12,7 +12,7 @@ pub struct SmtpTlsServer {
     /// The CA certificate (PEM file) that signs its certificates.
     pub ca_path: PathBuf,
     ca: Arc<mailward_testkit::TestCa>,
-    config: Arc<Mutex<Arc<rustls::ServerConfig>>>,
+    config: Arc<Mutex<(Arc<rustls::ServerConfig>, Vec<u8>)>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -22,18 +22,24 @@ impl Drop for SmtpTlsServer {
     }
 }
 
+/// A server configuration presenting a certificate for `name` expiring at `not_after`, signed
+/// by `issuer` (self-signed without one), with the certificate's DER.
 fn server_config(
-    issuer: &rcgen::Issuer<'static, rcgen::KeyPair>,
+    issuer: Option<&rcgen::Issuer<'static, rcgen::KeyPair>>,
     name: &str,
     not_after: time::OffsetDateTime,
-) -> Arc<rustls::ServerConfig> {
+) -> (Arc<rustls::ServerConfig>, Vec<u8>) {
     let key = rcgen::KeyPair::generate().expect("key");
     let mut params = rcgen::CertificateParams::new(vec![name.to_owned()]).expect("params");
     params.not_before = time::OffsetDateTime::now_utc() - time::Duration::days(400);
     params.not_after = not_after;
-    let cert = params.signed_by(&key, issuer).expect("leaf");
+    let cert = match issuer {
+        Some(issuer) => params.signed_by(&key, issuer).expect("leaf"),
+        None => params.self_signed(&key).expect("self-signed"),
+    };
+    let der = cert.der().to_vec();
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    Arc::new(
+    let config = Arc::new(
         rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("protocols")
@@ -43,7 +49,8 @@ fn server_config(
                 rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
             )
             .expect("config"),
-    )
+    );
+    (config, der)
 }
 
 impl SmtpTlsServer {
@@ -52,7 +59,11 @@ impl SmtpTlsServer {
         let ca = Arc::new(mailward_testkit::TestCa::new("Mailward SMTP Test CA"));
         let ca_path = dir.join(format!("smtp-ca-{}.pem", uuid::Uuid::new_v4()));
         std::fs::write(&ca_path, ca.cert().pem()).expect("write ca");
-        let config = Arc::new(Mutex::new(server_config(ca.issuer(), name, not_after)));
+        let config = Arc::new(Mutex::new(server_config(
+            Some(ca.issuer()),
+            name,
+            not_after,
+        )));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -60,7 +71,7 @@ impl SmtpTlsServer {
         let shared = Arc::clone(&config);
         let task = tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
-                let config = shared.lock().expect("config").clone();
+                let config = shared.lock().expect("config").0.clone();
                 tokio::spawn(async move {
                     let _ = session(tcp, config).await;
                 });
@@ -77,7 +88,19 @@ impl SmtpTlsServer {
 
     /// Serves a new certificate for `name` expiring at `not_after` from the next connection.
     pub fn set_certificate(&self, name: &str, not_after: time::OffsetDateTime) {
-        *self.config.lock().expect("config") = server_config(self.ca.issuer(), name, not_after);
+        *self.config.lock().expect("config") =
+            server_config(Some(self.ca.issuer()), name, not_after);
+    }
+
+    /// Serves a self-signed certificate for `name` (no authority vouches for it: only DANE can)
+    /// from the next connection.
+    pub fn set_self_signed(&self, name: &str, not_after: time::OffsetDateTime) {
+        *self.config.lock().expect("config") = server_config(None, name, not_after);
+    }
+
+    /// The DER of the certificate served now.
+    pub fn certificate_der(&self) -> Vec<u8> {
+        self.config.lock().expect("config").1.clone()
     }
 }
 

@@ -30,7 +30,10 @@ the live lookup failed: the action is then a static hint), `required`, `status` 
 it counts in the DNS buckets (`dns`, and `api_key_dns` for API keys). All of its DNS work \
 shares one 8-second deadline, so it answers within a client's 10 s even when the domain's DNS \
 times out; lookups that ran out of time read as failed (`already_published` null), never as \
-absent.",
+absent. When Mailward hosts no MTA-STS policy for the domain, none is published at \
+`_mta-sts`, and DANE (TLSA at `_25._tcp.<mx>` in a DNSSEC-signed zone, RFC 7672) does not \
+protect every MX host, `warnings` holds `inbound_tls_unprotected` naming both ways and each \
+host's TLSA name (an extension beyond SPEC).",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = DnsRecordsResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_dns_records(

@@ -88,8 +88,17 @@ NS) with independent lookups run concurrently. The response is camelCase: `statu
 `nameservers`, and one object per dimension with `score` (0 or the negative points taken off), \
 `status` (verdict), `info`, `errors`, `warnings` (codes) and a `state` object. Verdicts are \
 `pass`, `warn`, `fail`, `in progress` (DMARC below full reject, MTA-STS in testing), `info` \
-(MTA-STS or TLS-RPT absent) or `error` (DKIM when the probe catalogue was unavailable). When the \
+(MTA-STS, TLS-RPT or DANE absent) or `error` (DKIM when the probe catalogue was unavailable). When the \
 audit cannot run at all, `status` is `error` and only `summary` is present.\n\n\
+**DANE (an extension beyond SPEC).** A `dane` object (not in `summary`, never scored) reads the \
+TLSA records at `_25._tcp.<mx>` of the first five MX hosts (RFC 7672): `hosts[]` with each host's \
+records (`3 1 1 <hex>`), how many are `usable` (DANE-TA or DANE-EE, well formed) and whether the \
+zone holding them is DNSSEC-signed (`dnssecSigned`, from a DNSKEY at the zone apex; null when \
+unknown), and `dnssecSigned` for the domain's own zone. Codes: `dane_not_configured` (verdict \
+`info`), `dane_certificate_not_checked` (this audit does not connect to port 25; a monitored \
+domain's MX TLS probe matches the records against the presented certificates), `dane_partial`, \
+`dane_no_usable_record`, `dane_zone_unsigned`, `tlsa_pkix_usage`, `tlsa_unknown_parameter`, \
+`tlsa_bad_digest_length`, `tlsa_bad_full_data`, `dns_lookup_failed`.\n\n\
 Results are cached ten minutes per domain; `refresh=true` bypasses the cache for a caller with \
 credentials (an API key or a session) and is ignored for an anonymous one, which is served from \
 the cache. `email` captures a \
@@ -97,7 +106,7 @@ lead (with the `X-Visitor-Journey-Id` header when it is a UUID) and is echoed in
 `store_scan=true` saves the result, without the email, for `GET /tools/activation-scan` (24 h). \
 Counts in the `dns` bucket (and `api_key_dns` with an API key).\n\n\
 **Overall score.** 100 minus the points taken off in the scored dimensions, each capped at its \
-weight. Only mx, spf, dkim, dmarc and bimi are scored; MTA-STS and TLS-RPT never are.\n\n\
+weight. Only mx, spf, dkim, dmarc and bimi are scored; MTA-STS, TLS-RPT and DANE never are.\n\n\
 | dimension | weight |\n|---|---|\n",
     );
     for w in WEIGHTS {

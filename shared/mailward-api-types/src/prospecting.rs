@@ -205,7 +205,7 @@ pub struct ReportCover {
 /// One check of one domain.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Finding {
-    /// mx, spf, dkim, dmarc, bimi, mta_sts or tls_rpt.
+    /// mx, spf, dkim, dmarc, bimi, mta_sts, tls_rpt or dane (DANE for SMTP, RFC 7672: shown when published, or when MTA-STS does not enforce encryption; an extension).
     pub dimension: String,
     pub status: FindingStatus,
     /// One line in the report's language.

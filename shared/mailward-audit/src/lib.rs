@@ -2,13 +2,13 @@
 //!
 //! [`audit`] inspects one domain's mail authentication through the [`DnsResolver`] port (and the
 //! [`PolicyFetcher`] port for the MTA-STS policy) and returns an [`AuditResult`]: one object per
-//! dimension (mx, spf, dkim, dmarc, bimi, mtaSts, tlsRpt) with `score`, `status`, `info`,
+//! dimension (mx, spf, dkim, dmarc, bimi, mtaSts, tlsRpt, and dane beyond SPEC) with `score`, `status`, `info`,
 //! `errors`, `warnings` and a `state` object, plus `nameservers`, parked-domain detection and a
 //! `summary` with the overall 0-100 score. No HTTP: the service wires the route, the cache, the
 //! lead capture and the outbound-safe HTTPS client.
 //!
 //! Modules: one per dimension ([`mx`], [`spf`], [`dkim`], [`dmarc`], [`bimi`], [`mta_sts`],
-//! [`tls_rpt`]), [`verdict`] (verdict rules), [`score`] (weights and deductions, as data),
+//! [`tls_rpt`], [`dane`]), [`verdict`] (verdict rules), [`score`] (weights and deductions, as data),
 //! [`parked`] (the parked rule). Each dimension module's docs list its codes.
 //!
 //! # Failures are never "missing"
@@ -33,6 +33,7 @@
 //! lookups (`examples/audit_latency.rs` measures it).
 
 pub mod bimi;
+pub mod dane;
 pub mod dkim;
 pub mod dmarc;
 pub mod fetch;
@@ -48,6 +49,7 @@ pub mod tls_rpt;
 pub mod verdict;
 
 pub use bimi::BimiResult;
+pub use dane::DaneResult;
 pub use dkim::DkimResult;
 pub use dmarc::{DmarcResult, MonitoringState, PolicyState};
 pub use fetch::{FetchError, PolicyFetcher};
@@ -176,6 +178,10 @@ pub struct AuditResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(nullable = false))]
     pub tls_rpt: Option<TlsRptResult>,
+    /// DANE for SMTP (an extension beyond SPEC §2.12, informational: never scored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub dane: Option<DaneResult>,
 }
 
 impl AuditResult {
@@ -227,7 +233,19 @@ fn error_result(input: &AuditInput, code: &str) -> AuditResult {
         bimi: None,
         mta_sts: None,
         tls_rpt: None,
+        dane: None,
     }
+}
+
+/// The exchanges of the MX answer (null MX left out); `None` when the lookup failed.
+fn mx_exchanges(raw: &mx::MxRaw) -> Option<Vec<String>> {
+    raw.records().map(|records| {
+        records
+            .into_iter()
+            .filter(|h| !h.is_root())
+            .map(|h| h.exchange)
+            .collect()
+    })
 }
 
 /// Audits `input.domain`. Never panics; DNS failures become codes (see the crate docs).
@@ -249,21 +267,29 @@ pub async fn audit(
     let selectors =
         dkim::selectors_to_probe(input.dkim_selectors.as_deref(), &input.extra_selectors);
     let d = domain.as_str();
-    let ((ns, mx_raw, spf_audit, dkim_raw), (dmarc_raw, bimi_raw, sts_raw, tls_raw)) = join(
-        join4(
-            ns::gather(r, d),
-            mx::gather(r, d),
-            spf::gather(r, d),
-            dkim::gather(r, d, &selectors, &input.extra_selectors),
-        ),
-        join4(
-            dmarc::gather(r, d),
-            bimi::gather(r, d),
-            mta_sts::gather(r, fetcher, d),
-            tls_rpt::gather(r, d),
-        ),
-    )
-    .await;
+    // DANE reads the MX hosts' TLSA records as soon as the MX answer is in.
+    let mx_then_dane = async {
+        let raw = mx::gather(r, d).await;
+        let hosts = mx_exchanges(&raw).unwrap_or_default();
+        let dane = dane::gather(r, d, &hosts).await;
+        (raw, dane)
+    };
+    let ((ns, (mx_raw, dane_raw), spf_audit, dkim_raw), (dmarc_raw, bimi_raw, sts_raw, tls_raw)) =
+        join(
+            join4(
+                ns::gather(r, d),
+                mx_then_dane,
+                spf::gather(r, d),
+                dkim::gather(r, d, &selectors, &input.extra_selectors),
+            ),
+            join4(
+                dmarc::gather(r, d),
+                bimi::gather(r, d),
+                mta_sts::gather(r, fetcher, d),
+                tls_rpt::gather(r, d),
+            ),
+        )
+        .await;
 
     if ns == NsOutcome::NoSuchDomain {
         return error_result(input, "domain_not_found");
@@ -287,15 +313,10 @@ pub async fn audit(
     let dkim = dkim::assess(&dkim_raw, input.dkim_selectors.is_some());
     let dmarc = dmarc::assess(&dmarc_raw, input.hosted_dmarc_suffix.as_deref());
     let bimi = bimi::assess(&bimi_raw, dmarc::enforced(&dmarc));
-    let mx_hosts: Option<Vec<String>> = mx_raw.records().map(|records| {
-        records
-            .into_iter()
-            .filter(|h| !h.is_root())
-            .map(|h| h.exchange)
-            .collect()
-    });
+    let mx_hosts = mx_exchanges(&mx_raw);
     let mta_sts = mta_sts::assess(&sts_raw, mx_hosts.as_deref());
     let tls_rpt = tls_rpt::assess(&tls_raw);
+    let dane = dane::assess(&dane_raw);
 
     let spf_record: Option<Option<&str>> = if spf::has_no_record(&spf_audit) {
         Some(None)
@@ -347,5 +368,6 @@ pub async fn audit(
         bimi: Some(bimi),
         mta_sts: Some(mta_sts),
         tls_rpt: Some(tls_rpt),
+        dane: Some(dane),
     }
 }

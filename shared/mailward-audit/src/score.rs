@@ -30,6 +30,7 @@
 //! | bimi | 10 |
 //! | mtaSts | 0 (not scored) |
 //! | tlsRpt | 0 (not scored) |
+//! | dane | 0 (not scored) |
 //!
 //! # Deductions
 //!
@@ -99,11 +100,11 @@
 //! | bimi | `missing_certificate` | warning | 3 |
 //! | bimi | `logo_not_svg` | warning | 3 |
 //! | bimi | `dns_lookup_failed` | warning | 5 |
-//! | mtaSts, tlsRpt | every code | any | 0 |
+//! | mtaSts, tlsRpt, dane | every code | any | 0 |
 
 use serde::{Deserialize, Serialize};
 
-/// The seven audited dimensions, named as in the JSON.
+/// The audited dimensions, named as in the JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Dimension {
@@ -121,6 +122,8 @@ pub enum Dimension {
     MtaSts,
     /// TLS-RPT.
     TlsRpt,
+    /// DANE for SMTP (informational).
+    Dane,
 }
 
 impl Dimension {
@@ -134,6 +137,7 @@ impl Dimension {
             Dimension::Bimi => "bimi",
             Dimension::MtaSts => "mtaSts",
             Dimension::TlsRpt => "tlsRpt",
+            Dimension::Dane => "dane",
         }
     }
 }
@@ -530,7 +534,9 @@ pub fn markdown_table() -> String {
     for w in WEIGHTS {
         out.push_str(&format!("| {} | {} |\n", w.dimension.as_str(), w.points));
     }
-    out.push_str("| mtaSts | 0 (not scored) |\n| tlsRpt | 0 (not scored) |\n\n");
+    out.push_str(
+        "| mtaSts | 0 (not scored) |\n| tlsRpt | 0 (not scored) |\n| dane | 0 (not scored) |\n\n",
+    );
     out.push_str("| dimension | code | points | meaning |\n|---|---|---|---|\n");
     for d in DEDUCTIONS {
         out.push_str(&format!(

@@ -11,7 +11,7 @@
 //! | verdict | when |
 //! |---|---|
 //! | `in progress` | DMARC without errors whose policy is below full reject (`p=none`, `p=quarantine`, or `t=y`); MTA-STS without errors in `testing` mode |
-//! | `info` | MTA-STS or TLS-RPT not published (optional features) |
+//! | `info` | MTA-STS, TLS-RPT or DANE not published (optional features) |
 //! | `error` | DKIM when the selector probe catalogue was unavailable (we could not look properly) |
 //! | `warn` | a DNS lookup of the dimension failed (SERVFAIL, timeout, REFUSED, budget): code `dns_lookup_failed`, never "missing" |
 

@@ -56,6 +56,8 @@ pub(crate) fn hickory_type(record_type: RecordType) -> HickoryType {
         RecordType::Ns => HickoryType::NS,
         RecordType::Ptr => HickoryType::PTR,
         RecordType::Soa => HickoryType::SOA,
+        RecordType::Tlsa => HickoryType::TLSA,
+        RecordType::Dnskey => HickoryType::DNSKEY,
     }
 }
 
@@ -75,6 +77,24 @@ pub(crate) fn record_data(record: &Record) -> Option<RecordData> {
         RData::SOA(soa) => RecordData::Soa {
             mname: canonical_name(&soa.mname),
         },
+        RData::TLSA(tlsa) => RecordData::Tlsa {
+            usage: tlsa.cert_usage.into(),
+            selector: tlsa.selector.into(),
+            matching: tlsa.matching.into(),
+            data: tlsa.cert_data.clone(),
+        },
+        // A DNSKEY is parsed or opaque depending on hickory's DNSSEC feature (which another
+        // crate of the build may turn on): read its first two octets, the flags (RFC 4034 §2.1),
+        // from the wire form either way.
+        data if data.record_type() == HickoryType::DNSKEY => {
+            use hickory_resolver::proto::serialize::binary::BinEncodable as _;
+            match data.to_bytes().ok()?.as_slice() {
+                [a, b, ..] => RecordData::Dnskey {
+                    flags: u16::from_be_bytes([*a, *b]),
+                },
+                _ => return None,
+            }
+        }
         _ => return None,
     })
 }

@@ -26,6 +26,10 @@ pub enum RecordType {
     Ptr,
     /// Start of authority.
     Soa,
+    /// DANE TLSA (RFC 6698), at `_25._tcp.<mx host>` for SMTP (RFC 7672).
+    Tlsa,
+    /// A DNSSEC zone key (RFC 4034): its presence at a zone's apex says the zone is signed.
+    Dnskey,
 }
 
 /// One answer record's data.
@@ -47,6 +51,15 @@ pub enum RecordData {
     Ptr(String),
     /// The zone's primary name server (the rest of the SOA is not needed).
     Soa { mname: String },
+    /// A TLSA record's four fields (RFC 6698 §2.1), as published.
+    Tlsa {
+        usage: u8,
+        selector: u8,
+        matching: u8,
+        data: Vec<u8>,
+    },
+    /// A DNSKEY record's flags (the key itself is not needed).
+    Dnskey { flags: u16 },
 }
 
 impl RecordData {
@@ -55,6 +68,22 @@ impl RecordData {
         match self {
             RecordData::Txt(parts) => Some(String::from_utf8_lossy(&parts.concat()).into_owned()),
             _ => None,
+        }
+    }
+
+    /// The type of record this is.
+    pub fn record_type(&self) -> RecordType {
+        match self {
+            RecordData::A(_) => RecordType::A,
+            RecordData::Aaaa(_) => RecordType::Aaaa,
+            RecordData::Mx { .. } => RecordType::Mx,
+            RecordData::Txt(_) => RecordType::Txt,
+            RecordData::Cname(_) => RecordType::Cname,
+            RecordData::Ns(_) => RecordType::Ns,
+            RecordData::Ptr(_) => RecordType::Ptr,
+            RecordData::Soa { .. } => RecordType::Soa,
+            RecordData::Tlsa { .. } => RecordType::Tlsa,
+            RecordData::Dnskey { .. } => RecordType::Dnskey,
         }
     }
 

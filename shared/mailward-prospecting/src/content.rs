@@ -123,6 +123,19 @@ fn findings(lang: Language, audit: &AuditResult, include_bimi: bool) -> Vec<Find
     if let Some(rpt) = audit.tls_rpt.as_ref().filter(|_| !parked) {
         out.push(finding(lang, "tls_rpt", &rpt.assessment));
     }
+    // DANE: when published (its state is then news either way), or when MTA-STS does not
+    // enforce encryption either (DANE is the other way to).
+    let sts_enforces = audit
+        .mta_sts
+        .as_ref()
+        .is_some_and(|s| s.assessment.status == Verdict::Pass);
+    if let Some(dane) = audit
+        .dane
+        .as_ref()
+        .filter(|d| !parked && (d.hosts.iter().any(|h| !h.records.is_empty()) || !sts_enforces))
+    {
+        out.push(finding(lang, "dane", &dane.assessment));
+    }
     out.sort_by_key(|f| severity(f.status));
     out
 }

@@ -106,6 +106,7 @@ pub fn dimension_label(dimension: &str) -> &'static str {
         "bimi" => "BIMI",
         "mta_sts" => "MTA-STS",
         "tls_rpt" => "TLS-RPT",
+        "dane" => "DANE",
         _ => "DNS",
     }
 }
@@ -193,6 +194,18 @@ pub fn finding_title(lang: Language, dimension: &str, status: FindingStatus) -> 
             "The TLS-RPT record is broken",
             "L'enregistrement TLS-RPT est invalide",
         ),
+        ("dane", Pass) => (
+            "Mail servers are pinned with DANE",
+            "Les serveurs de messagerie sont épinglés avec DANE",
+        ),
+        ("dane", Warn) => (
+            "Mail servers are not pinned with DANE",
+            "Les serveurs de messagerie ne sont pas épinglés avec DANE",
+        ),
+        ("dane", Fail) => (
+            "The DANE records are unusable",
+            "Les enregistrements DANE sont inutilisables",
+        ),
         _ => ("DNS check", "Vérification DNS"),
     };
     pick(lang, en, fr)
@@ -228,6 +241,10 @@ pub fn why(lang: Language, dimension: &str) -> String {
         "tls_rpt" => (
             "TLS-RPT asks senders to report failed encrypted deliveries.",
             "TLS-RPT demande aux expéditeurs de signaler les livraisons chiffrées en échec.",
+        ),
+        "dane" => (
+            "DANE publishes the mail servers' certificates in DNSSEC-signed DNS, so sending servers that check it cannot be tricked into unencrypted delivery.",
+            "DANE publie les certificats des serveurs de messagerie dans un DNS signé par DNSSEC, pour que les serveurs expéditeurs qui le vérifient ne puissent pas être amenés à livrer sans chiffrement.",
         ),
         _ => ("", ""),
     };
@@ -344,6 +361,22 @@ pub fn code_sentence(lang: Language, code: &str) -> Option<String> {
         "tls_rpt_not_configured" => (
             "No TLS-RPT record is published.",
             "Aucun enregistrement TLS-RPT n'est publié.",
+        ),
+        "dane_not_configured" => (
+            "No mail server publishes a DANE TLSA record.",
+            "Aucun serveur de messagerie ne publie d'enregistrement DANE TLSA.",
+        ),
+        "dane_zone_unsigned" => (
+            "TLSA records are published in a zone without DNSSEC: senders ignore them.",
+            "Des enregistrements TLSA sont publiés dans une zone sans DNSSEC : les expéditeurs les ignorent.",
+        ),
+        "dane_no_usable_record" => (
+            "A mail server's TLSA records are all unusable for email.",
+            "Les enregistrements TLSA d'un serveur de messagerie sont tous inutilisables pour le courrier.",
+        ),
+        "dane_partial" => (
+            "Only some mail servers publish DANE records.",
+            "Seuls certains serveurs de messagerie publient des enregistrements DANE.",
         ),
         _ => return None,
     };

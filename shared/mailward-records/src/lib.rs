@@ -30,6 +30,7 @@
 //! vectors require).
 
 pub mod bimi;
+pub mod dane;
 pub mod dkim;
 pub mod mta_sts;
 pub mod mx;

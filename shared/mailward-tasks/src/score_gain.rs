@@ -15,6 +15,7 @@ fn dimension_findings(audit: &AuditResult, dimension: Dimension) -> Option<(Find
         Dimension::Bimi => &audit.bimi.as_ref()?.assessment,
         Dimension::MtaSts => &audit.mta_sts.as_ref()?.assessment,
         Dimension::TlsRpt => &audit.tls_rpt.as_ref()?.assessment,
+        Dimension::Dane => &audit.dane.as_ref()?.assessment,
     };
     Some((
         Findings {

@@ -11,6 +11,7 @@ mod bimi;
 mod candidates;
 mod common;
 mod conventions;
+mod dane;
 mod dns_connections;
 mod domains;
 mod exports;

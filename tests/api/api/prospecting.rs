@@ -27,7 +27,10 @@ async fn fixture() -> FixtureServer {
         .txt(
             "_dmarc",
             "v=DMARC1; p=reject; rua=mailto:dmarc@protected.test",
-        );
+        )
+        // DANE: a well-formed DANE-EE record in a zone with a key (issue 38 §4).
+        .dnskey("@")
+        .tlsa("_25._tcp.mx1", 3, 1, 1, &"11".repeat(32));
     // DMARC at p=none: monitored, not protected.
     let weak = Zone::new("weak.test")
         .ns("@", "ns1.weak.test.")
@@ -172,6 +175,9 @@ async fn previews_judge_the_domains_and_list_the_skipped_ones() {
         [("Google Workspace", "signed"), ("SendGrid", "missing")]
     );
     assert!(protected["dns_records"].is_null());
+    let dane = finding(protected, "dane").expect("DANE is published: reported");
+    assert_eq!(dane["status"], "pass", "{dane}");
+    assert_eq!(dane["title"], "Mail servers are pinned with DANE");
 
     let weak = domain(&report, "weak.test");
     assert_eq!(finding(weak, "dmarc").unwrap()["status"], "warn");
@@ -188,6 +194,14 @@ async fn previews_judge_the_domains_and_list_the_skipped_ones() {
     assert_eq!(bare["risk_word"], "Critical");
     assert_eq!(report["cover"]["overall_risk"], "critical");
     assert!(finding(bare, "bimi").is_some());
+    // Neither MTA-STS nor DANE: DANE is named as the other way to enforce encryption.
+    let dane = finding(bare, "dane").unwrap();
+    assert!(
+        dane["codes"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("dane_not_configured"))
+    );
     // Findings come most severe first.
     assert_eq!(bare["findings"][0]["status"], "fail");
 

@@ -78,6 +78,8 @@ pub(crate) fn port_type(record_type: HickoryType) -> Option<RecordType> {
         HickoryType::NS => RecordType::Ns,
         HickoryType::PTR => RecordType::Ptr,
         HickoryType::SOA => RecordType::Soa,
+        HickoryType::TLSA => RecordType::Tlsa,
+        HickoryType::DNSKEY => RecordType::Dnskey,
         _ => return None,
     })
 }

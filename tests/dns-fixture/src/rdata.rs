@@ -58,6 +58,8 @@ pub(crate) fn hickory_type(record_type: RecordType) -> HickoryType {
         RecordType::Ns => HickoryType::NS,
         RecordType::Ptr => HickoryType::PTR,
         RecordType::Soa => HickoryType::SOA,
+        RecordType::Tlsa => HickoryType::TLSA,
+        RecordType::Dnskey => HickoryType::DNSKEY,
     }
 }
 
@@ -79,7 +81,32 @@ pub(crate) fn to_rdata(data: &RecordData) -> Result<RData, FixtureError> {
             let rname = relative(&mname, "hostmaster")?;
             RData::SOA(SOA::new(mname, rname, 1, 3600, 600, 86400, 60))
         }
+        RecordData::Tlsa {
+            usage,
+            selector,
+            matching,
+            data,
+        } => RData::TLSA(hickory_server::proto::rr::rdata::TLSA::new(
+            (*usage).into(),
+            (*selector).into(),
+            (*matching).into(),
+            data.clone(),
+        )),
+        RecordData::Dnskey { flags } => dnskey(*flags),
     })
+}
+
+/// A DNSKEY record (served as opaque data: the fixture signs nothing) with `flags`, protocol 3,
+/// algorithm 15 (Ed25519) and a 32-byte key of zeros. Enough to mark a zone as signed for a
+/// reader that looks for the key.
+pub(crate) fn dnskey(flags: u16) -> RData {
+    let mut bytes = flags.to_be_bytes().to_vec();
+    bytes.extend([3, 15]);
+    bytes.extend([0u8; 32]);
+    RData::Unknown {
+        code: HickoryType::DNSKEY,
+        rdata: hickory_server::proto::rr::rdata::NULL::with(bytes),
+    }
 }
 
 /// TXT data; no strings at all cannot go on the wire (clients reject an empty RDATA), so it is

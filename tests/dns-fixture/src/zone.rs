@@ -172,6 +172,35 @@ impl Zone {
         self.push(name, data)
     }
 
+    /// Adds a TLSA record (RFC 6698): usage, selector, matching type and the data in hex.
+    pub fn tlsa(self, name: &str, usage: u8, selector: u8, matching: u8, hex: &str) -> Self {
+        let data = (0..hex.len())
+            .step_by(2)
+            .map(|i| {
+                hex.get(i..i + 2)
+                    .and_then(|b| u8::from_str_radix(b, 16).ok())
+                    .ok_or_else(|| FixtureError::Invalid(format!("TLSA data {hex:?}")))
+            })
+            .collect::<Result<Vec<u8>, _>>();
+        self.push(
+            name,
+            data.and_then(|data| {
+                to_rdata(&RecordData::Tlsa {
+                    usage,
+                    selector,
+                    matching,
+                    data,
+                })
+            }),
+        )
+    }
+
+    /// Adds a DNSKEY record (a zone key, flags 257) at `name`: marks the zone as signed for
+    /// readers that look for its key (nothing is signed).
+    pub fn dnskey(self, name: &str) -> Self {
+        self.push(name, Ok(crate::rdata::dnskey(257)))
+    }
+
     fn push(mut self, name: &str, data: Result<RData, FixtureError>) -> Self {
         match relative(&self.origin, name).and_then(|owner| data.map(|d| (owner, d))) {
             Ok((owner, data)) => self.records.push(Record::from_rdata(owner, self.ttl, data)),

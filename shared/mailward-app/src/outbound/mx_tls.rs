@@ -4,14 +4,23 @@
 //! thirty days becomes a task. The exchange is the few lines SMTP needs for this (banner, EHLO,
 //! STARTTLS), every read bounded in size and time.
 //!
+//! A host with usable DANE TLSA records (RFC 7672) is judged by them instead: DANE senders
+//! deliver to it only when one matches the certificates it presents, whatever the public roots
+//! say, so a mismatch is the problem and a match is none.
+//!
 //! Runs only where outbound port 25 is open (`mx_tls_probe` setting): AWS Lambda, for one,
 //! blocks it, so the probe needs a runner that may reach port 25.
 
 use crate::outbound::client::ip_allowed;
 use crate::state::AppState;
 use mailward_domain::dns::{RecordData, RecordType};
+use mailward_records::dane::Tlsa;
 use mailward_tasks::problems::MxCertificateFinding;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 use time::OffsetDateTime;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
@@ -73,6 +82,56 @@ fn roots(extra_ca_pem: Option<&[u8]>) -> rustls::RootCertStore {
     roots
 }
 
+/// The public-roots verifier, keeping the certificates the server presented (end entity first)
+/// before it judges them, so DANE can match them even when the roots refuse them.
+#[derive(Debug)]
+struct Recorder {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+    chain: Mutex<Vec<Vec<u8>>>,
+}
+
+impl ServerCertVerifier for Recorder {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Ok(mut chain) = self.chain.lock() {
+            *chain = std::iter::once(end_entity)
+                .chain(intermediates)
+                .map(|c| c.as_ref().to_vec())
+                .collect();
+        }
+        self.inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
 /// The certificate problem a failed handshake shows, for a person.
 fn describe(e: &std::io::Error) -> Option<String> {
     let inner = e.get_ref()?.downcast_ref::<rustls::Error>()?;
@@ -110,20 +169,10 @@ async fn public_address(app: &AppState, host: &str) -> Result<std::net::IpAddr, 
         .ok_or_else(|| Unreachable(format!("{host} has no public address")))
 }
 
-/// Probes one MX host on `port`: `Ok(Some(problem))` for a certificate problem, `Ok(None)` for a
-/// good certificate (or no STARTTLS offered: not a certificate matter), `Err` when the host could
-/// not be probed.
-pub async fn probe_host(
-    app: &AppState,
-    host: &str,
-    port: u16,
-    now: OffsetDateTime,
-) -> Result<Option<String>, Unreachable> {
+/// Banner, EHLO and STARTTLS on `tcp`: `Ok(true)` when the server is ready for the handshake,
+/// `Ok(false)` when it offers no STARTTLS.
+async fn starttls(app: &AppState, host: &str, tcp: &mut TcpStream) -> Result<bool, Unreachable> {
     let unreachable = |why: String| Unreachable(why);
-    let ip = public_address(app, host).await?;
-    let mut tcp = TcpStream::connect((ip, port))
-        .await
-        .map_err(|e| unreachable(format!("connecting to {host}:{port}: {e}")))?;
     let (read, mut write) = tcp.split();
     let mut reader = BufReader::new(read);
     let (code, _) = reply(&mut reader).await.map_err(unreachable)?;
@@ -143,7 +192,7 @@ pub async fn probe_host(
         .iter()
         .any(|l| l.trim().eq_ignore_ascii_case("STARTTLS"))
     {
-        return Ok(None);
+        return Ok(false);
     }
     write
         .write_all(b"STARTTLS\r\n")
@@ -153,17 +202,59 @@ pub async fn probe_host(
     if code != 220 {
         return Err(unreachable(format!("{host} refused STARTTLS with {code}")));
     }
-    drop(reader);
+    Ok(true)
+}
+
+/// Probes one MX host on `port`: `Ok(Some(problem))` for a certificate problem, `Ok(None)` for a
+/// good certificate (or no STARTTLS offered: not a certificate matter), `Err` when the host could
+/// not be probed. With usable `tlsa` records, the certificates are judged by them alone.
+pub async fn probe_host(
+    app: &AppState,
+    host: &str,
+    port: u16,
+    (now, tlsa): (OffsetDateTime, &[Tlsa]),
+) -> Result<Option<String>, Unreachable> {
+    let unreachable = |why: String| Unreachable(why);
+    let ip = public_address(app, host).await?;
+    let mut tcp = TcpStream::connect((ip, port))
+        .await
+        .map_err(|e| unreachable(format!("connecting to {host}:{port}: {e}")))?;
+    if !starttls(app, host, &mut tcp).await? {
+        return Ok(None);
+    }
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let roots = Arc::new(roots(app.config.outbound.extra_ca_pem.as_deref()));
+    let recorder = Arc::new(Recorder {
+        inner: rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .map_err(|e| unreachable(e.to_string()))?,
+        chain: Mutex::new(Vec::new()),
+    });
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| unreachable(e.to_string()))?
-        .with_root_certificates(roots(app.config.outbound.extra_ca_pem.as_deref()))
+        .dangerous()
+        .with_custom_certificate_verifier(recorder.clone())
         .with_no_client_auth();
     let name = rustls::pki_types::ServerName::try_from(host.to_owned())
         .map_err(|e| unreachable(format!("{host} is not a TLS server name: {e}")))?;
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    match connector.connect(name, tcp).await {
+    let outcome = connector.connect(name, tcp).await;
+    if !tlsa.is_empty() {
+        let chain = recorder.chain.lock().map(|c| c.clone()).unwrap_or_default();
+        if chain.is_empty() {
+            return Err(unreachable(format!(
+                "TLS with {host}: no certificate presented"
+            )));
+        }
+        return Ok((!tlsa.iter().any(|t| t.matches(&chain))).then(|| {
+            format!(
+                "its certificate matches none of its TLSA records ({}): DANE senders will not deliver to it",
+                mailward_records::dane::tlsa_name(host)
+            )
+        }));
+    }
+    match outcome {
         Ok(tls) => {
             let expiring = tls
                 .get_ref()
@@ -187,15 +278,18 @@ pub async fn probe_host(
     }
 }
 
-/// Probes the domain's most preferred MX hosts; `None` when no host could be probed.
+/// Probes the domain's most preferred MX hosts, each against its usable TLSA records in `dane`
+/// (by host name); `None` when no host could be probed.
 pub async fn probe_domain(
     app: &AppState,
     hosts: &[String],
-    now: OffsetDateTime,
+    (now, dane): (OffsetDateTime, &HashMap<String, Vec<Tlsa>>),
 ) -> Option<Vec<MxCertificateFinding>> {
     let port = app.config.mx_tls_port;
     let probes = hosts.iter().take(MAX_HOSTS).map(|host| async move {
-        let result = tokio::time::timeout(PROBE_TIMEOUT, probe_host(app, host, port, now)).await;
+        let tlsa = dane.get(host).map_or(&[][..], Vec::as_slice);
+        let probe = probe_host(app, host, port, (now, tlsa));
+        let result = tokio::time::timeout(PROBE_TIMEOUT, probe).await;
         (host, result)
     });
     let mut findings = Vec::new();

@@ -81,6 +81,47 @@ async fn dkim_keys(
 
 /// The records the domain should publish, compared with live DNS (uncached), with warnings and
 /// the DNS host.
+/// When Mailward hosts no MTA-STS policy for the domain, publishes none of its own and DANE does
+/// not protect every MX host: advice naming both ways (code `inbound_tls_unprotected`).
+async fn inbound_tls(resolver: &dyn DnsResolver, domain: &Domain) -> Option<Warning> {
+    if domain.is_parked || (domain.is_mta_sts_managed && domain.mta_sts.is_some()) {
+        return None;
+    }
+    let sts_name = format!("_mta-sts.{}", domain.url);
+    let (sts, dane) = tokio::join!(
+        resolver.lookup(&sts_name, RecordType::Txt),
+        mailward_audit::dane::check(resolver, &domain.url)
+    );
+    let sts_absent = match sts {
+        Ok(answer) => !answer
+            .records
+            .iter()
+            .filter_map(RecordData::txt_value)
+            .any(|t| t.trim_start().starts_with("v=STSv1")),
+        Err(e) => e.is_definitive(),
+    };
+    let dane = dane?;
+    if !sts_absent || mailward_audit::dane::protects_every_host(&dane) {
+        return None;
+    }
+    let hosts: Vec<&str> = dane.hosts.iter().map(|h| h.host.as_str()).collect();
+    if hosts.is_empty() {
+        return None;
+    }
+    Some(Warning::new(
+        "inbound_tls_unprotected",
+        format!(
+            "neither MTA-STS nor DANE protects mail sent to {}: an attacker on the path can strip STARTTLS and read it. Enable hosted MTA-STS here, or, if the zones of the MX hosts are DNSSEC-signed, publish DANE (RFC 7672) for each of them: a TLSA record at {} with the value \"3 1 1 <SHA-256 of the certificate's public key>\", kept up to date when the key changes",
+            domain.url,
+            hosts
+                .iter()
+                .map(|h| mailward_records::dane::tlsa_name(h))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
 pub async fn dns_records(
     app: &AppState,
     caller: &Caller,
@@ -97,9 +138,13 @@ pub async fn dns_records(
         let records = mailward_plan::compare(&resolver, &expected).await;
         (ctx, records)
     };
-    let ((ctx, records), ns_lookup) =
-        tokio::join!(plan, resolver.lookup(&domain.url, RecordType::Ns));
+    let ((ctx, records), ns_lookup, inbound) = tokio::join!(
+        plan,
+        resolver.lookup(&domain.url, RecordType::Ns),
+        inbound_tls(&resolver, &domain)
+    );
     let mut warnings = mailward_plan::warnings(&ctx, &records);
+    warnings.extend(inbound);
     let all_verified = mailward_plan::all_verified(&records);
     if matches!(ns_lookup, Err(DnsError::NxDomain)) {
         warnings.push(Warning::new(

@@ -356,7 +356,18 @@ async fn certificates(
         return (vmc_check, kept);
     }
     let names: Vec<String> = hosts.into_iter().map(|(_, h)| h).collect();
-    match crate::outbound::mx_tls::probe_domain(state, &names, now).await {
+    let dane: std::collections::HashMap<String, Vec<_>> = audit
+        .dane
+        .as_ref()
+        .map(|d| {
+            names
+                .iter()
+                .map(|h| (h.clone(), d.usable_records(h)))
+                .filter(|(_, r)| !r.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    match crate::outbound::mx_tls::probe_domain(state, &names, (now, &dane)).await {
         Some(findings) => (
             vmc_check,
             Some(MxTlsCheck {

@@ -35,16 +35,7 @@ fn key(name: &str) -> String {
 }
 
 fn record_type(data: &RecordData) -> RecordType {
-    match data {
-        RecordData::A(_) => RecordType::A,
-        RecordData::Aaaa(_) => RecordType::Aaaa,
-        RecordData::Mx { .. } => RecordType::Mx,
-        RecordData::Txt(_) => RecordType::Txt,
-        RecordData::Cname(_) => RecordType::Cname,
-        RecordData::Ns(_) => RecordType::Ns,
-        RecordData::Ptr(_) => RecordType::Ptr,
-        RecordData::Soa { .. } => RecordType::Soa,
-    }
+    data.record_type()
 }
 
 impl FakeResolver {
