@@ -205,19 +205,30 @@ fn under(name: &str, base: &str) -> bool {
                 .ends_with(&format!(".{}", base.to_ascii_lowercase())))
 }
 
-/// A display grouping of a host name: its last two labels, or three under the common
-/// second-level registries of country domains (`co.uk`, `com.au`, ...). It only groups
-/// unknown senders' reverse-DNS names for people; no policy decision rests on it (the DMARC
-/// organizational domain comes from the RFC 9989 tree walk).
+/// The registrable domain of a host name by the ICANN section of the Public Suffix List
+/// (`data/public_suffix_list_icann.dat`): `mail.example.co.uk` → `example.co.uk`. The private
+/// section is left out on purpose (it would make each cloud customer's host its own group).
+/// It only groups unknown senders' reverse-DNS names for people; no policy decision rests on it
+/// (the DMARC organizational domain comes from the RFC 9989 tree walk). A name the list does
+/// not cover (a single label, an unknown top-level domain) keeps its last two labels.
 pub fn registrable_part(host: &str) -> String {
-    const SECOND_LEVEL: [&str; 9] = ["co", "com", "net", "org", "ac", "gov", "edu", "ne", "or"];
+    use publicsuffix::Psl as _;
+    static LIST: std::sync::OnceLock<Option<publicsuffix::IcannList>> = std::sync::OnceLock::new();
     let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let list = LIST.get_or_init(|| {
+        include_str!("../data/public_suffix_list_icann.dat")
+            .parse::<publicsuffix::List>()
+            .ok()
+            .map(publicsuffix::IcannList::from)
+    });
+    if let Some(domain) = list.as_ref().and_then(|l| l.domain(host.as_bytes()))
+        && domain.suffix().is_known()
+        && let Ok(text) = std::str::from_utf8(domain.as_bytes())
+    {
+        return text.to_owned();
+    }
     let labels: Vec<&str> = host.split('.').filter(|l| !l.is_empty()).collect();
-    let keep = match labels.as_slice() {
-        [.., second, tld] if tld.len() == 2 && SECOND_LEVEL.contains(second) => 3,
-        _ => 2,
-    };
-    labels[labels.len().saturating_sub(keep)..].join(".")
+    labels[labels.len().saturating_sub(2)..].join(".")
 }
 
 /// The domain and selector of a report's signer (`d/selector`).
@@ -429,5 +440,20 @@ mod tests {
         assert_eq!(registrable_part("a.b.example.com."), "example.com");
         assert_eq!(registrable_part("x.example.co.uk"), "example.co.uk");
         assert_eq!(registrable_part("localhost"), "localhost");
+        // The Public Suffix List, not a guess: deeper registries and wildcard-free TLDs.
+        assert_eq!(
+            registrable_part("mx.example.kawasaki.jp"),
+            "mx.example.kawasaki.jp"
+        );
+        assert_eq!(registrable_part("a.b.example.com.au"), "example.com.au");
+        assert_eq!(
+            registrable_part("host.example.pvt.k12.ma.us"),
+            "example.pvt.k12.ma.us"
+        );
+        // The private section is left out: a cloud host groups under the provider's domain.
+        assert_eq!(
+            registrable_part("ec2-3-4-5-6.compute-1.amazonaws.com"),
+            "amazonaws.com"
+        );
     }
 }
