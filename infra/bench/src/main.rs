@@ -100,6 +100,10 @@ enum Command {
         /// listed).
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// Also report the figure with the sender enrichment on (the IP data's cache
+        /// directory, e.g. target/ipdata-cache; downloaded when missing).
+        #[arg(long)]
+        enrichment: Option<PathBuf>,
     },
     /// Peak memory of importing one large aggregate report.
     IngestBig {
@@ -170,6 +174,7 @@ async fn main() -> anyhow::Result<()> {
             concurrency,
             no_parsedmarc,
             runs,
+            enrichment,
         } => {
             ingest::run(ingest::Options {
                 records,
@@ -177,6 +182,7 @@ async fn main() -> anyhow::Result<()> {
                 concurrency,
                 parsedmarc: !no_parsedmarc,
                 runs,
+                enrichment,
             })
             .await
         }
@@ -196,11 +202,16 @@ async fn ipdata(lookups: usize, cache: &std::path::Path) -> anyhow::Result<()> {
     // many senders has them.
     let started = Instant::now();
     let cpu = ingest::cpu_time();
-    let mut known = 0usize;
-    for i in 0..lookups as u64 {
-        let ip = std::net::Ipv4Addr::from((i.wrapping_mul(2_654_435_761) % (1 << 32)) as u32);
-        known += usize::from(data.owner(ip.into()).is_some_and(|o| o.asn.is_some()));
-    }
+    let addresses = (0..lookups as u64).map(|i| {
+        std::net::IpAddr::from(std::net::Ipv4Addr::from(
+            (i.wrapping_mul(2_654_435_761) % (1 << 32)) as u32,
+        ))
+    });
+    let known = data
+        .owners(addresses)
+        .iter()
+        .filter(|o| o.as_ref().is_some_and(|o| o.asn.is_some()))
+        .count();
     let (wall, cpu) = (started.elapsed(), ingest::cpu_time() - cpu);
     println!(
         "ipdata: loaded in {:.2} s ({:.2} s CPU); {lookups} distinct addresses looked up in {:.3} s CPU ({:.0} per CPU second, {:.0} ns each; {known} with an AS); wall {:.3} s",

@@ -101,6 +101,32 @@ impl IpData {
     pub fn owner(&self, ip: IpAddr) -> Option<Owner> {
         let found = self.reader.lookup(ip).ok()?;
         let record: Record<'_> = found.decode().ok()??;
+        Self::owner_of(&record)
+    }
+
+    /// Who owns each address's network (`None` where the data does not know). Addresses of one
+    /// network share one record in the file: each record is decoded once, however many of the
+    /// addresses fall in it (a report whose every row is a new address from a few networks
+    /// costs a tree walk per address, not a decode).
+    pub fn owners(&self, ips: impl IntoIterator<Item = IpAddr>) -> Vec<Option<Owner>> {
+        let mut decoded: std::collections::HashMap<usize, Option<Owner>> =
+            std::collections::HashMap::new();
+        ips.into_iter()
+            .map(|ip| {
+                let found = self.reader.lookup(ip).ok()?;
+                let offset = found.offset()?;
+                decoded
+                    .entry(offset)
+                    .or_insert_with(|| {
+                        let record: Record<'_> = found.decode().ok()??;
+                        Self::owner_of(&record)
+                    })
+                    .clone()
+            })
+            .collect()
+    }
+
+    fn owner_of(record: &Record<'_>) -> Option<Owner> {
         let text = |s: Option<&str>| {
             s.map(str::trim)
                 .filter(|s| !s.is_empty())

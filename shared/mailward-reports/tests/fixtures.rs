@@ -199,3 +199,36 @@ fn an_archive_holds_the_same_report_as_the_plain_file() {
         assert_eq!(got[0].content, want[0].content, "{packed}");
     }
 }
+
+/// Google's `local_policy` override with the comment `arc=pass` (its ARC chain vouched for a
+/// forwarder) counts as forwarded, from a real (anonymised) Google report: 2 of its 50 messages.
+#[test]
+fn googles_arc_pass_override_counts_as_forwarded() {
+    let bytes =
+        std::fs::read(dir("dmarc-aggregate").join("modoboa-dmarc/google-ngyn.org-arc-pass.eml"))
+            .unwrap();
+    let found = extract(&bytes, &Limits::default());
+    let report = found
+        .iter()
+        .find_map(|e| match &e.content {
+            Content::Aggregate(r) => Some(r),
+            _ => None,
+        })
+        .expect("the zipped report is read from the mail");
+    assert_eq!(report.header.org_name.as_deref(), Some("google.com"));
+    let rows: Vec<_> = mailward_reports::fold::rows_of(report)
+        .into_values()
+        .flatten()
+        .collect();
+    let volume: u64 = rows.iter().map(|r| r.volume).sum();
+    let forwarded: Vec<_> = rows.iter().filter(|r| r.forwarded > 0).collect();
+    assert_eq!(volume, 50);
+    assert_eq!(forwarded.len(), 1, "{rows:#?}");
+    assert_eq!(forwarded[0].source_ip, "209.85.220.69");
+    assert_eq!(forwarded[0].forwarded, 2);
+    // The raw results are kept beside the aligned ones: the forwarder's DKIM signature verified
+    // (for gappssmtp.com, not aligned), SPF found no record.
+    assert_eq!(forwarded[0].dkim_pass, Some(2));
+    assert_eq!(forwarded[0].spf_pass, Some(0));
+    assert_eq!(forwarded[0].dmarc_pass, 0);
+}

@@ -147,8 +147,15 @@ async fn owners(app: &AppState, ips: &BTreeSet<String>) -> HashMap<String, Owner
     let Some(data) = app.ip_data().await else {
         return HashMap::new();
     };
-    ips.iter()
-        .filter_map(|ip| Some((ip.clone(), data.owner(ip.parse().ok()?)?)))
+    let parsed: Vec<(&String, IpAddr)> = ips
+        .iter()
+        .filter_map(|ip| Some((ip, ip.parse().ok()?)))
+        .collect();
+    let owners = data.owners(parsed.iter().map(|(_, ip)| *ip));
+    parsed
+        .into_iter()
+        .zip(owners)
+        .filter_map(|((ip, _), owner)| Some((ip.clone(), owner?)))
         .collect()
 }
 
