@@ -25,7 +25,9 @@ the organization's most recent `POST /tools/header-analyze` of a message from th
 complaints and never guesses them). A requirement fails when any evidence fails, passes when \
 all of it passes, and is unknown otherwise. `error_codes` are the provider's published SMTP \
 codes for such mail; a failing requirement opens (or updates) a `meet_sender_requirement` task \
-(`task_id`).",
+(`task_id`): for spf, dkim, dmarc and reverse_dns only from providers whose reports show the \
+domain's own mail (a missing record alone is the set-up tasks' matter); never on a parked \
+domain.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = SenderRequirementsView), (status = 404, body = ErrorBody)))]
 pub async fn get_sender_requirements(

@@ -43,10 +43,14 @@ pub(crate) async fn change_inputs(
     for _ in 0..5 {
         let current = stored::get(store, domain.org_id, domain.id).await?;
         let version = current.as_ref().map(|c| c.version);
-        let mut next = current
-            .map(|c| c.value)
+        let before = current.map(|c| c.value);
+        let mut next = before
+            .clone()
             .unwrap_or_else(|| RequirementInputs::new(domain.org_id, domain.id));
         change(&mut next);
+        if before.as_ref() == Some(&next) {
+            return Ok(());
+        }
         match store.transact(vec![stored::save_op(&next, version)?]).await {
             Ok(()) => return Ok(()),
             Err(e) if e.is_conflict() => continue,
@@ -225,13 +229,28 @@ fn problem_key(requirement: &str) -> String {
     format!("{}#{requirement}", TaskType::MeetSenderRequirement.as_str())
 }
 
-/// One task per failing requirement, naming each provider that requires it with its codes.
-pub fn findings(providers: &[ProviderRequirementsView]) -> Findings {
+/// One task per failing requirement, naming each provider that requires it with its codes. A
+/// provider counts for the requirements its reports judge (SPF, DKIM, DMARC, reverse DNS) only
+/// when its reports show the domain's own mail: a domain that sends it nothing is not held to
+/// its rules, and a missing record alone is already the set-up tasks' matter. What a header
+/// analysis or a supplied figure shows counts as it is. A parked domain sends no mail at all.
+pub fn findings(providers: &[ProviderRequirementsView], parked: bool) -> Findings {
     let mut findings = Findings::default();
+    if parked {
+        findings
+            .not_applicable
+            .insert(TaskType::MeetSenderRequirement);
+        return findings;
+    }
     findings.judged.insert(TaskType::MeetSenderRequirement);
     for requirement in Requirement::ALL {
+        let from_reports = matches!(
+            requirement,
+            Requirement::Spf | Requirement::Dkim | Requirement::Dmarc | Requirement::ReverseDns
+        );
         let failing: Vec<(&ProviderRequirementsView, &_)> = providers
             .iter()
+            .filter(|p| !from_reports || p.messages > 0)
             .filter_map(|p| {
                 let r = p
                     .requirements
@@ -298,7 +317,7 @@ fn requirement_phrase(requirement: Requirement) -> &'static str {
 /// judgement.
 pub async fn reconcile_tasks(app: &AppState, domain: &Domain) -> Result<(), ServiceError> {
     let (providers, _) = judged(app, domain).await?;
-    let findings = findings(&providers);
+    let findings = findings(&providers, domain.is_parked);
     crate::reports::senders::reconcile_findings(app, domain, |_, _| findings.clone()).await
 }
 
@@ -377,4 +396,56 @@ pub async fn store_figures(
     })
     .await?;
     reconcile_tasks(app, domain).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn views(messages: u64) -> Vec<ProviderRequirementsView> {
+        let mut inputs = RequirementInputs::new(Uuid::nil(), Uuid::nil());
+        inputs.reports.insert(
+            Provider::Gmail,
+            ProviderFigures {
+                reports: 1,
+                messages,
+                ..ProviderFigures::default()
+            },
+        );
+        judge(&Evidence {
+            domain: "example.com",
+            dns: &LiveDns {
+                spf: Published::Missing,
+                dmarc: Published::Missing,
+            },
+            inputs: &inputs,
+            now: time::macros::datetime!(2026-11-27 12:00 UTC),
+            window_days: WINDOW_DAYS,
+        })
+    }
+
+    #[test]
+    fn only_providers_that_receive_the_domains_mail_hold_it_to_their_record_rules() {
+        let keys = |f: Findings| -> Vec<String> { f.problems.into_iter().map(|p| p.key).collect() };
+        // Records missing, but no provider saw the domain's mail: the set-up tasks cover it.
+        assert!(keys(findings(&views(0), false)).is_empty());
+        let found = findings(&views(10), false);
+        let problem = found
+            .problems
+            .iter()
+            .find(|p| p.key == "meet_sender_requirement#dmarc")
+            .expect("Gmail received the domain's mail");
+        assert!(
+            problem.description.starts_with("Gmail (5.7.26, 5.7.32)"),
+            "{problem:?}"
+        );
+        assert!(!problem.description.contains("Yahoo"), "{problem:?}");
+        let parked = findings(&views(10), true);
+        assert!(parked.problems.is_empty());
+        assert!(
+            parked
+                .not_applicable
+                .contains(&TaskType::MeetSenderRequirement)
+        );
+    }
 }
