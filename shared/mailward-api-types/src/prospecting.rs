@@ -219,7 +219,7 @@ pub struct Finding {
 /// One DNS record as published.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ReportDnsRecord {
-    /// MX, TXT or CNAME.
+    /// MX, TXT, CNAME or TLSA (DANE, `3 1 1 <hex>`).
     #[serde(rename = "type")]
     pub record_type: String,
     /// The owner name.

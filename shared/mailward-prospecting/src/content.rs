@@ -253,6 +253,11 @@ fn dns_records(audit: &AuditResult, include_bimi: bool) -> Vec<ReportDnsRecord> 
     if let Some(record) = audit.tls_rpt.as_ref().and_then(|t| t.record.clone()) {
         push("TXT", format!("_smtp._tls.{domain}"), record);
     }
+    for host in audit.dane.iter().flat_map(|d| d.hosts.iter()) {
+        for record in &host.records {
+            push("TLSA", format!("_25._tcp.{}", host.host), record.clone());
+        }
+    }
     out
 }
 

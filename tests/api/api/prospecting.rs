@@ -266,6 +266,12 @@ async fn previews_judge_the_domains_and_list_the_skipped_ones() {
                 .starts_with("v=DMARC1; p=reject")
     }));
     assert!(records.iter().any(|r| r["type"] == "MX"));
+    assert!(
+        records.iter().any(|r| r["type"] == "TLSA"
+            && r["name"] == "_25._tcp.mx1.protected.test"
+            && r["value"] == format!("3 1 1 {}", "11".repeat(32))),
+        "{records:?}"
+    );
     assert_eq!(trimmed["plan"][4]["week"], 10);
 
     // Nothing was stored.
