@@ -3,10 +3,10 @@
 //! known and is tried again after [`RETRY_AFTER`], not on every sweep pass.
 //!
 //! The name asked is the registered one: a watched `mail.example.com` is registered as
-//! `example.com`. The organizational domain of the RFC 9989 tree walk comes first (it knows
-//! registries such as `ltd.uk` that a label count does not), then the two- or three-label
-//! guess of [`mailward_domain::senders::registrable_part`] when it differs (the tree walk stops
-//! at the watched name itself when no DMARC record is published above it).
+//! `example.com`. The organizational domain of the RFC 9989 tree walk comes first, then the
+//! Public Suffix List's registrable domain ([`mailward_domain::senders::registrable_part`])
+//! when it differs (the tree walk stops at the watched name itself when no DMARC record is
+//! published above it).
 
 use time::{Duration, OffsetDateTime};
 
@@ -162,11 +162,13 @@ mod tests {
             &["mail.example.com", "example.com"],
         );
         check("shop.example.co.uk", None, &["example.co.uk"]);
+        // The Public Suffix List knows `ltd.uk`: the guess agrees with the tree walk.
         check(
             "shop.example.ltd.uk",
             Some("example.ltd.uk"),
-            &["example.ltd.uk", "ltd.uk"],
+            &["example.ltd.uk"],
         );
+        check("shop.example.ltd.uk", None, &["example.ltd.uk"]);
         // An organizational domain that is not above the name is ignored.
         check("Example.COM.", Some("other.net"), &["example.com"]);
         check("com", None, &[]);
