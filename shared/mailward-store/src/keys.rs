@@ -529,8 +529,11 @@ pub fn report_days_between(domain: Uuid, from: &str, to: &str) -> (String, Strin
 /// Sort key of what the organization keeps for a domain's sender requirements (header-analysis
 /// verdicts, supplied spam rates).
 pub fn sender_requirements_sk(domain: Uuid) -> String {
-    format!("SENDREQ#{domain}")
+    format!("{SENDER_REQUIREMENTS_PREFIX}{domain}")
 }
+
+/// Prefix of every [`sender_requirements_sk`].
+pub const SENDER_REQUIREMENTS_PREFIX: &str = "SENDREQ#";
 
 /// Sort key of the forwarding networks among a domain's source addresses (written by sender
 /// identification, read with the rows).

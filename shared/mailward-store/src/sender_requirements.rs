@@ -2,9 +2,9 @@
 //! the verdicts of its most recent header analysis of the domain's mail and the spam rates it
 //! supplied. Removed with the domain.
 
-use super::{Versioned, decode_versioned, encode, keys};
+use super::{Versioned, decode, decode_versioned, encode, keys};
 use mailward_domain::sender_requirements::RequirementInputs;
-use mailward_domain::store::{Condition, Item, ItemStore, StoreError, WriteOp};
+use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
 use uuid::Uuid;
 
 /// The domain's kept inputs, with their version.
@@ -22,6 +22,18 @@ pub async fn get(
         .await?
         .map(|item| decode_versioned(&item))
         .transpose()
+}
+
+/// Every domain's kept inputs of the organization (for its export).
+pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<RequirementInputs>, StoreError> {
+    query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::SENDER_REQUIREMENTS_PREFIX),
+    )
+    .await?
+    .iter()
+    .map(decode)
+    .collect()
 }
 
 /// The write of `inputs` read at `version` (`None`: not stored yet).

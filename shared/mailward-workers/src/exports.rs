@@ -91,9 +91,14 @@ async fn connections(
 ) -> Result<Vec<(&'static str, Value)>, ServiceError> {
     let dns = mailward_services::dns_connections::list(app, caller).await?;
     let mailboxes = mailward_services::mailboxes::list(app, caller).await?;
+    // What the organization supplied or kept for the sender requirements of each domain (spam
+    // rates, header-analysis verdicts, each provider's report figures).
+    let requirements =
+        mailward_store::sender_requirements::list(app.store.as_ref(), caller.org_id).await?;
     Ok(vec![
         ("dns_connections", json_of(dns.data)?),
         ("mailbox_connections", json_of(mailboxes.data)?),
+        ("sender_requirements", json_of(requirements)?),
     ])
 }
 

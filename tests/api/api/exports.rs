@@ -40,9 +40,20 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
     let app = quiet_app().await;
     let s = app.sign_up("admin@export.example", "Export Org").await;
     let token = app.session_token(&s.email, &s.org_id, false).await;
+    let mut ids = Vec::new();
     for name in ["a.export.example", "b.export.example"] {
-        add_domain(&app, &s.key, name).await;
+        ids.push(add_domain(&app, &s.key, name).await["id"].clone());
     }
+    // A spam rate supplied for one domain's sender requirements (kept and exported).
+    let (status, _) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{}/sender-requirements", ids[0].as_str().unwrap()),
+        &s.key,
+        Some(json!({"provider": "gmail", "spam_rate_pct": 0.08})),
+    )
+    .await;
+    assert_eq!(status, 200);
     let posts = [
         ("/groups", json!({"name": "Brands"})),
         (
@@ -150,6 +161,10 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
     assert_eq!(own, api("/sources?origin=CUSTOM").await);
     assert_eq!(own[0]["name"], "Our relay");
     assert_eq!(json_file(&files, "dns_connections.json"), json!([]));
+    let requirements = json_file(&files, "sender_requirements.json");
+    assert_eq!(requirements.as_array().unwrap().len(), 1, "{requirements}");
+    assert_eq!(requirements[0]["domain_id"], ids[0]);
+    assert_eq!(requirements[0]["spam_rates"][0]["rate_pct"], 0.08);
     // The connection as its route shows it (its status moves with its polls), never its password.
     let boxes = json_file(&files, "mailbox_connections.json");
     assert_eq!(
