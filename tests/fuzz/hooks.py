@@ -21,6 +21,30 @@ INVALID = "parameter_invalid_or_missing"
 PAGE = (None, None)
 
 # The fields of a report mailbox connection that a schema cannot tie together.
+# An alert rule: each condition type takes its own parameters, each destination type its own
+# fields; ids must name the organization's groups, domains and webhook endpoints; a URL must
+# lead to a public https host; a destination named by id must be one of the rule's.
+ALERT_FIELDS = {
+    (INVALID, param)
+    for param in (
+        "name",
+        "scope.type",
+        "scope.group_ids",
+        "scope.domain_ids",
+        "condition.band",
+        "condition.threshold_pct",
+        "condition.window_days",
+        "condition.min_messages",
+        "condition.min_sessions",
+        "condition.within_days",
+        "destinations",
+    )
+} | {
+    (INVALID, f"destinations[{i}].{field}")
+    for i in range(10)
+    for field in ("id", "emails", "url", "routing_key", "endpoint_id")
+}
+
 MAILBOX_FIELDS = {
     (INVALID, param)
     for param in (
@@ -96,6 +120,9 @@ DOCUMENTED = {
     },
     "POST /mailbox-connections/{id}": {400: MAILBOX_FIELDS | {(INVALID, "move_to")}},
     "POST /mailbox-connections/{id}/poll": {422: {("mailbox_not_polled", None)}},
+    # Alert rules (see ALERT_FIELDS); at most 100 per organization.
+    "POST /alert-rules": {400: ALERT_FIELDS, 422: {("alert_rule_limit", None)}},
+    "POST /alert-rules/{id}": {400: ALERT_FIELDS},
     # Ids that must name a group of the organization; SPF text; the account an email must have.
     "POST /domains": {400: {(INVALID, "group_id")}},
     "POST /domains/{id}": {400: {(INVALID, "group_id"), (INVALID, "target_spf")}},

@@ -19,7 +19,8 @@ the administrator's rights at build time: `organization.json`, `domains.json`, `
 `members.json`, `invitations.json`, `api_keys.json` (never secrets), `webhook_endpoints.json`, \
 `tasks.json` (every status), `activity_log.json`, `support_tickets.json` (with messages), `custom_sources.json` (the organization's own sending sources), `dns_connections.json` and \
 `mailbox_connections.json` (never credentials), `sender_requirements.json` (per domain: supplied \
-spam rates, kept header-analysis verdicts, each provider's report figures), each \
+spam rates, kept header-analysis verdicts, each provider's report figures), `alert_rules.json` \
+(never a destination's URL or routing key) and `alerts.json` (open, and resolved within 90 days), each \
 the `data` of every page, and the report data of the last 365 days as \
 `reports/daily.csv` and `reports/sources.csv` (the columns of `GET /report-data/export`). \
 Answers 202 with the export `pending`; read it with `GET /organizations/{id}/exports/{export_id}` \

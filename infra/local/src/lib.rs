@@ -74,6 +74,8 @@ pub struct Settings {
     pub rdap_allow_loopback: bool,
     /// The Microsoft Graph API mailbox connections read (tests: a stand-in).
     pub graph_url: Option<String>,
+    /// PagerDuty's Events API v2 endpoint (tests: a receiver on loopback).
+    pub pagerduty_url: Option<String>,
     /// DNS servers (`host:port`, comma-separated); `None` means the system's.
     pub dns: Option<String>,
     /// Longest time the resolver caches an answer (`None`: the resolver's default; tests that
@@ -250,6 +252,7 @@ impl Settings {
             ),
             rdap_allow_loopback: false,
             graph_url: None,
+            pagerduty_url: None,
             dns: None,
             dns_cache_ttl_cap: None,
             dns_concurrency: None,
@@ -416,6 +419,9 @@ pub fn assemble(
     config.rdap_allow_loopback = settings.rdap_allow_loopback;
     if let Some(url) = &settings.graph_url {
         config.graph_url = url.clone();
+    }
+    if let Some(url) = &settings.pagerduty_url {
+        config.pagerduty_url = url.clone();
     }
     if let Some(path) = &settings.extra_ca {
         config.outbound.extra_ca_pem = Some(

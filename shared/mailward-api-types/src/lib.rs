@@ -7,6 +7,7 @@
 
 pub mod activity;
 pub mod admin;
+pub mod alerts;
 pub mod api_keys;
 pub mod billing;
 pub mod bimi;

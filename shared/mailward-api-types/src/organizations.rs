@@ -22,6 +22,8 @@ pub struct EmailNotificationsView {
     pub billing_notices: bool,
     pub hosted_spf_live: bool,
     pub delegation_missing: bool,
+    /// Extension: mail to the addresses of alert rules' email destinations.
+    pub alerts: bool,
 }
 
 impl From<EmailNotifications> for EmailNotificationsView {
@@ -37,6 +39,7 @@ impl From<EmailNotifications> for EmailNotificationsView {
             billing_notices: n.billing_notices,
             hosted_spf_live: n.hosted_spf_live,
             delegation_missing: n.delegation_missing,
+            alerts: n.alerts,
         }
     }
 }
@@ -212,6 +215,8 @@ pub struct EmailNotificationsUpdate {
     pub billing_notices: Option<bool>,
     pub hosted_spf_live: Option<bool>,
     pub delegation_missing: Option<bool>,
+    /// Extension: mail of alert rules' email destinations.
+    pub alerts: Option<bool>,
 }
 
 /// Partial settings.

@@ -237,6 +237,10 @@ pub struct Config {
     /// (`MAILWARD_GRAPH_URL`, default `https://graph.microsoft.com/v1.0`; a national cloud's,
     /// or a test's stand-in).
     pub graph_url: String,
+    /// PagerDuty's Events API v2 endpoint alert rules' `pagerduty` destinations post to
+    /// (`MAILWARD_PAGERDUTY_URL`, default `https://events.pagerduty.com/v2/enqueue`; the EU
+    /// service region's, or a test's receiver).
+    pub pagerduty_url: String,
     /// The payment provider's settings (Stripe's keys and prices).
     pub billing: BillingConfig,
 }
@@ -453,6 +457,7 @@ impl Config {
             rdap_bootstrap_url: Some(DEFAULT_RDAP_BOOTSTRAP_URL.to_owned()),
             rdap_allow_loopback: false,
             graph_url: "https://graph.microsoft.com/v1.0".into(),
+            pagerduty_url: "https://events.pagerduty.com/v2/enqueue".into(),
             billing: BillingConfig {
                 stripe_api_base: DEFAULT_STRIPE_API_BASE.into(),
                 ..Default::default()
@@ -519,14 +524,11 @@ impl Config {
         if let Ok(value) = std::env::var("MAILWARD_RDAP_BOOTSTRAP_URL") {
             self.rdap_bootstrap_url = parse_rdap_bootstrap_url(&value);
         }
-        if let Ok(value) = std::env::var("MAILWARD_GRAPH_URL") {
-            let value = value.trim().trim_end_matches('/');
-            if !value.starts_with("https://") {
-                return Err(format!(
-                    "MAILWARD_GRAPH_URL must be an https URL, not {value:?}"
-                ));
-            }
-            self.graph_url = value.to_owned();
+        if let Some(url) = https_env("MAILWARD_GRAPH_URL")? {
+            self.graph_url = url.trim_end_matches('/').to_owned();
+        }
+        if let Some(url) = https_env("MAILWARD_PAGERDUTY_URL")? {
+            self.pagerduty_url = url;
         }
         stripe_env_overrides(&mut self.billing)?;
         if let Ok(value) = std::env::var("MAILWARD_TRUST_PROXY") {
@@ -590,6 +592,15 @@ pub fn parse_public_resolvers(list: &str) -> Result<Vec<(String, std::net::Socke
             Ok((name.trim().to_owned(), addr))
         })
         .collect()
+}
+
+/// An https URL from the environment variable `name`, if set.
+fn https_env(name: &str) -> Result<Option<String>, String> {
+    match std::env::var(name) {
+        Ok(value) if value.trim().starts_with("https://") => Ok(Some(value.trim().to_owned())),
+        Ok(value) => Err(format!("{name} must be an https URL, not {value:?}")),
+        Err(_) => Ok(None),
+    }
 }
 
 #[cfg(test)]

@@ -309,6 +309,46 @@ impl Job for DeliveryJob {
     const QUEUE: QueueName = QueueName::Deliveries;
 }
 
+// Alert notification: one alert event to one destination (chat tool, PagerDuty, email).
+
+/// Job name of an alert notification.
+pub const DELIVER_ALERT: &str = "deliver_alert";
+
+/// Payload of [`DELIVER_ALERT`]: the alert as the event carried it, so every retry says the
+/// same thing, and the destination as the rule had it (its secret sealed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertDeliveryJob {
+    pub org_id: Uuid,
+    pub alert_id: Uuid,
+    /// The outbox event (mail claims its recipients per event).
+    pub event_id: String,
+    pub action: mailward_domain::alerts::AlertAction,
+    pub destination: mailward_domain::alerts::Destination,
+    /// The alert's REST shape at the event.
+    pub alert: serde_json::Value,
+    /// 1-based attempt number.
+    pub attempt: u32,
+}
+
+impl Job for AlertDeliveryJob {
+    const NAME: &'static str = DELIVER_ALERT;
+    const QUEUE: QueueName = QueueName::Deliveries;
+}
+
+/// Job name: evaluate one alert rule on every domain in its scope (after it is made or changed).
+pub const EVALUATE_ALERT_RULE: &str = "evaluate_alert_rule";
+
+/// Payload of [`EVALUATE_ALERT_RULE`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvaluateAlertRule {
+    pub org_id: Uuid,
+    pub rule_id: Uuid,
+}
+
+impl Job for EvaluateAlertRule {
+    const NAME: &'static str = EVALUATE_ALERT_RULE;
+}
+
 // The purge of an organization marked `deleting`.
 
 /// Job name: purge an organization marked `deleting`.

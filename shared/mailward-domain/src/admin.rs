@@ -193,6 +193,23 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "mailbox_connection.deleted",
         "A report mailbox connection was removed (its credentials with it).",
     ),
+    ("alert_rule.created", "An alert rule was made (extension)."),
+    (
+        "alert_rule.updated",
+        "An alert rule's name, scope, condition, destinations or interval changed.",
+    ),
+    (
+        "alert_rule.deleted",
+        "An alert rule was deleted (its open alerts resolved first).",
+    ),
+    (
+        "alert.opened",
+        "An alert rule's condition started holding for a domain (by the service).",
+    ),
+    (
+        "alert.resolved",
+        "An alert stopped holding, or its rule changed or went away (by the service).",
+    ),
     ("task.updated", "A person changed a task's status."),
     (
         "domain_source.updated",

@@ -60,6 +60,12 @@ pub mod types {
     pub const GROUP_UPDATED: &str = "group.updated";
     /// `group.deleted`.
     pub const GROUP_DELETED: &str = "group.deleted";
+    /// `alert.opened`.
+    pub const ALERT_OPENED: &str = "alert.opened";
+    /// `alert.updated`.
+    pub const ALERT_UPDATED: &str = "alert.updated";
+    /// `alert.resolved`.
+    pub const ALERT_RESOLVED: &str = "alert.resolved";
 }
 
 use types::*;
@@ -189,6 +195,21 @@ pub const CATALOGUE: &[EventType] = &[
     event(GROUP_CREATED, "A group was created.", "group"),
     event(GROUP_UPDATED, "A group changed.", "group"),
     event(GROUP_DELETED, "A group was deleted.", "group"),
+    event(
+        ALERT_OPENED,
+        "An alert rule's condition started holding for a domain (extension).",
+        "alert",
+    ),
+    event(
+        ALERT_UPDATED,
+        "An open alert still holds; sent at most once per the rule's repeat interval (extension).",
+        "alert",
+    ),
+    event(
+        ALERT_RESOLVED,
+        "An alert stopped holding, or its rule or domain went away (extension).",
+        "alert",
+    ),
 ];
 
 /// The catalogue entry of a name, if it is one.
@@ -216,7 +237,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), CATALOGUE.len());
-        assert_eq!(CATALOGUE.len(), 28);
+        assert_eq!(CATALOGUE.len(), 31);
     }
 
     #[test]

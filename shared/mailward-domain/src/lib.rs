@@ -7,6 +7,7 @@
 //! `mailward-aws`, and handlers only ever see these traits.
 
 pub mod admin;
+pub mod alerts;
 pub mod billing;
 pub mod candidates;
 pub mod certificates;

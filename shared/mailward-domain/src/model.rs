@@ -75,6 +75,14 @@ pub struct EmailNotifications {
     pub billing_notices: bool,
     pub hosted_spf_live: bool,
     pub delegation_missing: bool,
+    /// Alert mail to the addresses of alert rules' email destinations (an extension; stored
+    /// organizations from before it read as on).
+    #[serde(default = "on")]
+    pub alerts: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl Default for EmailNotifications {
@@ -90,6 +98,7 @@ impl Default for EmailNotifications {
             billing_notices: true,
             hosted_spf_live: true,
             delegation_missing: true,
+            alerts: true,
         }
     }
 }

@@ -28,6 +28,8 @@ pub enum Switch {
     HostedSpfLive,
     /// `billing_notices`.
     BillingNotices,
+    /// `alerts`.
+    Alerts,
 }
 
 impl Switch {
@@ -44,6 +46,7 @@ impl Switch {
             Switch::DelegationMissing => "delegation_missing",
             Switch::HostedSpfLive => "hosted_spf_live",
             Switch::BillingNotices => "billing_notices",
+            Switch::Alerts => "alerts",
         }
     }
 
@@ -60,6 +63,7 @@ impl Switch {
             Switch::DelegationMissing,
             Switch::HostedSpfLive,
             Switch::BillingNotices,
+            Switch::Alerts,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -78,6 +82,7 @@ impl Switch {
             Switch::DelegationMissing => settings.delegation_missing,
             Switch::HostedSpfLive => settings.hosted_spf_live,
             Switch::BillingNotices => settings.billing_notices,
+            Switch::Alerts => settings.alerts,
         }
     }
 
@@ -94,6 +99,7 @@ impl Switch {
             Switch::DelegationMissing => settings.delegation_missing = false,
             Switch::HostedSpfLive => settings.hosted_spf_live = false,
             Switch::BillingNotices => settings.billing_notices = false,
+            Switch::Alerts => settings.alerts = false,
         }
     }
 }

@@ -13,6 +13,7 @@
 //! errors, the access guard, activity entries, the job contract) is the kernel, `mailward-app`,
 //! re-exported here.
 
+pub mod alerts;
 pub mod api_keys;
 pub mod audit;
 pub mod dns_connections;

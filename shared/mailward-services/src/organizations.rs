@@ -493,6 +493,7 @@ fn apply_notifications(n: &mut EmailNotifications, u: EmailNotificationsUpdate) 
     set(&mut n.billing_notices, u.billing_notices);
     set(&mut n.hosted_spf_live, u.hosted_spf_live);
     set(&mut n.delegation_missing, u.delegation_missing);
+    set(&mut n.alerts, u.alerts);
 }
 
 /// Marks the caller's organization `deleting` (every credential of it is refused from this

@@ -27,6 +27,9 @@
 //! | single sign-on attempt (TTL 10 min) | `SSOSTATE#<sha256 of state>` | `STATE` | |
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
 //! | report mailbox connection | `ORG#<org>` | `MAILBOX#<id>` | `MAILBOXES` / `<org>#<id>` |
+//! | alert rule | `ORG#<org>` | `ALERTRULE#<id>` | |
+//! | alert (id a UUIDv7: time-ordered; TTL 90 days once resolved) | `ORG#<org>` | `ALERT#<id>` | |
+//! | open alert of a rule on a domain (one per subject) | `ORG#<org>` | `ALERTOPEN#<rule>#<domain>#<subject>` | |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
 //! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
@@ -149,6 +152,37 @@ pub const MAILBOXES_INDEX: &str = "MAILBOXES";
 /// GSI1 sort key of a connection in [`MAILBOXES_INDEX`].
 pub fn mailbox_index_sk(org: Uuid, id: Uuid) -> String {
     format!("{org}#{id}")
+}
+
+/// Sort-key prefix of an organization's alert rules.
+pub const ALERT_RULES_PREFIX: &str = "ALERTRULE#";
+
+/// Sort key of an alert rule.
+pub fn alert_rule_sk(id: Uuid) -> String {
+    format!("{ALERT_RULES_PREFIX}{id}")
+}
+
+/// Sort-key prefix of an organization's alerts.
+pub const ALERTS_PREFIX: &str = "ALERT#";
+
+/// Sort key of an alert.
+pub fn alert_sk(id: Uuid) -> String {
+    format!("{ALERTS_PREFIX}{id}")
+}
+
+/// Sort-key prefix of the open alerts of a rule on a domain.
+pub fn alert_open_prefix(rule: Uuid, domain: Uuid) -> String {
+    format!("ALERTOPEN#{rule}#{domain}#")
+}
+
+/// Sort-key prefix of every open alert of a rule.
+pub fn alert_open_rule_prefix(rule: Uuid) -> String {
+    format!("ALERTOPEN#{rule}#")
+}
+
+/// Sort key of the open alert of a rule on a domain about `subject`.
+pub fn alert_open_sk(rule: Uuid, domain: Uuid, subject: &str) -> String {
+    format!("{}{subject}", alert_open_prefix(rule, domain))
 }
 
 /// Sort key of a domain's hosted SPF state.

@@ -8,6 +8,7 @@
 
 pub mod accounts;
 pub mod activity;
+pub mod alerts;
 pub mod api_keys;
 pub mod audits;
 pub mod billing;

@@ -2,6 +2,7 @@
 //! (DESIGN.md §6). A publisher (DynamoDB Streams on AWS, a poller locally) fans them out.
 
 use super::{decode, encode, keys};
+use mailward_domain::alerts::AlertRoute;
 use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -28,6 +29,9 @@ pub struct OutboxEvent {
     /// The hosted record (dmarc, spf, dkim, bimi, mta_sts) of hosted-record events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
+    /// Alert events: the rule's destinations (see [`AlertRoute`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<AlertRoute>,
 }
 
 impl OutboxEvent {
@@ -47,6 +51,7 @@ impl OutboxEvent {
             object,
             previous_attributes,
             record: None,
+            route: None,
         }
     }
 

@@ -95,10 +95,20 @@ async fn connections(
     // rates, header-analysis verdicts, each provider's report figures).
     let requirements =
         mailward_store::sender_requirements::list(app.store.as_ref(), caller.org_id).await?;
+    // Alert rules as their route shows them (never a destination's URL or routing key), and
+    // every alert still kept.
+    let rules = mailward_services::alerts::list(app, caller).await?;
+    let alerts: Vec<_> = mailward_store::alerts::alerts(app.store.as_ref(), caller.org_id)
+        .await?
+        .iter()
+        .map(|a| mailward_services::alerts::alert_view(app, a))
+        .collect();
     Ok(vec![
         ("dns_connections", json_of(dns.data)?),
         ("mailbox_connections", json_of(mailboxes.data)?),
         ("sender_requirements", json_of(requirements)?),
+        ("alert_rules", json_of(rules.data)?),
+        ("alerts", json_of(alerts)?),
     ])
 }
 

@@ -255,10 +255,6 @@ pub async fn identify_domain(
     let recent_days = Duration::days(mailward_services::reports::senders::RECENT_DAYS - 1);
     let recent = (day_string(yesterday - recent_days), day_string(yesterday));
     let mut candidates = BTreeMap::new();
-    let known = Addresses {
-        ptrs: &ptrs,
-        owners: &owners,
-    };
     let mut accs = accumulate(
         (&rows, known),
         &domain.value.url,
@@ -301,11 +297,14 @@ pub async fn identify_domain(
     }
     let live_spf = live_spf(app, &domain.value.url).await;
     reconcile_tasks(app, &domain.value, &all, live_spf.as_ref()).await?;
-    let known = Addresses {
-        ptrs: &ptrs,
-        owners: &owners,
-    };
-    provider_figures(app, &domain.value, (known, &catalogue), &all, today).await
+    provider_figures(app, &domain.value, (known, &catalogue), &all, today).await?;
+    // The pass rate and the senders are final now (forwarding derived): the alerts that read
+    // them are judged. One lost here is judged again at the next identification.
+    let trigger = mailward_domain::alerts::Trigger::Reports;
+    if let Err(e) = mailward_services::alerts::evaluate(app, org, domain_id, trigger).await {
+        tracing::warn!(domain.id = %domain_id, error = %e, "alert rules could not be evaluated");
+    }
+    Ok(())
 }
 
 /// Each mailbox provider's figures over the sender-requirements window, from the rows of the

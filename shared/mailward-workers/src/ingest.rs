@@ -349,6 +349,9 @@ async fn import(
         };
         if write_report(app, &report, replacing, rows, tls).await? {
             imported += 1;
+            if tls.is_some() {
+                tls_alerts(app, org, domain_id).await;
+            }
         }
     }
     outcome.organizations = imported;
@@ -359,6 +362,15 @@ async fn import(
         Status::Duplicate
     };
     Ok(outcome)
+}
+
+/// Judges the TLS-report alert rules of a domain whose TLS report was just stored (one lost
+/// here is judged again at its next TLS report).
+async fn tls_alerts(app: &AppState, org: Uuid, domain_id: Uuid) {
+    let trigger = mailward_domain::alerts::Trigger::TlsReports;
+    if let Err(e) = mailward_services::alerts::evaluate(app, org, domain_id, trigger).await {
+        tracing::warn!(domain.id = %domain_id, error = %e, "alert rules could not be evaluated");
+    }
 }
 
 /// The stored form of a TLS report for one organization's domain.

@@ -4,9 +4,9 @@
 
 use futures::StreamExt as _;
 use mailward_app::jobs::{
-    BillingQuantitiesJob, BuildExport, DeleteOrganization, DeliveryJob, DigestJob, EventCheck,
-    IdentifySenders, IngestUpload, Notification, PollMailbox, ReconcileBatch, RemindersJob,
-    RetentionJob, SupportMail, SweepBatch,
+    AlertDeliveryJob, BillingQuantitiesJob, BuildExport, DeleteOrganization, DeliveryJob,
+    DigestJob, EvaluateAlertRule, EventCheck, IdentifySenders, IngestUpload, Notification,
+    PollMailbox, ReconcileBatch, RemindersJob, RetentionJob, SupportMail, SweepBatch,
 };
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
@@ -98,6 +98,18 @@ impl Work for PollMailbox {
     }
 }
 
+impl Work for AlertDeliveryJob {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::alerts::deliver(state, self).await
+    }
+}
+
+impl Work for EvaluateAlertRule {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::alerts::evaluate_rule(state, self).await
+    }
+}
+
 impl Work for EventCheck {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         Ok(mailward_services::tasks::writes::run_check(state, self).await?)
@@ -181,6 +193,8 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<DigestJob>(),
     register::<RemindersJob>(),
     register::<DeliveryJob>(),
+    register::<AlertDeliveryJob>(),
+    register::<EvaluateAlertRule>(),
     register::<BillingQuantitiesJob>(),
     register::<RetentionJob>(),
     register::<SupportMail>(),
@@ -249,6 +263,8 @@ mod tests {
             mailward_app::jobs::SEND_DIGEST,
             mailward_app::jobs::SEND_REMINDERS,
             mailward_app::jobs::DELIVER_WEBHOOK,
+            mailward_app::jobs::DELIVER_ALERT,
+            mailward_app::jobs::EVALUATE_ALERT_RULE,
             mailward_app::jobs::APPLY_RETENTION,
             mailward_app::jobs::SEND_SUPPORT_MAIL,
             mailward_app::jobs::BUILD_EXPORT,

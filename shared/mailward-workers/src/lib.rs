@@ -11,11 +11,14 @@
 //! - [`notifications`]: the mails of `settings.email_notifications`, the daily digest and
 //!   reminders;
 //! - [`webhooks`]: the outbox publisher and signed delivery;
+//! - [`alerts`]: alert notifications to Slack, Teams, PagerDuty and mail, and a rule's first
+//!   evaluation;
 //! - [`jobs`]: the registry of every job type (one line each) and the queue worker's loop.
 //!
 //! No `api-*` function, no MCP endpoint and not `mailward-http` depends on this crate
 //! (`tests/check-layout`): an API Lambda links none of it.
 
+pub mod alerts;
 pub mod exports;
 pub mod failures;
 pub mod identify;

@@ -86,5 +86,10 @@ pub async fn reconcile_domain(state: &AppState, org: Uuid, id: Uuid) -> anyhow::
     mailward_services::domains::hosting::spf::reconcile(state, &domain, now).await;
     mailward_services::domains::hosting::mta_sts::reconcile(state, &domain, now).await;
     mailward_services::domains::hosting::bimi::reconcile(state, &domain, now).await;
+    // The hosted records' states (and the policy host's certificate) as just reconciled.
+    let trigger = mailward_domain::alerts::Trigger::Reconcile;
+    if let Err(e) = mailward_services::alerts::evaluate(state, org, id, trigger).await {
+        tracing::warn!(domain.id = %id, error = %e, "alert rules could not be evaluated");
+    }
     Ok(())
 }

@@ -1350,6 +1350,20 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ("POST", "/mailbox-connections/{id}/poll", None),
         (
             "POST",
+            "/alert-rules",
+            Some(
+                json!({"name": "Rule", "condition": {"type": "dns_conflict"}, "destinations": [{"type": "email", "emails": ["ops@example.com"]}]}),
+            ),
+        ),
+        (
+            "POST",
+            "/alert-rules/{id}",
+            Some(json!({"name": "Renamed"})),
+        ),
+        ("DELETE", "/alert-rules/{id}", None),
+        ("POST", "/alert-rules/{id}/test", None),
+        (
+            "POST",
             "/dns-connections/{id}/publish",
             Some(json!({"domain_id": "00000000-0000-0000-0000-000000000000"})),
         ),

@@ -161,6 +161,11 @@ async fn an_export_holds_every_resource_as_the_api_answers_it() {
     assert_eq!(own, api("/sources?origin=CUSTOM").await);
     assert_eq!(own[0]["name"], "Our relay");
     assert_eq!(json_file(&files, "dns_connections.json"), json!([]));
+    assert_eq!(
+        json_file(&files, "alert_rules.json"),
+        api("/alert-rules").await["data"]
+    );
+    assert!(json_file(&files, "alerts.json").is_array());
     let requirements = json_file(&files, "sender_requirements.json");
     assert_eq!(requirements.as_array().unwrap().len(), 1, "{requirements}");
     assert_eq!(requirements[0]["domain_id"], ids[0]);

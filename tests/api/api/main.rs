@@ -2,6 +2,7 @@
 
 mod activity;
 mod admin;
+mod alerts;
 mod api_keys;
 mod audit;
 mod audit_matrix;

@@ -634,7 +634,7 @@ async fn the_discovery_documents_describe_the_server_and_its_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(main.len(), 46, "{main:?}");
+    assert_eq!(main.len(), 48, "{main:?}");
     for billing in ["get_subscription", "start_checkout", "start_billing_portal"] {
         assert!(main.contains(&billing), "{billing}");
     }

@@ -138,6 +138,8 @@ async fn a_domains_read_token_sees_and_calls_only_what_domains_read_allows() {
         "get_dns_connection",
         "get_dns_connection_coverage",
         "list_mailbox_connections",
+        "list_alert_rules",
+        "list_alerts",
     ];
     let mut expected: Vec<String> = allowed.iter().map(|s| (*s).to_owned()).collect();
     expected.sort();
@@ -270,7 +272,7 @@ async fn every_tool_carries_annotations_true_to_what_it_does() {
     let tokens = crate::oauth::connect(&app, "hints@scopes.example", &s.org_id).await;
     let (_, list) = tools_list(&app, "/mcp", &access(&tokens)).await;
     let tools = list["result"]["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 46);
+    assert_eq!(tools.len(), 48);
     let of = |name: &str| -> Value {
         tools
             .iter()

@@ -243,6 +243,8 @@ pub static TOOLS: &[ToolDef] = &[
     def::<hosting::DisableMtaSts>(),
     def::<settings::ListDnsConnections>(),
     def::<settings::ListMailboxConnections>(),
+    def::<settings::ListAlertRules>(),
+    def::<settings::ListAlerts>(),
     def::<settings::GetDnsConnection>(),
     def::<settings::GetDnsConnectionCoverage>(),
     def::<reports::CreateProspectingReport>(),

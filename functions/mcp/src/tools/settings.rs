@@ -178,3 +178,71 @@ impl Tool for GetDnsConnectionCoverage {
         Ok(dns_connections::coverage(&ctx.app, ctx.caller()?, a.connection_id).await?)
     }
 }
+
+/// `list_alert_rules`.
+pub struct ListAlertRules;
+
+impl Tool for ListAlertRules {
+    const NAME: &'static str = "list_alert_rules";
+    const DESCRIPTION: &'static str = "The organization's alert rules (an extension): each rule's scope (all domains, groups, listed domains), condition with its parameters (monitoring_problem, score_below, dmarc_pass_rate_below, new_unknown_sender, sender_failure_rate_above, tls_failure_rate_above, hosted_record_error, certificate_expiring, dns_conflict), destinations (email, slack, teams, pagerduty, webhook_endpoint; secrets never shown), repeat interval and how many of its alerts are open.";
+    const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "List alert rules";
+    type Input = NoInput;
+    type Output = mailward_api_types::alerts::AlertRuleList;
+
+    async fn call(
+        ctx: &Context,
+        _: NoInput,
+    ) -> Result<mailward_api_types::alerts::AlertRuleList, ToolError> {
+        Ok(mailward_services::alerts::list(&ctx.app, ctx.caller()?).await?)
+    }
+}
+
+/// Which alerts to list.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AlertsInput {
+    /// open or resolved; both when omitted
+    #[schema(value_type = Option<mailward_api_types::alerts::AlertStatusName>)]
+    pub status: Option<String>,
+    /// Alerts of this domain
+    pub domain_id: Option<Uuid>,
+    /// Alerts of this rule
+    pub rule_id: Option<Uuid>,
+    /// Page number, from 1
+    #[schema(minimum = 1, maximum = 100_000)]
+    pub page: Option<u32>,
+    /// Items per page
+    #[schema(minimum = 1, maximum = 100)]
+    pub per_page: Option<u32>,
+}
+
+/// `list_alerts`.
+pub struct ListAlerts;
+
+impl Tool for ListAlerts {
+    const NAME: &'static str = "list_alerts";
+    const DESCRIPTION: &'static str = "Alerts raised by the organization's alert rules (an extension), newest first: open ones and those resolved in the last 90 days, each with its domain, what it is about, severity, a one-line summary, the figures behind it, when it opened, was last notified and resolved, and the latest delivery attempts to Slack, Teams and PagerDuty. Filter by status (open, resolved), domain_id and rule_id.";
+    const ACCESS: Access = Access::Read;
+    const SCOPE: Option<&'static str> = Some("domains:read");
+    const TITLE: &'static str = "List alerts";
+    type Input = AlertsInput;
+    type Output = mailward_api_types::alerts::AlertList;
+
+    async fn call(
+        ctx: &Context,
+        a: AlertsInput,
+    ) -> Result<mailward_api_types::alerts::AlertList, ToolError> {
+        let filters = mailward_api_types::alerts::AlertFilters {
+            status: a.status,
+            domain_id: a.domain_id,
+            rule_id: a.rule_id,
+        };
+        let page = mailward_api_types::PageParams {
+            page: a.page,
+            per_page: a.per_page,
+        };
+        Ok(mailward_services::alerts::list_alerts(&ctx.app, ctx.caller()?, &filters, page).await?)
+    }
+}

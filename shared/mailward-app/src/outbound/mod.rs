@@ -7,5 +7,6 @@
 pub mod client;
 pub mod mta_sts;
 pub mod mx_tls;
+pub mod post;
 pub mod rdap;
 pub mod vmc;

@@ -938,6 +938,10 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
         if let Err(e) = mailward_store::candidates::forget_domain(app.store.as_ref(), id).await {
             tracing::warn!(domain.id = %id, error = %e, "could not drop the domain's candidate evidence");
         }
+        // Its open alerts resolve: nothing would ever judge them again.
+        if let Err(e) = crate::alerts::evaluate::domain_gone(app, caller.org_id, id).await {
+            tracing::warn!(domain.id = %id, error = %e, "could not resolve the domain's open alerts");
+        }
     })?
     .await;
     crate::usage::quantities_changed(app, caller.org_id).await;

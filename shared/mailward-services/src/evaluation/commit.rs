@@ -94,6 +94,17 @@ pub async fn after(state: &AppState, claimed: &Domain, derived: &Derived, now: O
     if crate::usage::state_of(claimed) != crate::usage::state_of(next) {
         crate::usage::quantities_changed(state, claimed.org_id).await;
     }
+    // Alerts are judged on what just committed; one lost here is judged again next pass.
+    if let Err(e) = crate::alerts::evaluate(
+        state,
+        claimed.org_id,
+        claimed.id,
+        mailward_domain::alerts::Trigger::Sweep,
+    )
+    .await
+    {
+        tracing::warn!(domain.id = %claimed.id, error = %e, "alert rules could not be evaluated");
+    }
     tracing::debug!(domain.id = %claimed.id, status = ?next.monitoring_status, band = ?ScoreBand::of(next.score), "domain swept");
 }
 

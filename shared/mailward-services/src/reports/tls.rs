@@ -141,7 +141,11 @@ async fn window(
 }
 
 /// Successful and failed sessions per day in `[from, to]`.
-fn per_day(reports: &[StoredTlsReport], from: Date, to: Date) -> BTreeMap<Date, (u64, u64)> {
+pub(crate) fn per_day(
+    reports: &[StoredTlsReport],
+    from: Date,
+    to: Date,
+) -> BTreeMap<Date, (u64, u64)> {
     let mut days = BTreeMap::new();
     for r in reports {
         let ok = spread_over_days(r.begin, r.end, r.total_successful);

@@ -36,12 +36,19 @@ pub fn envelope(event: &OutboxEvent, api_version: &str) -> Result<String, serde_
 /// email notification the event calls for, if any. Returns how many deliveries were enqueued.
 pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Result<usize> {
     crate::notifications::on_event(state, event).await?;
+    // An alert event also goes to the webhook endpoints its rule names, subscribed or not, and
+    // once to an endpoint that is both.
+    let routed: Vec<uuid::Uuid> = event
+        .route
+        .iter()
+        .flat_map(|r| r.destinations.iter().filter_map(|d| d.endpoint_id))
+        .collect();
     let endpoints = webhooks::list(state.store.as_ref(), event.org_id).await?;
     let mut sent = 0;
     for endpoint in endpoints {
-        if endpoint.status != EndpointStatus::Enabled
-            || !is_subscribed(&endpoint.enabled_events, &event.event_type)
-        {
+        let wanted = is_subscribed(&endpoint.enabled_events, &event.event_type)
+            || routed.contains(&endpoint.id);
+        if endpoint.status != EndpointStatus::Enabled || !wanted {
             continue;
         }
         let job = DeliveryJob {
@@ -55,6 +62,7 @@ pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Res
         mailward_services::job::enqueue(state, &job, 0).await?;
         sent += 1;
     }
+    crate::alerts::fan_out(state, event).await?;
     Ok(sent)
 }
 
