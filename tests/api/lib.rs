@@ -193,6 +193,29 @@ fn ses_sent(from: &str) -> Vec<String> {
                 html: text("Html"),
                 unsubscribe_url: header("List-Unsubscribe")
                     .map(|v| v.trim_matches(['<', '>']).to_owned()),
+                attachments: simple["Attachments"]
+                    .as_array()
+                    .map(|all| {
+                        all.iter()
+                            .map(|a| {
+                                use base64::Engine as _;
+                                mailward_domain::mailer::Attachment {
+                                    file_name: a["FileName"]
+                                        .as_str()
+                                        .unwrap_or_default()
+                                        .to_owned(),
+                                    content_type: a["ContentType"]
+                                        .as_str()
+                                        .unwrap_or_default()
+                                        .to_owned(),
+                                    data: base64::engine::general_purpose::STANDARD
+                                        .decode(a["RawContent"].as_str().unwrap_or_default())
+                                        .unwrap_or_default(),
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             };
             let from = request["FromEmailAddress"].as_str().unwrap_or_default();
             mailward_local::render_eml(from, &email, "", &format!("{i}@ses.moto"))

@@ -120,6 +120,17 @@ DOCUMENTED = {
     },
     "POST /mailbox-connections/{id}": {400: MAILBOX_FIELDS | {(INVALID, "move_to")}},
     "POST /mailbox-connections/{id}/poll": {422: {("mailbox_not_polled", None)}},
+    # A scheduled report: a group id must name one of the organization's groups; the logo's
+    # URL must lead to a public https host; one report per organization and per group.
+    "POST /report-settings": {
+        400: {(INVALID, "scope.group_id"), (INVALID, "branding.logo_url"), (INVALID, "recipients"),
+              (INVALID, "branding.name"), (INVALID, "branding.footer")},
+        409: {("report_settings_exist", None)},
+    },
+    "POST /report-settings/{id}": {
+        400: {(INVALID, "branding.logo_url"), (INVALID, "recipients"), (INVALID, "branding.name"),
+              (INVALID, "branding.footer")},
+    },
     # Alert rules (see ALERT_FIELDS); at most 100 per organization.
     "POST /alert-rules": {400: ALERT_FIELDS, 422: {("alert_rule_limit", None)}},
     "POST /alert-rules/{id}": {400: ALERT_FIELDS},

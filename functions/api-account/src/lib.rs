@@ -10,6 +10,7 @@ pub mod invitations;
 pub mod mailboxes;
 pub mod members;
 pub mod organizations;
+pub mod report_settings;
 pub mod scim;
 pub mod staff;
 pub mod support;
@@ -29,6 +30,7 @@ pub fn routes() -> Routes {
         .merge(support::routes())
         .merge(dns_connections::routes())
         .merge(mailboxes::routes())
+        .merge(report_settings::routes())
         .merge(scim::routes())
         .merge(staff::routes())
         .merge(exports::routes())

@@ -17,7 +17,11 @@ const NOTE: &str = "No credentials: the link's token is signed for one organizat
 setting. `GET` answers a confirmation page and changes nothing (link scanners fetch links); \
 `POST` (a mail client's RFC 8058 one-click, with or without the body \
 `List-Unsubscribe=One-Click`) turns the setting off in `settings.email_notifications` of the \
-organization. An administrator turns it back on with `POST /organizations/{id}`.";
+organization. An administrator turns it back on with `POST /organizations/{id}`. Mail to \
+addresses a person listed (an alert rule's `email` destination, a scheduled report's \
+`recipients`: an extension) carries a link signed for that address and that rule or report: \
+it takes the address off that list alone (`recipient` in the answer) and leaves the \
+organization's setting as it is.";
 
 /// Shows what the link turns off, with a button to confirm.
 #[utoipa::path(get, path = "/notifications/unsubscribe", tag = "notifications",
@@ -30,15 +34,22 @@ pub async fn unsubscribe_page(
     State(app): State<AppState>,
     Query(params): Query<UnsubscribeParams>,
 ) -> Result<Response, ApiError> {
-    let (_, switch) = unsubscribe::verify(&app, &params.token)?;
+    let link = unsubscribe::verify_link(&app, &params.token)?;
     let action = format!(
         "/notifications/unsubscribe?token={}",
         escape(params.token.trim())
     );
+    let question = match &link.recipient {
+        Some((_, to)) => format!(
+            "Stop this “{}” mail to {}?",
+            link.switch.as_str(),
+            escape(to)
+        ),
+        None => format!("Turn off “{}” mail?", link.switch.as_str()),
+    };
     Ok(page(&format!(
-        "<h1>Turn off “{}” mail?</h1>\n<form method=\"post\" action=\"{action}\">\
-         <button type=\"submit\">Turn it off</button></form>",
-        switch.as_str()
+        "<h1>{question}</h1>\n<form method=\"post\" action=\"{action}\">\
+         <button type=\"submit\">Turn it off</button></form>"
     )))
 }
 
@@ -63,15 +74,25 @@ pub async fn unsubscribe_now(
         return Ok(axum::Json(Unsubscribed {
             organization: done.organization,
             setting: done.switch.as_str().to_owned(),
-            enabled: false,
+            enabled: done.recipient.is_some(),
+            recipient: done.recipient,
         })
         .into_response());
     }
-    Ok(page(&format!(
-        "<h1>Done</h1>\n<p>{} no longer receives “{}” mail.</p>",
-        escape(&done.organization),
-        done.switch.as_str()
-    )))
+    let said = match &done.recipient {
+        Some(to) => format!(
+            "{} no longer receives this “{}” mail of {}.",
+            escape(to),
+            done.switch.as_str(),
+            escape(&done.organization)
+        ),
+        None => format!(
+            "{} no longer receives “{}” mail.",
+            escape(&done.organization),
+            done.switch.as_str()
+        ),
+    };
+    Ok(page(&format!("<h1>Done</h1>\n<p>{said}</p>")))
 }
 
 fn page(body: &str) -> Response {

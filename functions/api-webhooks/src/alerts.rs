@@ -51,7 +51,8 @@ default 21: the BIMI mark certificate and the hosted MTA-STS policy host's by th
 date, the MX hosts' when the daily probe finds one expired or expiring within its 30-day \
 warning) at both. A new rule is also evaluated at once on its domains. `destinations` (1 to \
 10): `email` (`emails`: 1 to 20 addresses, mailed when the organization's `alerts` \
-notification switch is on, with a one-click unsubscribe that turns that switch off), `slack` \
+notification switch is on, with a one-click unsubscribe that takes that address off this rule \
+alone), `slack` \
 (`url`: an incoming webhook; Block Kit with a plain-text fallback), `teams` (`url`: a \
 workflow's \"When a Teams webhook request is received\" URL; an Adaptive Card 1.4), \
 `pagerduty` (`routing_key`: an Events API v2 integration's; `trigger` with a stable \

@@ -193,11 +193,11 @@ pub fn email(
         ));
     }
     text.push_str(&format!(
-        "\nThe domain in the API: {}\nThe rule: {}\n\n--\nSent to {to} for {organization} by the alert rule \"{}\", because the \"alerts\" notification is on.\nTurn it off: {unsubscribe_url}\n",
+        "\nThe domain in the API: {}\nThe rule: {}\n\n--\nSent to {to} for {organization} by the alert rule \"{}\".\nStop this rule's mail to this address: {unsubscribe_url}\n",
         alert.links.domain, alert.links.rule, alert.rule_name
     ));
     html.push_str(&format!(
-        "</table>\n<p><a href=\"{}\">The domain in the API</a> · <a href=\"{}\">The rule</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} by the alert rule &quot;{}&quot;, because the &quot;alerts&quot; notification is on. <a href=\"{}\">Turn it off</a>.</p>\n</body></html>\n",
+        "</table>\n<p><a href=\"{}\">The domain in the API</a> · <a href=\"{}\">The rule</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} by the alert rule &quot;{}&quot;. <a href=\"{}\">Stop this rule's mail to this address</a>.</p>\n</body></html>\n",
         escape(&alert.links.domain),
         escape(&alert.links.rule),
         escape(to),
@@ -206,6 +206,7 @@ pub fn email(
         escape(unsubscribe_url)
     ));
     OutboundEmail {
+        attachments: Vec::new(),
         to: to.to_owned(),
         subject: cut(&format!("[Mailward] {headline}"), 200),
         text,

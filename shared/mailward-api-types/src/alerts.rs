@@ -107,7 +107,7 @@ pub struct AlertDestinationInput {
     /// An existing destination's id (updates).
     pub id: Option<Uuid>,
     /// `email`: 1 to 20 addresses.
-    #[schema(max_items = 20)]
+    #[schema(format = Email, max_items = 20)]
     pub emails: Option<Vec<String>>,
     /// `slack`: the incoming webhook URL; `teams`: the workflow's webhook URL. Never answered
     /// back.

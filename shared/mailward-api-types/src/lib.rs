@@ -27,6 +27,7 @@ pub mod prospecting;
 pub mod records;
 pub mod report_data;
 pub mod reports;
+pub mod scheduled_reports;
 pub mod sender_requirements;
 pub mod senders;
 pub mod signup;

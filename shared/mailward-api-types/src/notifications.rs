@@ -18,6 +18,11 @@ pub struct Unsubscribed {
     pub organization: String,
     /// The `settings.email_notifications` switch now off.
     pub setting: String,
-    /// Always false: the switch's new value.
+    /// The switch's value: false, or unchanged (true) when a recipient's link took one address
+    /// off one list.
     pub enabled: bool,
+    /// The address taken off its alert rule or scheduled report (an extension), for a
+    /// recipient's link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recipient: Option<String>,
 }

@@ -24,6 +24,8 @@ pub struct EmailNotificationsView {
     pub delegation_missing: bool,
     /// Extension: mail to the addresses of alert rules' email destinations.
     pub alerts: bool,
+    /// Extension: the scheduled report's mail (`/report-settings`).
+    pub scheduled_reports: bool,
 }
 
 impl From<EmailNotifications> for EmailNotificationsView {
@@ -40,6 +42,7 @@ impl From<EmailNotifications> for EmailNotificationsView {
             hosted_spf_live: n.hosted_spf_live,
             delegation_missing: n.delegation_missing,
             alerts: n.alerts,
+            scheduled_reports: n.scheduled_reports,
         }
     }
 }
@@ -217,6 +220,8 @@ pub struct EmailNotificationsUpdate {
     pub delegation_missing: Option<bool>,
     /// Extension: mail of alert rules' email destinations.
     pub alerts: Option<bool>,
+    /// Extension: the scheduled report's mail.
+    pub scheduled_reports: Option<bool>,
 }
 
 /// Partial settings.

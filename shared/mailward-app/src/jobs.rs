@@ -349,6 +349,24 @@ impl Job for EvaluateAlertRule {
     const NAME: &'static str = EVALUATE_ALERT_RULE;
 }
 
+// The scheduled report.
+
+/// Job name: build and mail one scheduled report.
+pub const SEND_SCHEDULED_REPORT: &str = "send_scheduled_report";
+
+/// Payload of [`SEND_SCHEDULED_REPORT`]: `now` for a person's "send now" (sent whatever the
+/// schedule says, and the schedule left as it is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendScheduledReport {
+    pub org_id: Uuid,
+    pub settings_id: Uuid,
+    pub now: bool,
+}
+
+impl Job for SendScheduledReport {
+    const NAME: &'static str = SEND_SCHEDULED_REPORT;
+}
+
 // The purge of an organization marked `deleting`.
 
 /// Job name: purge an organization marked `deleting`.

@@ -57,6 +57,19 @@ impl Mailer for SesMailer {
                 );
             }
         }
+        for file in email.attachments {
+            message = message.attachments(
+                aws_sdk_sesv2::types::Attachment::builder()
+                    .file_name(file.file_name)
+                    .content_type(file.content_type)
+                    .content_disposition(
+                        aws_sdk_sesv2::types::AttachmentContentDisposition::Attachment,
+                    )
+                    .raw_content(aws_sdk_sesv2::primitives::Blob::new(file.data))
+                    .build()
+                    .map_err(|e| MailError(format!("SES attachment: {e}")))?,
+            );
+        }
         let message = message.build();
         self.client
             .send_email()

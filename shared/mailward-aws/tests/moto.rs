@@ -202,6 +202,7 @@ async fn ses_mailer_sends_from_a_verified_identity() {
     let mailer = SesMailer::new(client, from);
     mailer
         .send(OutboundEmail {
+            attachments: Vec::new(),
             to: "someone@example.org".into(),
             subject: "Your code".into(),
             text: "123456".into(),

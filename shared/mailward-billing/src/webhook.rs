@@ -207,6 +207,7 @@ async fn dun(app: &AppState, org_id: uuid::Uuid, event: &str) -> Result<(), Serv
             name = org.value.name
         );
         let email = OutboundEmail {
+            attachments: Vec::new(),
             to: member.email.clone(),
             subject: format!("Mailward: the payment for {} failed", org.value.name),
             text,

@@ -210,6 +210,19 @@ pub const ACTIONS: &[(&str, &str)] = &[
         "alert.resolved",
         "An alert stopped holding, or its rule changed or went away (by the service).",
     ),
+    (
+        "report_settings.created",
+        "A scheduled report was set up for the organization or a group (extension).",
+    ),
+    (
+        "report_settings.updated",
+        "A scheduled report's cadence, recipients, branding or state changed.",
+    ),
+    ("report_settings.deleted", "A scheduled report was removed."),
+    (
+        "report.sent",
+        "A scheduled report was mailed to its recipients (by the service).",
+    ),
     ("task.updated", "A person changed a task's status."),
     (
         "domain_source.updated",

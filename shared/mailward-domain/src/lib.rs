@@ -39,6 +39,7 @@ pub mod purpose;
 pub mod queue;
 pub mod rate_limits;
 pub mod reports;
+pub mod scheduled_reports;
 pub mod scim;
 pub mod secrets;
 pub mod sender_requirements;

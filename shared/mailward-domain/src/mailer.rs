@@ -19,6 +19,19 @@ pub struct OutboundEmail {
     pub html: Option<String>,
     /// One-click unsubscribe URL (`List-Unsubscribe` with `List-Unsubscribe-Post`).
     pub unsubscribe_url: Option<String>,
+    /// Files attached (a scheduled report's PDF).
+    pub attachments: Vec<Attachment>,
+}
+
+/// A file attached to a message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attachment {
+    /// Its name, e.g. `report.pdf`.
+    pub file_name: String,
+    /// Its media type, e.g. `application/pdf`.
+    pub content_type: String,
+    /// Its bytes.
+    pub data: Vec<u8>,
 }
 
 /// Mail sending failures.

@@ -79,6 +79,9 @@ pub struct EmailNotifications {
     /// organizations from before it read as on).
     #[serde(default = "on")]
     pub alerts: bool,
+    /// The scheduled report's mail (an extension; read as on for stored organizations).
+    #[serde(default = "on")]
+    pub scheduled_reports: bool,
 }
 
 fn on() -> bool {
@@ -99,6 +102,7 @@ impl Default for EmailNotifications {
             hosted_spf_live: true,
             delegation_missing: true,
             alerts: true,
+            scheduled_reports: true,
         }
     }
 }

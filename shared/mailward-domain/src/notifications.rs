@@ -30,6 +30,8 @@ pub enum Switch {
     BillingNotices,
     /// `alerts`.
     Alerts,
+    /// `scheduled_reports`.
+    ScheduledReports,
 }
 
 impl Switch {
@@ -47,6 +49,7 @@ impl Switch {
             Switch::HostedSpfLive => "hosted_spf_live",
             Switch::BillingNotices => "billing_notices",
             Switch::Alerts => "alerts",
+            Switch::ScheduledReports => "scheduled_reports",
         }
     }
 
@@ -64,6 +67,7 @@ impl Switch {
             Switch::HostedSpfLive,
             Switch::BillingNotices,
             Switch::Alerts,
+            Switch::ScheduledReports,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -83,6 +87,7 @@ impl Switch {
             Switch::HostedSpfLive => settings.hosted_spf_live,
             Switch::BillingNotices => settings.billing_notices,
             Switch::Alerts => settings.alerts,
+            Switch::ScheduledReports => settings.scheduled_reports,
         }
     }
 
@@ -100,6 +105,7 @@ impl Switch {
             Switch::HostedSpfLive => settings.hosted_spf_live = false,
             Switch::BillingNotices => settings.billing_notices = false,
             Switch::Alerts => settings.alerts = false,
+            Switch::ScheduledReports => settings.scheduled_reports = false,
         }
     }
 }

@@ -76,15 +76,15 @@ pub fn render_eml(from: &str, email: &OutboundEmail, date: &str, message_id: &st
             header_value(url)
         ));
     }
-    match &email.html {
+    let body = match &email.html {
         None => format!(
-            "{headers}Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{text}\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{text}\r\n"
         ),
         Some(html) => {
             // Base64 parts: no line-length limit to mind whatever the content.
             let boundary = format!("mailward-{}", uuid::Uuid::new_v4().simple());
             format!(
-                "{headers}Content-Type: multipart/alternative; boundary=\"{boundary}\"\r\n\r\n\
+                "Content-Type: multipart/alternative; boundary=\"{boundary}\"\r\n\r\n\
                  --{boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
                  --{boundary}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n\
                  --{boundary}--\r\n",
@@ -92,7 +92,25 @@ pub fn render_eml(from: &str, email: &OutboundEmail, date: &str, message_id: &st
                 base64_lines(crlf(html).as_bytes()),
             )
         }
+    };
+    if email.attachments.is_empty() {
+        return format!("{headers}{body}");
     }
+    // Attachments: the message in a multipart/mixed, each file a base64 part.
+    let boundary = format!("mailward-mixed-{}", uuid::Uuid::new_v4().simple());
+    let mut out = format!(
+        "{headers}Content-Type: multipart/mixed; boundary=\"{boundary}\"\r\n\r\n--{boundary}\r\n{body}"
+    );
+    for file in &email.attachments {
+        let name = header_value(&file.file_name).replace('"', "");
+        out.push_str(&format!(
+            "--{boundary}\r\nContent-Type: {}; name=\"{name}\"\r\nContent-Disposition: attachment; filename=\"{name}\"\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n",
+            header_value(&file.content_type),
+            base64_lines(&file.data),
+        ));
+    }
+    out.push_str(&format!("--{boundary}--\r\n"));
+    out
 }
 
 #[async_trait]

@@ -134,6 +134,7 @@ pub async fn start(app: &AppState, raw_email: &str) -> Result<Started, SignInErr
             .is_some()
     {
         let message = OutboundEmail {
+            attachments: Vec::new(),
             to: challenge.email.clone(),
             subject: "Your Mailward sign-in code".into(),
             text: format!(
@@ -384,6 +385,7 @@ fn locked(now: i64, day_end: i64) -> SignInError {
 /// the budget runs out). A mail failure is logged: the block holds regardless.
 async fn warn_owner(app: &AppState, email: &str) {
     let message = OutboundEmail {
+        attachments: Vec::new(),
         to: email.to_owned(),
         subject: "Sign-in attempts to your Mailward account were blocked".into(),
         text: format!(

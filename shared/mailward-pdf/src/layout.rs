@@ -67,6 +67,14 @@ pub enum Op {
         fill: Rgb,
         stroke: Option<Rgb>,
     },
+    /// A stroked polyline (a chart's line).
+    Line {
+        points: Vec<(f32, f32)>,
+        colour: Rgb,
+        width: f32,
+    },
+    /// The document's logo, fitted into the box (top-left corner `x`, `y`).
+    Image { x: f32, y: f32, w: f32, h: f32 },
 }
 
 struct Faces {
@@ -286,6 +294,42 @@ impl Flow {
             stroke: None,
         });
     }
+}
+
+/// A page's footer: a rule, `text` on the left and "n / total" on the right.
+pub fn footer(
+    page: &mut Vec<Op>,
+    text: &str,
+    (n, total): (usize, usize),
+    (rule, colour): (Rgb, Rgb),
+) {
+    let y = PAGE_H - 32.0;
+    page.push(Op::Rect {
+        x: MARGIN,
+        y: y - 14.0,
+        w: CONTENT_W,
+        h: 0.6,
+        radius: 0.0,
+        fill: rule,
+        stroke: None,
+    });
+    page.push(Op::Text {
+        x: MARGIN,
+        y,
+        size: 7.5,
+        style: Style::Regular,
+        colour,
+        text: text.to_owned(),
+    });
+    let number = format!("{n} / {total}");
+    page.push(Op::Text {
+        x: MARGIN + CONTENT_W - width(Style::Regular, 7.5, &number),
+        y,
+        size: 7.5,
+        style: Style::Regular,
+        colour,
+        text: number,
+    });
 }
 
 #[cfg(test)]

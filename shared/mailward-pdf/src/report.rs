@@ -420,33 +420,7 @@ pub fn lay_out(report: &ProspectingReportContent) -> Vec<Vec<Op>> {
                 stroke: None,
             });
             page.extend(ops);
-            let y = PAGE_H - 32.0;
-            page.push(Op::Rect {
-                x: MARGIN,
-                y: y - 14.0,
-                w: CONTENT_W,
-                h: 0.6,
-                radius: 0.0,
-                fill: c.border,
-                stroke: None,
-            });
-            page.push(Op::Text {
-                x: MARGIN,
-                y,
-                size: 7.5,
-                style: Style::Regular,
-                colour: c.muted,
-                text: footer.clone(),
-            });
-            let number = format!("{} / {total}", i + 1);
-            page.push(Op::Text {
-                x: MARGIN + CONTENT_W - width(Style::Regular, 7.5, &number),
-                y,
-                size: 7.5,
-                style: Style::Regular,
-                colour: c.muted,
-                text: number,
-            });
+            crate::layout::footer(&mut page, &footer, (i + 1, total), (c.border, c.muted));
             page
         })
         .collect()

@@ -97,6 +97,7 @@ pub(crate) fn email_for(
 ) -> OutboundEmail {
     let base = app.config.base_url.trim_end_matches('/');
     OutboundEmail {
+        attachments: Vec::new(),
         to: invitation.email.clone(),
         subject: format!("You are invited to {org_name} on Mailward"),
         text: format!(

@@ -494,6 +494,7 @@ fn apply_notifications(n: &mut EmailNotifications, u: EmailNotificationsUpdate) 
     set(&mut n.hosted_spf_live, u.hosted_spf_live);
     set(&mut n.delegation_missing, u.delegation_missing);
     set(&mut n.alerts, u.alerts);
+    set(&mut n.scheduled_reports, u.scheduled_reports);
 }
 
 /// Marks the caller's organization `deleting` (every credential of it is refused from this

@@ -71,6 +71,7 @@ pub async fn start(app: &AppState, input: SignupRequest) -> Result<SignupStarted
     };
     signups::create(app.store.as_ref(), &challenge).await?;
     let message = OutboundEmail {
+        attachments: Vec::new(),
         to: challenge.email.clone(),
         subject: "Your Mailward signup code".into(),
         text: format!(

@@ -28,6 +28,7 @@
 //! | rate-limit window (TTL) | `RATE#<scope>#<subject>` | `<window start>` | |
 //! | report mailbox connection | `ORG#<org>` | `MAILBOX#<id>` | `MAILBOXES` / `<org>#<id>` |
 //! | alert rule | `ORG#<org>` | `ALERTRULE#<id>` | |
+//! | scheduled report settings | `ORG#<org>` | `REPORTSET#<id>` | `REPORTSETTINGS` / `<next send unix, 12 digits>#<org>#<id>` |
 //! | alert (id a UUIDv7: time-ordered; TTL 90 days once resolved) | `ORG#<org>` | `ALERT#<id>` | |
 //! | open alert of a rule on a domain (one per subject) | `ORG#<org>` | `ALERTOPEN#<rule>#<domain>#<subject>` | |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
@@ -152,6 +153,22 @@ pub const MAILBOXES_INDEX: &str = "MAILBOXES";
 /// GSI1 sort key of a connection in [`MAILBOXES_INDEX`].
 pub fn mailbox_index_sk(org: Uuid, id: Uuid) -> String {
     format!("{org}#{id}")
+}
+
+/// Sort-key prefix of an organization's scheduled report settings.
+pub const REPORT_SETTINGS_PREFIX: &str = "REPORTSET#";
+
+/// Sort key of a scheduled report's settings.
+pub fn report_settings_sk(id: Uuid) -> String {
+    format!("{REPORT_SETTINGS_PREFIX}{id}")
+}
+
+/// GSI1 partition of every scheduled report, by next send time.
+pub const REPORT_SETTINGS_INDEX: &str = "REPORTSETTINGS";
+
+/// GSI1 sort key of a report in [`REPORT_SETTINGS_INDEX`].
+pub fn report_settings_index_sk(next_send: i64, org: Uuid, id: Uuid) -> String {
+    format!("{:012}#{org}#{id}", next_send.max(0))
 }
 
 /// Sort-key prefix of an organization's alert rules.

@@ -37,6 +37,7 @@ pub mod rate_limits;
 pub mod reports;
 pub mod retention;
 pub mod row_chunks;
+pub mod scheduled_reports;
 pub mod scim;
 pub mod sender_requirements;
 pub mod senders;

@@ -6,7 +6,8 @@ use futures::StreamExt as _;
 use mailward_app::jobs::{
     AlertDeliveryJob, BillingQuantitiesJob, BuildExport, DeleteOrganization, DeliveryJob,
     DigestJob, EvaluateAlertRule, EventCheck, IdentifySenders, IngestUpload, Notification,
-    PollMailbox, ReconcileBatch, RemindersJob, RetentionJob, SupportMail, SweepBatch,
+    PollMailbox, ReconcileBatch, RemindersJob, RetentionJob, SendScheduledReport, SupportMail,
+    SweepBatch,
 };
 use mailward_domain::queue::{Due, Envelope, QueueName, check_due};
 use mailward_services::job::Job;
@@ -104,6 +105,12 @@ impl Work for AlertDeliveryJob {
     }
 }
 
+impl Work for SendScheduledReport {
+    async fn run(self, state: &AppState) -> anyhow::Result<()> {
+        crate::scheduled_reports::send(state, self).await
+    }
+}
+
 impl Work for EvaluateAlertRule {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
         crate::alerts::evaluate_rule(state, self).await
@@ -195,6 +202,7 @@ pub const REGISTRY: &[(&str, Runner)] = &[
     register::<DeliveryJob>(),
     register::<AlertDeliveryJob>(),
     register::<EvaluateAlertRule>(),
+    register::<SendScheduledReport>(),
     register::<BillingQuantitiesJob>(),
     register::<RetentionJob>(),
     register::<SupportMail>(),
@@ -265,6 +273,7 @@ mod tests {
             mailward_app::jobs::DELIVER_WEBHOOK,
             mailward_app::jobs::DELIVER_ALERT,
             mailward_app::jobs::EVALUATE_ALERT_RULE,
+            mailward_app::jobs::SEND_SCHEDULED_REPORT,
             mailward_app::jobs::APPLY_RETENTION,
             mailward_app::jobs::SEND_SUPPORT_MAIL,
             mailward_app::jobs::BUILD_EXPORT,

@@ -11,6 +11,7 @@
 //! - [`notifications`]: the mails of `settings.email_notifications`, the daily digest and
 //!   reminders;
 //! - [`webhooks`]: the outbox publisher and signed delivery;
+//! - [`scheduled_reports`]: the weekly or monthly PDF report by mail;
 //! - [`alerts`]: alert notifications to Slack, Teams, PagerDuty and mail, and a rule's first
 //!   evaluation;
 //! - [`jobs`]: the registry of every job type (one line each) and the queue worker's loop.
@@ -29,5 +30,6 @@ pub mod notifications;
 pub mod purge;
 pub mod reconcile;
 pub mod retention;
+pub mod scheduled_reports;
 pub mod sweep;
 pub mod webhooks;

@@ -1,6 +1,7 @@
 //! The hourly reconciliation of hosted records (SPEC §3: "managed record error | hourly
 //! reconciliation | record works again | ready"), run by its own EventBridge schedule, the
-//! local stack's hourly interval, or `mailward reconcile`.
+//! local stack's hourly interval, or `mailward reconcile`. Its coordinator also queues the
+//! scheduled reports that are due.
 //!
 //! Every domain with something hosted is re-checked and repaired: hosted DMARC (the record
 //! republished when stale, the delegation read again), DKIM keys, hosted SPF (re-flattened, with
@@ -53,6 +54,9 @@ pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
         mailward_services::job::enqueue(state, &batch, 0).await?;
     }
     tracing::info!(reconcile.domains = all.len(), "reconciliation coordinated");
+    // The same hourly schedule sends the scheduled reports that are due.
+    let reports = crate::scheduled_reports::queue_due(state).await?;
+    tracing::info!(reports, "scheduled reports due queued");
     Ok(all.len())
 }
 

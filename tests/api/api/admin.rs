@@ -1364,6 +1364,18 @@ fn write_routes() -> Vec<(&'static str, &'static str, Option<Value>)> {
         ("POST", "/alert-rules/{id}/test", None),
         (
             "POST",
+            "/report-settings",
+            Some(json!({"cadence": "weekly", "recipients": ["ops@example.com"]})),
+        ),
+        (
+            "POST",
+            "/report-settings/{id}",
+            Some(json!({"enabled": false})),
+        ),
+        ("DELETE", "/report-settings/{id}", None),
+        ("POST", "/report-settings/{id}/send", None),
+        (
+            "POST",
             "/dns-connections/{id}/publish",
             Some(json!({"domain_id": "00000000-0000-0000-0000-000000000000"})),
         ),

@@ -363,6 +363,25 @@ async fn a_pass_rate_rule_pages_once_repeats_after_its_interval_and_resolves() {
         "{actions:?}"
     );
 
+    // The mail's one-click link takes that address off this rule alone.
+    let path = crate::common::unsubscribe_path(&mail[0]);
+    let res = s.app.request(Method::POST, &path).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let (_, after) = s
+        .call(
+            Method::GET,
+            &format!("/alert-rules/{}", rule["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    let kinds: Vec<&str> = after["destinations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["slack", "teams", "pagerduty"], "{after}");
+
     let dir = tempfile::tempdir().unwrap();
     check_with_slack_sdk(dir.path(), &slack);
     check_with_adaptive_cards(dir.path(), &teams);

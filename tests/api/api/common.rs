@@ -222,3 +222,16 @@ pub async fn identify_now(app: &TestApp, owner: &mailward_api_tests::SignedUp, d
     .await
     .unwrap();
 }
+
+/// The path (with its token) of a mail's one-click unsubscribe link (`List-Unsubscribe`).
+pub fn unsubscribe_path(mail: &str) -> String {
+    let link = mail
+        .lines()
+        .find_map(|l| l.strip_prefix("List-Unsubscribe: <"))
+        .and_then(|l| l.strip_suffix('>'))
+        .expect("a List-Unsubscribe header");
+    format!(
+        "/notifications{}",
+        link.split_once("/notifications").unwrap().1
+    )
+}

@@ -43,6 +43,7 @@ mod report_data;
 mod report_trust;
 mod reports;
 mod retention;
+mod scheduled_reports;
 mod scim;
 mod sender_requirements;
 mod senders;

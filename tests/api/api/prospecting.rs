@@ -120,7 +120,7 @@ async fn download(app: &TestApp, id: &str, accept: Option<&str>) -> reqwest::Res
 
 /// The text of a PDF (poppler's `pdftotext`), whitespace collapsed; `None` when the tool is
 /// missing and the test script did not require it.
-fn pdf_text(pdf: &[u8]) -> Option<String> {
+pub(crate) fn pdf_text(pdf: &[u8]) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.pdf");
     std::fs::write(&path, pdf).unwrap();

@@ -70,7 +70,8 @@ pub async fn email(
     if !organization.value.is_serviced() || !organization.value.email_notifications.alerts {
         return Ok(false);
     }
-    let unsubscribe = crate::unsubscribe::url(app, org, Switch::Alerts);
+    let unsubscribe =
+        crate::unsubscribe::recipient_url(app, org, Switch::Alerts, alert.rule_id, to);
     let mail = messages::email(&organization.value.name, alert, action, to, &unsubscribe);
     app.mailer
         .send(mail)

@@ -51,6 +51,7 @@ pub fn render(
         escape(unsubscribe_url),
     );
     OutboundEmail {
+        attachments: Vec::new(),
         to: to.to_owned(),
         subject,
         text,
@@ -202,6 +203,7 @@ pub fn digest(
         escape(unsubscribe_url)
     ));
     OutboundEmail {
+        attachments: Vec::new(),
         to: to.to_owned(),
         subject: format!(
             "{organization}: {} open task{} on your domains",
@@ -243,6 +245,7 @@ pub fn reminder(
         escape(unsubscribe_url)
     ));
     OutboundEmail {
+        attachments: Vec::new(),
         to: to.to_owned(),
         subject: reminder.subject.clone(),
         text,

@@ -48,6 +48,7 @@ pub async fn send(state: &AppState, job: SupportMail) -> anyhow::Result<()> {
             continue;
         }
         let email = OutboundEmail {
+            attachments: Vec::new(),
             to: to.clone(),
             subject: subject.clone(),
             text: text.clone(),
