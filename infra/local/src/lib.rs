@@ -519,6 +519,7 @@ pub fn all_routes() -> mailward_http::Routes {
         .merge(api_report_pdf::routes())
         .merge(api_auth::routes())
         .merge(mcp::routes())
+        .merge(app_web::routes())
 }
 
 /// The functions and their routes, as `template.yaml` deploys them: each function's name and

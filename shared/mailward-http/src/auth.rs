@@ -182,77 +182,83 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<ResolvedAu
         });
     }
     if scheme.eq_ignore_ascii_case("bearer") {
-        let Some(claims) = verify_session_token(&state.config.secret_key, rest.trim()) else {
-            return Ok(ResolvedAuth::Rejected(
-                "the bearer token is invalid or expired",
-            ));
-        };
-        // The membership must still exist: a removed member's token stops working at once.
-        let Some(membership) =
-            accounts::membership(state.store.as_ref(), claims.org, claims.sub).await?
-        else {
-            return Ok(ResolvedAuth::Rejected(
-                "the bearer token's account is not a member of its organization",
-            ));
-        };
-        let Some(org) = orgs::get(state.store.as_ref(), claims.org)
-            .await?
-            .filter(|o| o.value.state == OrgState::Active)
-        else {
-            return Ok(ResolvedAuth::Rejected(
-                "the bearer token's organization is deleted",
-            ));
-        };
-        let mfa = match claims.sid {
-            // The stored session is authoritative: it ends at sign-out or revocation, and a
-            // step-up with an app code marks it as MFA.
-            Some(sid) => match identity::session(state.store.as_ref(), claims.sub, sid).await? {
-                Some(session) if session.value.org_id == claims.org => session.value.mfa(),
-                _ => {
-                    return Ok(ResolvedAuth::Rejected(
-                        "the session was signed out or revoked; sign in again",
-                    ));
-                }
-            },
-            None => amr_has_mfa(&claims.amr),
-        };
-        // The stored membership is authoritative for the role; the claim cannot escalate it.
-        let role = claimed_or_weakest_granted(&membership.roles, claims.role);
-        if mfa && membership.mfa_seen_at.is_none() {
-            // The member's MFA status (`GET /members/mfa/statuses`): noted once, best effort.
-            if let Err(e) =
-                accounts::note_mfa(state.store.as_ref(), &membership, state.clock.now()).await
-            {
-                tracing::debug!(error = %e, "could not note a member's MFA sign-in");
-            }
-        }
-        let mfa_gate = if org.value.require_mfa && !mfa {
-            Some(
-                if identity::has_totp(state.store.as_ref(), claims.sub).await? {
-                    MfaGate::StepUp
-                } else {
-                    MfaGate::Enroll
-                },
-            )
-        } else {
-            None
-        };
-        return Ok(ResolvedAuth::Valid {
-            org_id: claims.org,
-            groups: membership.group_limit(),
-            mfa_gate,
-            suspended: org.value.suspension.map(|s| s.reason),
-            credential: Credential::Session {
-                account_id: claims.sub,
-                role,
-                mfa,
-                session_id: claims.sid,
-            },
-        });
+        return resolve_session(state, rest.trim()).await;
     }
     Ok(ResolvedAuth::Rejected(
         "unsupported Authorization scheme; use Basic (API key) or Bearer (session)",
     ))
+}
+
+/// Resolves a dashboard session token: the REST API's Bearer credential, and the web
+/// application's session cookie (which carries the same token and authenticates `/app/` only).
+pub async fn resolve_session(state: &AppState, token: &str) -> Result<ResolvedAuth, ApiError> {
+    let Some(claims) = verify_session_token(&state.config.secret_key, token) else {
+        return Ok(ResolvedAuth::Rejected(
+            "the bearer token is invalid or expired",
+        ));
+    };
+    // The membership must still exist: a removed member's token stops working at once.
+    let Some(membership) =
+        accounts::membership(state.store.as_ref(), claims.org, claims.sub).await?
+    else {
+        return Ok(ResolvedAuth::Rejected(
+            "the bearer token's account is not a member of its organization",
+        ));
+    };
+    let Some(org) = orgs::get(state.store.as_ref(), claims.org)
+        .await?
+        .filter(|o| o.value.state == OrgState::Active)
+    else {
+        return Ok(ResolvedAuth::Rejected(
+            "the bearer token's organization is deleted",
+        ));
+    };
+    let mfa = match claims.sid {
+        // The stored session is authoritative: it ends at sign-out or revocation, and a
+        // step-up with an app code marks it as MFA.
+        Some(sid) => match identity::session(state.store.as_ref(), claims.sub, sid).await? {
+            Some(session) if session.value.org_id == claims.org => session.value.mfa(),
+            _ => {
+                return Ok(ResolvedAuth::Rejected(
+                    "the session was signed out or revoked; sign in again",
+                ));
+            }
+        },
+        None => amr_has_mfa(&claims.amr),
+    };
+    // The stored membership is authoritative for the role; the claim cannot escalate it.
+    let role = claimed_or_weakest_granted(&membership.roles, claims.role);
+    if mfa && membership.mfa_seen_at.is_none() {
+        // The member's MFA status (`GET /members/mfa/statuses`): noted once, best effort.
+        if let Err(e) =
+            accounts::note_mfa(state.store.as_ref(), &membership, state.clock.now()).await
+        {
+            tracing::debug!(error = %e, "could not note a member's MFA sign-in");
+        }
+    }
+    let mfa_gate = if org.value.require_mfa && !mfa {
+        Some(
+            if identity::has_totp(state.store.as_ref(), claims.sub).await? {
+                MfaGate::StepUp
+            } else {
+                MfaGate::Enroll
+            },
+        )
+    } else {
+        None
+    };
+    Ok(ResolvedAuth::Valid {
+        org_id: claims.org,
+        groups: membership.group_limit(),
+        mfa_gate,
+        suspended: org.value.suspension.map(|s| s.reason),
+        credential: Credential::Session {
+            account_id: claims.sub,
+            role,
+            mfa,
+            session_id: claims.sid,
+        },
+    })
 }
 
 /// The claimed role if the membership grants it, else the membership's weakest-privilege role.

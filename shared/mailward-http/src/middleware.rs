@@ -221,7 +221,16 @@ pub async fn request_context(
         response.headers_mut().insert("x-request-id", value);
     }
     let status = response.status();
-    if plain_text && (status == StatusCode::UNAUTHORIZED || status == StatusCode::NOT_FOUND) {
+    // Only a JSON error body is rewritten: the web application's pages are HTML already.
+    let json_body = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if plain_text
+        && json_body
+        && (status == StatusCode::UNAUTHORIZED || status == StatusCode::NOT_FOUND)
+    {
         response = plain_status_line(response);
     }
     let elapsed = started.elapsed().as_secs_f64();

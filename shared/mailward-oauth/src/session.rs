@@ -146,6 +146,25 @@ pub async fn finish(
     input: SessionRequest,
     client: &str,
 ) -> Result<SignedIn, ServiceError> {
+    finish_choosing(app, input, client, false).await
+}
+
+/// [`finish`] for the web application: an account in several organizations opens the first
+/// (by the order memberships are stored) when none is named, and the person switches after.
+pub async fn finish_any(
+    app: &AppState,
+    input: SessionRequest,
+    client: &str,
+) -> Result<SignedIn, ServiceError> {
+    finish_choosing(app, input, client, true).await
+}
+
+async fn finish_choosing(
+    app: &AppState,
+    input: SessionRequest,
+    client: &str,
+    first_when_several: bool,
+) -> Result<SignedIn, ServiceError> {
     let code = emailed_code(&input)?;
     let verified = signin::verify(app, input.signin_id, code, client)
         .await
@@ -174,6 +193,7 @@ pub async fn finish(
         Some(org) => choices.into_iter().find(|(m, _)| m.org_id == org),
         None if choices.len() == 1 => choices.into_iter().next(),
         None if choices.is_empty() => None,
+        None if first_when_several => choices.into_iter().next(),
         None => {
             let ids: Vec<String> = choices.iter().map(|(m, _)| m.org_id.to_string()).collect();
             return Err(ServiceError::invalid(

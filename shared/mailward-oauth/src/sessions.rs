@@ -38,6 +38,18 @@ pub async fn open(
     Ok(session)
 }
 
+/// A stored session of `account` (the web application carries its sign-in methods to the
+/// session it opens when the person switches organization).
+pub async fn current(
+    app: &AppState,
+    account: Uuid,
+    id: Uuid,
+) -> Result<Option<DashboardSession>, ServiceError> {
+    Ok(identity::session(app.store.as_ref(), account, id)
+        .await?
+        .map(|v| v.value))
+}
+
 /// `GET /oauth/sessions`: the caller's live sessions in every organization, newest first.
 pub async fn list(app: &AppState, caller: &Caller) -> Result<SessionList, ServiceError> {
     let account = caller.require_person("sessions")?;

@@ -55,4 +55,5 @@ mod sweep;
 mod tasks;
 mod tls_reports;
 mod tools;
+mod web;
 mod webhooks;

@@ -1,0 +1,275 @@
+//! The domain list: SPEC §4.1's filters and sorts, score bands, monitoring status, open tasks,
+//! and adding domains by pasting a list (`POST /domains/bulk`'s operation).
+
+use crate::layout::{self, Nav, count, csrf, notice, pct};
+use crate::session::{Fields, Person, encode, form_allowed};
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
+use mailward_api_types::domains::{BulkRequest, Domain, ListDomainsParams};
+use mailward_http::AppState;
+use mailward_services::domains::{self, bulk};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+/// The list's query: the API's parameters, with empty select values meaning "any".
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    page: Option<String>,
+    monitoring_status: Option<String>,
+    dmarc_policy: Option<String>,
+    sort: Option<String>,
+    order: Option<String>,
+    added: Option<u32>,
+    failed: Option<u32>,
+    error: Option<String>,
+}
+
+fn some(v: &Option<String>) -> Option<String> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+const STATUSES: [&str; 5] = ["none", "pending", "setup", "drifted", "failed"];
+const POLICIES: [&str; 3] = ["none", "quarantine", "reject"];
+const SORTS: [(&str, &str); 7] = [
+    ("created_at", "Date added"),
+    ("url", "Name"),
+    ("score", "Score"),
+    ("monitoring_status", "Monitoring status"),
+    ("open_tasks_count", "Open tasks"),
+    ("last_14_days_volume", "Volume (14 days)"),
+    ("last_14_days_dmarc_pass_pct", "DMARC pass rate (14 days)"),
+];
+
+/// The CSS class of a score band.
+pub fn band_class(band: &str) -> &'static str {
+    match band {
+        "great" | "good" => "good",
+        "bad" => "fair",
+        _ => "poor",
+    }
+}
+
+/// The CSS class of a monitoring status.
+pub fn status_class(status: &str) -> &'static str {
+    match status {
+        "setup" => "ok",
+        "pending" | "none" => "neutral",
+        "drifted" => "warn",
+        _ => "bad",
+    }
+}
+
+/// `GET /app/domains`.
+pub async fn list(
+    State(app): State<AppState>,
+    person: Person,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let page = some(&q.page)
+        .and_then(|p| p.parse::<u32>().ok())
+        .unwrap_or(1)
+        .clamp(1, 1_000_000);
+    let params = ListDomainsParams {
+        page: Some(page),
+        per_page: Some(50),
+        monitoring_status: some(&q.monitoring_status),
+        dmarc_policy: some(&q.dmarc_policy),
+        sort: some(&q.sort),
+        order: some(&q.order),
+        ..ListDomainsParams::default()
+    };
+    let listed = match domains::list(&app, &person.caller, &params).await {
+        Ok(l) => l,
+        Err(e) => return layout::service_failure(&person, e),
+    };
+    let body = html! {
+        h1 { "Domains" }
+        @if let Some(added) = q.added {
+            (notice("ok", &format!("{added} domain(s) added{}.", q.failed.filter(|f| *f > 0).map(|f| format!("; {f} could not be added (see below)")).unwrap_or_default())))
+        }
+        @if let Some(e) = &q.error { (notice("bad", e)) }
+        (filters(&q))
+        div.card {
+            p.muted { (count(listed.page_info.total_count)) " domain(s)" }
+            (table(&listed.data))
+            (pager(&q, page, listed.page_info.has_more))
+        }
+        @if person.can_write() { (bulk_form(&person)) }
+    };
+    layout::page(&person, Nav::Domains, "Domains", body)
+}
+
+fn filters(q: &ListQuery) -> Markup {
+    let status = some(&q.monitoring_status).unwrap_or_default();
+    let policy = some(&q.dmarc_policy).unwrap_or_default();
+    let sort = some(&q.sort).unwrap_or_default();
+    let order = some(&q.order).unwrap_or_default();
+    html! {
+        form.card method="get" action="/app/domains" aria-label="Filter and sort domains" {
+            div.row {
+                div {
+                    label for="f-status" { "Monitoring status" }
+                    select #f-status name="monitoring_status" {
+                        option value="" { "Any" }
+                        @for s in STATUSES { option value=(s) selected[status == s] { (s) } }
+                    }
+                }
+                div {
+                    label for="f-policy" { "DMARC policy" }
+                    select #f-policy name="dmarc_policy" {
+                        option value="" { "Any" }
+                        @for p in POLICIES { option value=(p) selected[policy == p] { (p) } }
+                    }
+                }
+                div {
+                    label for="f-sort" { "Sort by" }
+                    select #f-sort name="sort" {
+                        @for (key, text) in SORTS { option value=(key) selected[sort == key] { (text) } }
+                    }
+                }
+                div {
+                    label for="f-order" { "Order" }
+                    select #f-order name="order" {
+                        option value="desc" selected[order != "asc"] { "Descending" }
+                        option value="asc" selected[order == "asc"] { "Ascending" }
+                    }
+                }
+                div { button type="submit" { "Apply" } }
+            }
+        }
+    }
+}
+
+fn table(domains: &[Domain]) -> Markup {
+    html! {
+        @if domains.is_empty() {
+            p { "No domain matches. Add one below, or change the filters." }
+        } @else {
+            table.responsive {
+                caption.muted { "Your domains" }
+                thead { tr {
+                    th scope="col" { "Domain" }
+                    th scope="col" { "Score" }
+                    th scope="col" { "Monitoring" }
+                    th scope="col" { "DMARC policy" }
+                    th.num scope="col" { "Open tasks" }
+                    th.num scope="col" { "Volume (14 days)" }
+                    th.num scope="col" { "DMARC pass (14 days)" }
+                } }
+                tbody {
+                    @for d in domains {
+                        tr {
+                            td data-label="Domain" { a href={ "/app/domains/" (d.id) } { (d.url) } }
+                            td data-label="Score" { span class={ "badge " (band_class(&d.score_band)) } { (d.score) " · " (d.score_band) } }
+                            td data-label="Monitoring" { span class={ "badge " (status_class(&d.monitoring_status)) } { (d.monitoring_status) } }
+                            td data-label="DMARC policy" { (d.dmarc_policy) }
+                            td.num data-label="Open tasks" { (d.open_tasks_count) }
+                            td.num data-label="Volume (14 days)" { (count(d.last_14_days_volume)) }
+                            td.num data-label="DMARC pass (14 days)" { (pct(d.last_14_days_dmarc_pass_pct)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn pager(q: &ListQuery, page: u32, has_more: bool) -> Markup {
+    let keep = format!(
+        "monitoring_status={}&dmarc_policy={}&sort={}&order={}",
+        encode(&some(&q.monitoring_status).unwrap_or_default()),
+        encode(&some(&q.dmarc_policy).unwrap_or_default()),
+        encode(&some(&q.sort).unwrap_or_default()),
+        encode(&some(&q.order).unwrap_or_default()),
+    );
+    html! {
+        nav.pager aria-label="Pages" {
+            @if page > 1 { a href={ "/app/domains?page=" (page - 1) "&" (keep) } { "Previous page" } }
+            @if has_more { a href={ "/app/domains?page=" (page + 1) "&" (keep) } { "Next page" } }
+        }
+    }
+}
+
+fn bulk_form(person: &Person) -> Markup {
+    html! {
+        section.card aria-labelledby="add-h" {
+            h2 #add-h { "Add domains" }
+            form method="post" action="/app/domains" {
+                (csrf(&person.csrf))
+                label for="domains" { "Domains, one per line (or separated by commas)" }
+                textarea #domains name="domains" required aria-describedby="domains-hint" {}
+                p.hint #domains-hint { "Up to 500 at once. A URL or an email address is read as its domain." }
+                p { button type="submit" { "Add" } }
+            }
+        }
+    }
+}
+
+/// `POST /app/domains`: adds the pasted domains, each on its own.
+pub async fn add(
+    State(app): State<AppState>,
+    person: Person,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let fields = Fields::parse(&body);
+    if !form_allowed(&headers, &fields, &person.csrf) {
+        return crate::signin::forbidden_form(&person);
+    }
+    let entries: Vec<serde_json::Value> = fields
+        .get("domains")
+        .unwrap_or_default()
+        .split(|c: char| c == '\n' || c == ',' || c == ';' || c.is_whitespace())
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|url| serde_json::json!({ "url": url }))
+        .collect();
+    if entries.is_empty() {
+        return Redirect::to(
+            "/app/domains?error=Paste%20at%20least%20one%20domain%20(field%3A%20domains).",
+        )
+        .into_response();
+    }
+    let single = entries.len() == 1;
+    match bulk::create_many(&app, &person.caller, BulkRequest { domains: entries }).await {
+        Ok(done) => {
+            if single && let Some(domain) = done.results.first().and_then(|r| r.domain.as_ref()) {
+                return Redirect::to(&format!("/app/domains/{}?added=1", domain.id))
+                    .into_response();
+            }
+            let reasons: Vec<String> = done
+                .results
+                .iter()
+                .filter(|r| r.domain.is_none())
+                .map(|r| {
+                    format!(
+                        "{}: {}",
+                        r.url.as_deref().unwrap_or("?"),
+                        r.reason.as_deref().unwrap_or(&r.result)
+                    )
+                })
+                .take(5)
+                .collect();
+            let error = if reasons.is_empty() {
+                String::new()
+            } else {
+                format!("&error={}", encode(&reasons.join("; ")))
+            };
+            Redirect::to(&format!(
+                "/app/domains?added={}&failed={}{error}",
+                done.created_count, done.failed_count
+            ))
+            .into_response()
+        }
+        Err(e) => Redirect::to(&format!(
+            "/app/domains?error={}",
+            encode(&layout::refusal_text(&e))
+        ))
+        .into_response(),
+    }
+}

@@ -1,0 +1,59 @@
+//! The `app-web` function: the web application under `/app/` (and `/`, which redirects to
+//! it). Server-rendered HTML from the same operations as the REST routes and MCP tools, with
+//! a small script layer for copy buttons; every page reads and every form posts without it.
+//! The routes are plain axum routes, not OpenAPI operations: the pages are not part of the
+//! API document. See ARCHITECTURE.md ("The web application").
+
+mod assets;
+mod audit;
+mod charts;
+mod domain;
+mod domains;
+mod layout;
+mod organization;
+mod session;
+mod signin;
+mod tasks;
+
+use axum::routing::{get, post};
+use mailward_http::Routes;
+
+/// This function's routes.
+pub fn routes() -> Routes {
+    Routes::new()
+        .route("/", get(signin::root))
+        .route("/app", get(signin::root))
+        .route("/app/", get(signin::home))
+        .route("/app/assets/{name}", get(assets::serve))
+        .route(
+            "/app/sign-in",
+            get(signin::sign_in_page).post(signin::start),
+        )
+        .route(
+            "/app/sign-in/code",
+            get(signin::code_page).post(signin::finish),
+        )
+        .route("/app/sign-out", post(signin::sign_out))
+        .route("/app/mfa", post(signin::step_up))
+        .route(
+            "/app/organizations",
+            get(signin::organizations).post(signin::switch),
+        )
+        .route("/app/audit", get(audit::page))
+        .route("/app/domains", get(domains::list).post(domains::add))
+        .route("/app/domains/{id}", get(domain::page))
+        .route("/app/domains/{id}/verify", post(domain::verify))
+        .route("/app/domains/{id}/senders/{source}", post(domain::sender))
+        .route("/app/tasks", get(tasks::list))
+        .route("/app/tasks/{id}", post(tasks::update))
+        .route("/app/organization", get(organization::page))
+        .route("/app/organization/api-keys", post(organization::create))
+        .route(
+            "/app/organization/api-keys/{id}/rotate",
+            post(organization::rotate),
+        )
+        .route(
+            "/app/organization/api-keys/{id}/delete",
+            post(organization::delete),
+        )
+}

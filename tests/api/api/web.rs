@@ -1,0 +1,248 @@
+//! The web application in a real browser: Playwright for Python driving Debian's Chromium
+//! (`tests/web/walk.py`), with axe-core run in every page it visits. This test is the walk's
+//! other half: it owns the stack, the suite's DNS server (NSD in the NSD pass) and the clock,
+//! and answers the walk's requests on a line protocol (`@@ <command> <args>` on the walk's
+//! stdout, one line back on its stdin): the emailed code of an address, publishing a record in
+//! DNS, running the sweep, importing a report, adding members.
+//!
+//! Skipped (with a message) when Chromium or Playwright is missing, unless
+//! `MAILWARD_REQUIRE_BROWSER=1` (set by `tests/run` once it installed them).
+
+use crate::admin::member;
+use crate::common::{call, sweep};
+use mailward_api_tests::{TestApp, npm_ci_once, venv_python};
+use mailward_dns_fixture::{FixtureServer, Zone};
+use mailward_domain::dns::{RecordData, RecordType};
+use reqwest::Method;
+use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::Stdio;
+
+const DOMAIN: &str = "walk.example";
+const OTHER: &str = "other.example";
+
+fn browser_present() -> bool {
+    let chromium = std::path::Path::new("/usr/bin/chromium").exists();
+    let playwright = std::process::Command::new(venv_python())
+        .args(["-c", "import playwright"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if chromium && playwright {
+        return true;
+    }
+    assert!(
+        std::env::var("MAILWARD_REQUIRE_BROWSER").as_deref() != Ok("1"),
+        "MAILWARD_REQUIRE_BROWSER=1 but chromium ({chromium}) or playwright ({playwright}) is missing"
+    );
+    eprintln!("web: chromium or playwright is missing; the browser walk is skipped");
+    false
+}
+
+fn zones() -> Vec<Zone> {
+    vec![
+        Zone::new("test"),
+        Zone::new(DOMAIN)
+            .ns("@", "ns1.walk.example.")
+            .mx("@", 10, "mx.walk.example.")
+            .a("mx", "192.0.2.10")
+            .txt("@", "v=spf1 include:sendgrid.net -all"),
+        Zone::new(OTHER).mx("@", 10, "mx.other.example."),
+        Zone::new("113.0.203.in-addr.arpa").ptr("9", "out1.hosting.example."),
+        Zone::new("hosting.example").a("out1", "203.0.113.9"),
+    ]
+}
+
+/// Yesterday's report for the walk's domain: a signing service and a forward-confirmed host.
+fn report(app: &TestApp) -> Vec<u8> {
+    let today = crate::common::today_start(app);
+    format!(
+        r#"<feedback><report_metadata><org_name>Receiver</org_name><report_id>walk-1</report_id>
+<date_range><begin>{}</begin><end>{}</end></date_range></report_metadata>
+<policy_published><domain>{DOMAIN}</domain><p>none</p></policy_published>
+<record><row><source_ip>192.0.2.10</source_ip><count>140</count><policy_evaluated><disposition>none</disposition>
+<dkim>pass</dkim><spf>pass</spf></policy_evaluated></row><identifiers><header_from>{DOMAIN}</header_from></identifiers>
+<auth_results><dkim><domain>{DOMAIN}</domain><selector>s1</selector><result>pass</result></dkim>
+<spf><domain>{DOMAIN}</domain><result>pass</result></spf></auth_results></record>
+<record><row><source_ip>203.0.113.9</source_ip><count>10</count><policy_evaluated><disposition>none</disposition>
+<dkim>fail</dkim><spf>fail</spf></policy_evaluated></row><identifiers><header_from>{DOMAIN}</header_from></identifiers>
+<auth_results><spf><domain>{DOMAIN}</domain><result>fail</result></spf></auth_results></record>
+</feedback>"#,
+        today - 86_400,
+        today - 1
+    )
+    .into_bytes()
+}
+
+struct Walk {
+    dns: FixtureServer,
+    app: TestApp,
+    owner: mailward_api_tests::SignedUp,
+}
+
+impl Walk {
+    /// One request of the walk; the line to answer.
+    async fn answer(&self, line: &str) -> String {
+        let mut words = line.splitn(4, ' ');
+        let command = words.next().unwrap_or_default();
+        let args: Vec<&str> = words.collect();
+        match command {
+            "code" => self.app.code_for(args[0]),
+            "publish" => {
+                let (host, kind, value) = (args[0], args[1], args[2]);
+                match kind {
+                    "TXT" => self.dns.set_txt(host, value).unwrap(),
+                    "CNAME" => self
+                        .dns
+                        .set(
+                            host,
+                            RecordType::Cname,
+                            vec![RecordData::Cname(value.trim_end_matches('.').to_owned())],
+                        )
+                        .unwrap(),
+                    other => panic!("the walk published a {other} record"),
+                }
+                "ok".into()
+            }
+            "sweep" => {
+                self.app.clock.advance(time::Duration::seconds(301));
+                sweep(&self.app).await;
+                "ok".into()
+            }
+            "import" => {
+                crate::common::import_for(&self.app, &self.owner, &report(&self.app)).await;
+                let id = self.domain_id(DOMAIN).await;
+                crate::common::identify_now(&self.app, &self.owner, &id).await;
+                "ok".into()
+            }
+            "viewer" => {
+                member(&self.app, &self.owner, args[0], &["viewer"], &[]).await;
+                "ok".into()
+            }
+            "limited" => {
+                let (status, group) = call(
+                    &self.app,
+                    Method::POST,
+                    "/groups",
+                    &self.owner.key,
+                    Some(json!({"name": "Walk clients"})),
+                )
+                .await;
+                assert_eq!(status, 201, "{group}");
+                let group = group["id"].as_str().unwrap().to_owned();
+                let id = self.domain_id(DOMAIN).await;
+                let (status, body) = call(
+                    &self.app,
+                    Method::POST,
+                    &format!("/domains/{id}"),
+                    &self.owner.key,
+                    Some(json!({"group_id": group})),
+                )
+                .await;
+                assert_eq!(status, 200, "{body}");
+                member(&self.app, &self.owner, args[0], &["editor"], &[&group]).await;
+                "ok".into()
+            }
+            "other" => {
+                let (status, body) = call(
+                    &self.app,
+                    Method::POST,
+                    "/domains",
+                    &self.owner.key,
+                    Some(json!({"url": OTHER})),
+                )
+                .await;
+                assert_eq!(status, 201, "{body}");
+                body["id"].as_str().unwrap().to_owned()
+            }
+            other => panic!("the walk asked for {other:?}"),
+        }
+    }
+
+    async fn domain_id(&self, url: &str) -> String {
+        let (_, list) = call(
+            &self.app,
+            Method::GET,
+            "/domains?per_page=100",
+            &self.owner.key,
+            None,
+        )
+        .await;
+        list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["url"] == url)
+            .map(|d| d["id"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("{url} is not watched: {list}"))
+    }
+}
+
+#[tokio::test]
+async fn a_new_user_walks_the_web_application_in_chromium() {
+    if !browser_present() {
+        return;
+    }
+    let web = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../web");
+    npm_ci_once(&web, "axe-core");
+    let dns = FixtureServer::start(zones()).await.unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let owner = app.sign_up("owner@walk.example", "Walk Org").await;
+    let shots = std::env::var_os("MAILWARD_WEB_SHOTS")
+        .map_or_else(|| app.dir.path().join("shots"), PathBuf::from);
+    let walk = Walk { dns, app, owner };
+    let child = std::process::Command::new(venv_python())
+        .arg(web.join("walk.py"))
+        .args([
+            "--base",
+            &walk.app.url(""),
+            "--email",
+            &walk.owner.email,
+            "--domain",
+            DOMAIN,
+        ])
+        .arg("--shots")
+        .arg(&shots)
+        .arg("--axe")
+        .arg(web.join("node_modules/axe-core/axe.min.js"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    let mut child = mailward_api_tests::KillOnDrop(child);
+    let mut stdin = child.0.stdin.take().unwrap();
+    let stdout = child.0.stdout.take().unwrap();
+    // The walk's lines, read on a thread of their own (tokio here has no process support).
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = Vec::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+    while let Ok(Some(line)) = tokio::time::timeout_at(deadline, rx.recv()).await {
+        if let Some(request) = line.strip_prefix("@@ ") {
+            let reply = walk.answer(request).await;
+            stdin.write_all(format!("{reply}\n").as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        } else {
+            eprintln!("walk: {line}");
+            said.push(line);
+        }
+    }
+    let status = child.0.wait().unwrap();
+    assert!(
+        status.success(),
+        "the browser walk failed:\n{}",
+        said.join("\n")
+    );
+    assert!(
+        said.iter().any(|l| l == "done"),
+        "the walk did not finish:\n{}",
+        said.join("\n")
+    );
+}
