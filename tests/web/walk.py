@@ -179,6 +179,32 @@ def owner_walk(browser):
     return domain_url
 
 
+def signup_walk(browser):
+    """A newcomer creates an account from the sign-in page: the code, the key shown once, the
+    (empty) domain list of the new organization."""
+    email = "newcomer@walk-new.example"
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch(page)
+    page.goto(BASE + "/app/sign-in")
+    page.click("text=Create an account")
+    check(page, "sign-up")
+    page.fill("#email", email)
+    page.fill("#organization_name", "Newcomer Ltd")
+    page.click("button:has-text('Email me a code')")
+    expect(page).to_have_url(re.compile(r"/app/sign-up/code"))
+    page.fill("#code", ask("code", email))
+    page.click("button:has-text('Create account')")
+    if not page.locator(".secret code").count():
+        log("welcome page:", page.inner_text("main"))
+    expect(page.locator(".secret code")).to_have_text(re.compile(r"^mw_"))
+    check(page, "welcome")
+    page.click("text=Add your first domain")
+    expect(page).to_have_url(re.compile(r"/app/domains$"))
+    expect(page.locator("main")).to_contain_text("No domain matches")
+    context.close()
+
+
 def audit_walk(browser):
     context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -255,6 +281,7 @@ def keyboard_walk(browser, domain_url):
 def main():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        signup_walk(browser)
         domain_url = owner_walk(browser)
         audit_walk(browser)
         other_id = ask("other")

@@ -13,6 +13,7 @@ mod layout;
 mod organization;
 mod session;
 mod signin;
+mod signup;
 mod tasks;
 
 use axum::routing::{get, post};
@@ -32,6 +33,11 @@ pub fn routes() -> Routes {
         .route(
             "/app/sign-in/code",
             get(signin::code_page).post(signin::finish),
+        )
+        .route("/app/sign-up", get(signup::page).post(signup::start))
+        .route(
+            "/app/sign-up/code",
+            get(signup::code_page).post(signup::finish),
         )
         .route("/app/sign-out", post(signin::sign_out))
         .route("/app/mfa", post(signin::step_up))

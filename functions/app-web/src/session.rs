@@ -14,7 +14,6 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use mailward_api_types::common::ApiVersion;
@@ -60,26 +59,14 @@ impl Person {
     }
 }
 
-/// Why no person could be made from the request.
+/// Why no person could be made from the request (answered as a page by `signin`).
 pub enum NoPerson {
     /// Not signed in (or the session ended): to the sign-in page.
     SignIn(String),
     /// Signed in, but the organization requires MFA first.
     Mfa(MfaGate, Box<Person>),
     /// The store failed.
-    Failed(Response),
-}
-
-impl IntoResponse for NoPerson {
-    fn into_response(self) -> Response {
-        match self {
-            NoPerson::SignIn(next) => {
-                Redirect::to(&format!("/app/sign-in?next={}", encode(&next))).into_response()
-            }
-            NoPerson::Mfa(gate, person) => crate::signin::mfa_page(&person, gate, None),
-            NoPerson::Failed(response) => response,
-        }
-    }
+    Failed(mailward_http::ApiError),
 }
 
 impl FromRequestParts<AppState> for Person {
@@ -135,7 +122,7 @@ async fn person_of(
     };
     let resolved = resolve_session(state, &token)
         .await
-        .map_err(|e| NoPerson::Failed(crate::layout::failure(e)))?;
+        .map_err(NoPerson::Failed)?;
     let ResolvedAuth::Valid {
         org_id,
         credential,

@@ -19,6 +19,19 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use uuid::Uuid;
 
+impl IntoResponse for session::NoPerson {
+    fn into_response(self) -> Response {
+        match self {
+            session::NoPerson::SignIn(next) => {
+                Redirect::to(&format!("/app/sign-in?next={}", session::encode(&next)))
+                    .into_response()
+            }
+            session::NoPerson::Mfa(gate, person) => mfa_page(&person, gate, None),
+            session::NoPerson::Failed(e) => layout::failure(e),
+        }
+    }
+}
+
 /// `GET /` and `GET /app`: to the application.
 pub async fn root() -> Redirect {
     Redirect::to("/app/")
@@ -75,6 +88,7 @@ fn email_form(
                 p.hint #email-hint { "We email you a six-digit code. Organizations with single sign-on send you to their identity provider." }
                 p { button type="submit" { "Email me a code" } }
             }
+            p { "New to Mailward? " a href="/app/sign-up" { "Create an account" } }
         }
     };
     with_cookie(
@@ -83,7 +97,7 @@ fn email_form(
     )
 }
 
-fn with_cookie(mut response: Response, set: Option<header::HeaderValue>) -> Response {
+pub fn with_cookie(mut response: Response, set: Option<header::HeaderValue>) -> Response {
     if let Some(set) = set {
         response.headers_mut().append(header::SET_COOKIE, set);
     }
@@ -307,7 +321,7 @@ pub async fn finish(
 }
 
 /// Opens a stored session and answers the `Set-Cookie` carrying its token.
-async fn open_session(
+pub async fn open_session(
     app: &AppState,
     account: Uuid,
     membership: &mailward_domain::model::Membership,

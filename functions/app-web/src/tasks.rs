@@ -98,17 +98,16 @@ pub fn table(person: &Person, tasks: &TaskList, with_domain: bool, back: &str) -
                             td.num data-label="Priority" { (t.priority) }
                             td data-label="Status" { (t.status.as_str()) }
                             @if person.can_write() {
-                                td data-label="Move" {
+                                td data-label="Move" { div.moves {
                                     @for (field, value, text) in [("status", "done", "Done"), ("status", "dismissed", "Dismiss"), ("snooze", "7", "Snooze 7 days")] {
                                         form.inline method="post" action={ "/app/tasks/" (t.id) } {
                                             (csrf(&person.csrf))
                                             input type="hidden" name="back" value=(back);
                                             input type="hidden" name=(field) value=(value);
                                             button.small.secondary type="submit" aria-label={ (text) ": " (t.description) } { (text) }
-                                            " "
                                         }
                                     }
-                                }
+                                } }
                             }
                         }
                     }

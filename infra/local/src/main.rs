@@ -848,6 +848,10 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let data_dir = settings.data_dir.clone();
     let stack = LocalStack::start(settings).await?;
     println!("Mailward listening on http://{}", stack.addr);
+    println!(
+        "Open the dashboard: http://{}/app/ (sign in with an account's address; the emailed code is in the outbox below)",
+        stack.addr
+    );
     if let Some(smtp) = stack.smtp_addr {
         println!("Report mailbox (SMTP) listening on {smtp}");
     }

@@ -106,6 +106,14 @@ pub async fn verify(
     app: &AppState,
     input: VerifyRequest,
 ) -> Result<OrganizationWithKey, ServiceError> {
+    Ok(verify_account(app, input).await?.0)
+}
+
+/// [`verify`], with the administrator's account id (the web application opens its session).
+pub async fn verify_account(
+    app: &AppState,
+    input: VerifyRequest,
+) -> Result<(OrganizationWithKey, Uuid), ServiceError> {
     let code = input.code.trim();
     if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ServiceError::invalid("code", "the code is six digits"));
@@ -169,13 +177,14 @@ pub async fn verify(
         Err(e) => return Err(e.into()),
     }
     tracing::info!(org.id = %org.id, signup.id = %challenge.id, "signup verified; organization created");
-    Ok(OrganizationWithKey {
+    let created = OrganizationWithKey {
         organization: OrganizationView::from(&org),
         api_key: ApiKeyWithSecret {
             api_key: ApiKey::from(&key.meta),
             key: key.secret,
         },
-    })
+    };
+    Ok((created, account.id))
 }
 
 /// The account of `email`, and whether it is new (to be created with the organization).

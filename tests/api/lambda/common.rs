@@ -141,7 +141,7 @@ impl Lambda {
     }
 
     /// The newest mail to `to` (the signup code's).
-    fn code_for(&self, to: &str) -> String {
+    pub fn code_for(&self, to: &str) -> String {
         let mut files: Vec<_> = std::fs::read_dir(self.dir.path().join("outbox"))
             .expect("outbox")
             .filter_map(Result::ok)

@@ -10,3 +10,4 @@ mod http;
 mod queue;
 mod schedule;
 mod stream;
+mod web;
