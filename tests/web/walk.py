@@ -123,7 +123,7 @@ def owner_walk(browser):
     # Add the domain (a pasted list of one), then its records.
     page.fill("#domains", A.domain)
     page.click("#domains ~ p button, button:has-text('Add')")
-    expect(page).to_have_url(re.compile(r"/app/domains/[0-9a-f-]+\?added=1"))
+    expect(page).to_have_url(re.compile(r"/app/domains/[0-9a-f-]+\?n=ok"))
     expect(page.locator("h1")).to_have_text(A.domain)
     domain_url = page.url.split("?")[0]
     check(page, "domain-new")
@@ -156,6 +156,10 @@ def owner_walk(browser):
     expect(page.locator(".notice.ok")).to_contain_text("is now confirmed")
     log(f"confirmed sender {name!r}")
 
+    # A notice comes only from our own redirects: a forged one in a link shows nothing.
+    page.goto(domain_url + "?n=bad%3ACall+this+number&ns=AAAAAAAAAAAAAAAAAAAAAA")
+    expect(page.locator("main")).not_to_contain_text("Call this number")
+
     # The tasks, the organization (a key shown once), the organizations.
     page.goto(BASE + "/app/tasks")
     check(page, "tasks")
@@ -164,6 +168,16 @@ def owner_walk(browser):
     page.click("button:has-text('Create key')")
     expect(page.locator(".secret code")).to_have_text(re.compile(r"^mw_"))
     check(page, "organization")
+    page.click("text=People and alerts")
+    page.fill("#inv-email", "invitee@walk.example")
+    page.select_option("#inv-role", "editor")
+    page.click("button:has-text('Send invitation')")
+    expect(page.locator(".notice.ok")).to_contain_text("Invitation sent to invitee@walk.example")
+    expect(page.locator("#inv-h")).to_be_visible()
+    check(page, "people")
+    page.goto(BASE + "/app/organization/activity")
+    expect(page.locator("main")).to_contain_text("invitee@walk.example")
+    check(page, "activity")
     page.goto(BASE + "/app/organizations")
     check(page, "organizations")
     page.goto(BASE + "/app/domains?sort=score&order=asc&monitoring_status=setup")

@@ -6,11 +6,10 @@
 use crate::charts::{self, Day};
 use crate::domains::{band_class, status_class};
 use crate::layout::{self, Nav, count, csrf, notice, pct};
-use crate::session::{Fields, Person, encode, form_allowed};
-use axum::body::Bytes;
+use crate::posted::Posted;
+use crate::session::{Person, redirect_with};
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use mailward_api_types::records::DnsRecordsResponse;
 use mailward_api_types::report_data::ReportDataParams;
 use mailward_api_types::reports::{ImpactParams, ReportSummary, SummaryParams};
@@ -25,10 +24,8 @@ use uuid::Uuid;
 #[derive(Debug, Default, Deserialize)]
 pub struct DomainQuery {
     days: Option<u32>,
-    added: Option<u32>,
-    checked: Option<String>,
-    saved: Option<String>,
-    error: Option<String>,
+    n: Option<String>,
+    ns: Option<String>,
 }
 
 /// A serialized enum's word (`dmarc`, `open`…).
@@ -68,7 +65,7 @@ pub async fn page(
     };
     let period = Some(format!("last_{days}_days"));
     let (records, summary, series, sources, impact, tasks) = tokio_join(
-        records::dns_records(&app, caller, id),
+        live_records(&app, caller, id),
         views::summary(
             &app,
             caller,
@@ -108,17 +105,14 @@ pub async fn page(
     let body = html! {
         p { a href="/app/domains" { "← All domains" } }
         h1 { (domain.url) }
-        @if q.added.is_some() { (notice("ok", "Domain added. Publish the records below at your DNS host, then press Check now.")) }
-        @if let Some(c) = &q.checked { (notice("ok", c)) }
-        @if let Some(s) = &q.saved { (notice("ok", s)) }
-        @if let Some(e) = &q.error { (notice("bad", e)) }
+        (layout::flash(&app, &q.n, &q.ns))
         nav.sections aria-label="On this page" { ul {
             li { a href="#summary" { "Summary" } } li { a href="#records" { "Records" } }
             li { a href="#reports" { "DMARC reports" } } li { a href="#senders" { "Senders" } }
             li { a href="#tasks" { "Tasks" } }
         } }
         (summary_card(&domain, &summary))
-        (records_card(&person, &path, &records))
+        (records_card(&person, &path, records.as_ref()))
         section.card #reports aria-labelledby="reports-h" {
             h2 #reports-h { "DMARC reports" }
             nav.tabs aria-label="Period" {
@@ -147,6 +141,23 @@ pub async fn page(
         }
     };
     layout::page(&person, Nav::Domains, &domain.url, body)
+}
+
+/// How long the page waits for the records guidance's live DNS lookups (uncached, as
+/// `GET /domains/{id}/dns-records` does them) before it renders without them.
+const RECORDS_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// The records guidance, or `None` when the domain's DNS is too slow to answer within
+/// [`RECORDS_WAIT`]: the page then says so instead of taking the lookups' whole deadline.
+async fn live_records(
+    app: &AppState,
+    caller: &mailward_services::Caller,
+    id: Uuid,
+) -> Result<Option<DnsRecordsResponse>, mailward_services::ServiceError> {
+    match tokio::time::timeout(RECORDS_WAIT, records::dns_records(app, caller, id)).await {
+        Ok(answer) => answer.map(Some),
+        Err(_) => Ok(None),
+    }
 }
 
 async fn tokio_join<A, B, C, D, E, F>(
@@ -189,10 +200,27 @@ fn summary_card(domain: &mailward_api_types::domains::Domain, summary: &ReportSu
     }
 }
 
-fn records_card(person: &Person, path: &str, records: &DnsRecordsResponse) -> Markup {
+fn records_card(person: &Person, path: &str, records: Option<&DnsRecordsResponse>) -> Markup {
     html! {
         section.card #records aria-labelledby="records-h" {
             h2 #records-h { "Records to publish" }
+            @match records {
+                None => (notice("warn", "The domain's DNS servers are slow to answer right now, so the records and their status could not be read for this page. Reload in a moment, or press Check now.")),
+                Some(records) => (records_table(records)),
+            }
+            @if person.can_write() {
+                form method="post" action={ (path) "/verify" } {
+                    (csrf(&person.csrf))
+                    p { button type="submit" { "Check now" } " " span.hint { "Looks the records up in live DNS and queues a full evaluation." } }
+                }
+            }
+        }
+    }
+}
+
+fn records_table(records: &DnsRecordsResponse) -> Markup {
+    html! {
+        {
             p { "Publish these at your DNS host (" (records.dns_provider.id.as_deref().unwrap_or("your provider")) "), then check." }
             @for w in &records.warnings { (notice("warn", &w.message)) }
             table.responsive {
@@ -207,12 +235,6 @@ fn records_card(person: &Person, path: &str, records: &DnsRecordsResponse) -> Ma
                             td data-label="Status" { span class={ "badge " (record_class(&word(&r.status))) } { (word(&r.status)) } }
                         }
                     }
-                }
-            }
-            @if person.can_write() {
-                form method="post" action={ (path) "/verify" } {
-                    (csrf(&person.csrf))
-                    p { button type="submit" { "Check now" } " " span.hint { "Looks the records up in live DNS and queues a full evaluation." } }
                 }
             }
         }
@@ -298,14 +320,9 @@ fn confirm_class(status: &str) -> &'static str {
 /// `POST /app/domains/{id}/verify`: "check now".
 pub async fn verify(
     State(app): State<AppState>,
-    person: Person,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Posted { person, .. }: Posted,
 ) -> Response {
-    if !form_allowed(&headers, &Fields::parse(&body), &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
     let Some(id) = parse_id(&id) else {
         return layout::service_failure(
             &person,
@@ -325,28 +342,23 @@ pub async fn verify(
                     ""
                 }
             );
-            Redirect::to(&format!("{back}?checked={}#records", encode(&text))).into_response()
+            redirect_with(&app, &format!("{back}#records"), "ok", &text)
         }
-        Err(e) => Redirect::to(&format!(
-            "{back}?error={}#records",
-            encode(&layout::refusal_text(&e))
-        ))
-        .into_response(),
+        Err(e) => redirect_with(
+            &app,
+            &format!("{back}#records"),
+            "bad",
+            &layout::refusal_text(&e),
+        ),
     }
 }
 
 /// `POST /app/domains/{id}/senders/{source}`: confirm or discard a sender.
 pub async fn sender(
     State(app): State<AppState>,
-    person: Person,
     Path((id, source)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
+    Posted { person, fields }: Posted,
 ) -> Response {
-    let fields = Fields::parse(&body);
-    if !form_allowed(&headers, &fields, &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
     let (Some(id), Some(source)) = (parse_id(&id), parse_id(&source)) else {
         return layout::service_failure(
             &person,
@@ -358,19 +370,19 @@ pub async fn sender(
     };
     let back = format!("/app/domains/{id}");
     match senders::update(&app, &person.caller, id, source, input).await {
-        Ok(s) => Redirect::to(&format!(
-            "{back}?saved={}#senders",
-            encode(&format!(
+        Ok(s) => {
+            let text = format!(
                 "{} is now {}.",
                 sender_name(&s),
                 s.confirmation_status.replace('_', " ")
-            ))
-        ))
-        .into_response(),
-        Err(e) => Redirect::to(&format!(
-            "{back}?error={}#senders",
-            encode(&layout::refusal_text(&e))
-        ))
-        .into_response(),
+            );
+            redirect_with(&app, &format!("{back}#senders"), "ok", &text)
+        }
+        Err(e) => redirect_with(
+            &app,
+            &format!("{back}#senders"),
+            "bad",
+            &layout::refusal_text(&e),
+        ),
     }
 }

@@ -1,12 +1,11 @@
 //! The domain list: SPEC §4.1's filters and sorts, score bands, monitoring status, open tasks,
 //! and adding domains by pasting a list (`POST /domains/bulk`'s operation).
 
-use crate::layout::{self, Nav, count, csrf, notice, pct};
-use crate::session::{Fields, Person, encode, form_allowed};
-use axum::body::Bytes;
+use crate::layout::{self, Nav, count, csrf, pct};
+use crate::posted::Posted;
+use crate::session::{Person, encode, redirect_with};
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use mailward_api_types::domains::{BulkRequest, Domain, ListDomainsParams};
 use mailward_http::AppState;
 use mailward_services::domains::{self, bulk};
@@ -21,9 +20,8 @@ pub struct ListQuery {
     dmarc_policy: Option<String>,
     sort: Option<String>,
     order: Option<String>,
-    added: Option<u32>,
-    failed: Option<u32>,
-    error: Option<String>,
+    n: Option<String>,
+    ns: Option<String>,
 }
 
 fn some(v: &Option<String>) -> Option<String> {
@@ -89,10 +87,7 @@ pub async fn list(
     };
     let body = html! {
         h1 { "Domains" }
-        @if let Some(added) = q.added {
-            (notice("ok", &format!("{added} domain(s) added{}.", q.failed.filter(|f| *f > 0).map(|f| format!("; {f} could not be added (see below)")).unwrap_or_default())))
-        }
-        @if let Some(e) = &q.error { (notice("bad", e)) }
+        (layout::flash(&app, &q.n, &q.ns))
         (filters(&q))
         div.card {
             p.muted { (count(listed.page_info.total_count)) " domain(s)" }
@@ -159,7 +154,7 @@ fn table(domains: &[Domain]) -> Markup {
                     th scope="col" { "DMARC policy" }
                     th.num scope="col" { "Open tasks" }
                     th.num scope="col" { "Volume (14 days)" }
-                    th.num scope="col" { "DMARC pass (14 days)" }
+                    th.num scope="col" { "DMARC pass, identified senders (14 days)" }
                 } }
                 tbody {
                     @for d in domains {
@@ -170,7 +165,7 @@ fn table(domains: &[Domain]) -> Markup {
                             td data-label="DMARC policy" { (d.dmarc_policy) }
                             td.num data-label="Open tasks" { (d.open_tasks_count) }
                             td.num data-label="Volume (14 days)" { (count(d.last_14_days_volume)) }
-                            td.num data-label="DMARC pass (14 days)" { (pct(d.last_14_days_dmarc_pass_pct)) }
+                            td.num data-label="DMARC pass, identified senders (14 days)" { (pct(d.last_14_days_dmarc_pass_pct)) }
                         }
                     }
                 }
@@ -211,16 +206,7 @@ fn bulk_form(person: &Person) -> Markup {
 }
 
 /// `POST /app/domains`: adds the pasted domains, each on its own.
-pub async fn add(
-    State(app): State<AppState>,
-    person: Person,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let fields = Fields::parse(&body);
-    if !form_allowed(&headers, &fields, &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
+pub async fn add(State(app): State<AppState>, Posted { person, fields }: Posted) -> Response {
     let entries: Vec<serde_json::Value> = fields
         .get("domains")
         .unwrap_or_default()
@@ -230,17 +216,24 @@ pub async fn add(
         .map(|url| serde_json::json!({ "url": url }))
         .collect();
     if entries.is_empty() {
-        return Redirect::to(
-            "/app/domains?error=Paste%20at%20least%20one%20domain%20(field%3A%20domains).",
-        )
-        .into_response();
+        return redirect_with(
+            &app,
+            "/app/domains",
+            "bad",
+            "Paste at least one domain (field: domains).",
+        );
     }
     let single = entries.len() == 1;
     match bulk::create_many(&app, &person.caller, BulkRequest { domains: entries }).await {
         Ok(done) => {
             if single && let Some(domain) = done.results.first().and_then(|r| r.domain.as_ref()) {
-                return Redirect::to(&format!("/app/domains/{}?added=1", domain.id))
-                    .into_response();
+                let back = format!("/app/domains/{}", domain.id);
+                return redirect_with(
+                    &app,
+                    &back,
+                    "ok",
+                    "Domain added. Publish the records below at your DNS host, then press Check now.",
+                );
             }
             let reasons: Vec<String> = done
                 .results
@@ -255,21 +248,17 @@ pub async fn add(
                 })
                 .take(5)
                 .collect();
-            let error = if reasons.is_empty() {
-                String::new()
-            } else {
-                format!("&error={}", encode(&reasons.join("; ")))
-            };
-            Redirect::to(&format!(
-                "/app/domains?added={}&failed={}{error}",
-                done.created_count, done.failed_count
-            ))
-            .into_response()
+            let mut text = format!("{} domain(s) added.", done.created_count);
+            if done.failed_count > 0 {
+                text.push_str(&format!(
+                    " {} could not be added: {}.",
+                    done.failed_count,
+                    reasons.join("; ")
+                ));
+            }
+            let kind = if done.failed_count > 0 { "bad" } else { "ok" };
+            redirect_with(&app, "/app/domains", kind, &text)
         }
-        Err(e) => Redirect::to(&format!(
-            "/app/domains?error={}",
-            encode(&layout::refusal_text(&e))
-        ))
-        .into_response(),
+        Err(e) => redirect_with(&app, "/app/domains", "bad", &layout::refusal_text(&e)),
     }
 }

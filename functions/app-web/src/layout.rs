@@ -132,6 +132,14 @@ pub fn notice(kind: &str, text: &str) -> Markup {
     html! { div class={ "notice " (kind) } role=(role) { (text) } }
 }
 
+/// The signed notice a redirect carried, if any.
+pub fn flash(state: &mailward_http::AppState, n: &Option<String>, ns: &Option<String>) -> Markup {
+    match crate::session::read_flash(state, n.as_deref(), ns.as_deref()) {
+        Some((kind, text)) => notice(&kind, &text),
+        None => html! {},
+    }
+}
+
 /// What an operation's refusal says on a page: its message, and the field it names.
 pub fn refusal_text(e: &ServiceError) -> String {
     match e.param_name() {

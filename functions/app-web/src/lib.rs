@@ -11,6 +11,8 @@ mod domain;
 mod domains;
 mod layout;
 mod organization;
+mod people;
+mod posted;
 mod session;
 mod signin;
 mod signup;
@@ -53,6 +55,12 @@ pub fn routes() -> Routes {
         .route("/app/tasks", get(tasks::list))
         .route("/app/tasks/{id}", post(tasks::update))
         .route("/app/organization", get(organization::page))
+        .route(
+            "/app/organization/people",
+            get(people::page).post(people::invite),
+        )
+        .route("/app/organization/people/{id}/remove", post(people::remove))
+        .route("/app/organization/activity", get(people::activity_log))
         .route("/app/organization/api-keys", post(organization::create))
         .route(
             "/app/organization/api-keys/{id}/rotate",

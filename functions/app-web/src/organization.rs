@@ -2,10 +2,9 @@
 //! operations as `/api-keys`. Administrators only, as the API says.
 
 use crate::layout::{self, Nav, csrf, notice};
-use crate::session::{Fields, Person, form_allowed};
-use axum::body::Bytes;
+use crate::posted::Posted;
+use crate::session::Person;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use mailward_api_types::api_keys::{ApiKeyAccessView, ApiKeyWithSecret, CreateApiKeyRequest};
 use mailward_api_types::common::PageParams;
@@ -45,6 +44,10 @@ async fn render(
     let body = html! {
         h1 { "Organization" }
         p { "Signed in as " strong { (person.role.as_str()) } "." }
+        nav.sections aria-label="Organization pages" { ul {
+            li { a href="/app/organization/people" { "People and alerts" } }
+            @if person.is_admin() { li { a href="/app/organization/activity" { "Activity log" } } }
+        } }
         @if let Some(e) = error { (notice("bad", e)) }
         section.card aria-labelledby="keys-h" {
             h2 #keys-h { "API keys" }
@@ -112,16 +115,7 @@ fn create_form(person: &Person) -> Markup {
 
 /// `POST /app/organization/api-keys`: creates a key and shows its secret once (this answer is
 /// not cached and the secret is in no URL).
-pub async fn create(
-    State(app): State<AppState>,
-    person: Person,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let fields = Fields::parse(&body);
-    if !form_allowed(&headers, &fields, &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
+pub async fn create(State(app): State<AppState>, Posted { person, fields }: Posted) -> Response {
     let access = match fields.get("access") {
         Some("read_only") => ApiKeyAccessView::ReadOnly,
         _ => ApiKeyAccessView::ReadWrite,
@@ -139,14 +133,9 @@ pub async fn create(
 /// `POST /app/organization/api-keys/{id}/rotate`: a new secret, shown once.
 pub async fn rotate(
     State(app): State<AppState>,
-    person: Person,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Posted { person, .. }: Posted,
 ) -> Response {
-    if !form_allowed(&headers, &Fields::parse(&body), &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
     let Ok(id) = id.parse::<Uuid>() else {
         return layout::service_failure(
             &person,
@@ -162,14 +151,9 @@ pub async fn rotate(
 /// `POST /app/organization/api-keys/{id}/delete`.
 pub async fn delete(
     State(app): State<AppState>,
-    person: Person,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Posted { person, .. }: Posted,
 ) -> Response {
-    if !form_allowed(&headers, &Fields::parse(&body), &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
     let Ok(id) = id.parse::<Uuid>() else {
         return layout::service_failure(
             &person,

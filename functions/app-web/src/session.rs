@@ -211,6 +211,49 @@ fn sign(state: &AppState, message: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
 }
 
+/// The query of a redirect's notice, `n=<ok|bad>:<text>&ns=<signature>`: signed, so nobody
+/// can link to one of our pages showing words of their own.
+pub fn flash_query(state: &AppState, kind: &str, text: &str) -> String {
+    let n = format!("{kind}:{text}");
+    let sig = sign(state, &format!("app-flash:{n}"));
+    format!("n={}&ns={}", encode(&n), &sig[..22])
+}
+
+/// The notice of a page's query (`n`, `ns`), when its signature holds: its kind and text.
+pub fn read_flash(state: &AppState, n: Option<&str>, ns: Option<&str>) -> Option<(String, String)> {
+    let (n, ns) = (n?, ns?);
+    let sig = sign(state, &format!("app-flash:{n}"));
+    if !constant_time_eq(&sig.as_bytes()[..22], ns.as_bytes()) {
+        return None;
+    }
+    let (kind, text) = n.split_once(':')?;
+    let kind = if kind == "ok" { "ok" } else { "bad" };
+    Some((kind.to_owned(), text.to_owned()))
+}
+
+/// A redirect to `back` (a path of this application, with an optional `#anchor`) carrying a
+/// signed notice.
+pub fn redirect_with(
+    state: &AppState,
+    back: &str,
+    kind: &str,
+    text: &str,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let (path, anchor) = back.split_once('#').unwrap_or((back, ""));
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let anchor = if anchor.is_empty() {
+        String::new()
+    } else {
+        format!("#{anchor}")
+    };
+    axum::response::Redirect::to(&format!(
+        "{path}{sep}{}{anchor}",
+        flash_query(state, kind, text)
+    ))
+    .into_response()
+}
+
 /// A posted form's fields.
 #[derive(Debug, Default)]
 pub struct Fields(HashMap<String, Vec<String>>);
@@ -285,6 +328,7 @@ mod tests {
 
     #[test]
     fn encode_escapes_query_values() {
+        assert_eq!(encode("a b"), "a+b");
         assert_eq!(encode("/app/domains?x=1&y"), "%2Fapp%2Fdomains%3Fx%3D1%26y");
     }
 }

@@ -3,7 +3,8 @@
 //! The session opened is the dashboard session of `POST /oauth/session`, stored the same way.
 
 use crate::layout::{self, Nav, csrf, notice};
-use crate::session::{self, Fields, GatedPerson, Person, form_allowed, pre_token, session_cookie};
+use crate::posted::{GatedPosted, Posted};
+use crate::session::{self, Fields, Person, form_allowed, pre_token, session_cookie};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -356,13 +357,8 @@ pub async fn open_session(
 /// `POST /app/sign-out`: ends the stored session and clears the cookie.
 pub async fn sign_out(
     State(app): State<AppState>,
-    GatedPerson(person): GatedPerson,
-    headers: HeaderMap,
-    body: Bytes,
+    GatedPosted { person, .. }: GatedPosted,
 ) -> Response {
-    if !form_allowed(&headers, &Fields::parse(&body), &person.csrf) {
-        return forbidden_form(&person);
-    }
     if let Err(e) = sessions::sign_out(&app, &person.caller).await {
         return layout::service_failure(&person, e);
     }
@@ -371,17 +367,6 @@ pub async fn sign_out(
         .headers_mut()
         .append(header::SET_COOKIE, session_cookie("", 0));
     response
-}
-
-/// The answer to a form without its token (an old tab, or another site's form).
-pub fn forbidden_form(person: &Person) -> Response {
-    layout::page_with(
-        Some(person),
-        Nav::None,
-        "Form expired",
-        html! { h1 { "This form expired" } (notice("bad", "Go back, reload the page and try again.")) },
-        StatusCode::FORBIDDEN,
-    )
 }
 
 /// `GET /app/organizations`: the person's organizations, to switch.
@@ -424,14 +409,9 @@ pub async fn organizations(State(app): State<AppState>, person: Person) -> Respo
 /// (same sign-in methods), and ends the current one.
 pub async fn switch(
     State(app): State<AppState>,
-    person: Person,
     headers: HeaderMap,
-    body: Bytes,
+    Posted { person, fields }: Posted,
 ) -> Response {
-    let fields = Fields::parse(&body);
-    if !form_allowed(&headers, &fields, &person.csrf) {
-        return forbidden_form(&person);
-    }
     let wanted = fields
         .get("organization_id")
         .and_then(|s| s.parse::<Uuid>().ok());
@@ -521,14 +501,8 @@ pub fn mfa_page(person: &Person, gate: MfaGate, error: Option<&str>) -> Response
 pub async fn step_up(
     State(app): State<AppState>,
     axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
-    GatedPerson(person): GatedPerson,
-    headers: HeaderMap,
-    body: Bytes,
+    GatedPosted { person, fields }: GatedPosted,
 ) -> Response {
-    let fields = Fields::parse(&body);
-    if !form_allowed(&headers, &fields, &person.csrf) {
-        return forbidden_form(&person);
-    }
     let code = fields.get("code").unwrap_or_default();
     match sessions::step_up(&app, &person.caller, code, &client_subject(&ip)).await {
         Ok(_) => Redirect::to("/app/domains").into_response(),

@@ -1,12 +1,11 @@
 //! Tasks across domains, in rollout sequence and priority, with a person's moves: done,
 //! dismiss, snooze for a week. The same operations as `GET /tasks` and `POST /tasks/{id}`.
 
-use crate::layout::{self, Nav, csrf, notice};
-use crate::session::{Fields, Person, encode, form_allowed};
-use axum::body::Bytes;
+use crate::layout::{self, Nav, csrf};
+use crate::posted::Posted;
+use crate::session::{Person, redirect_with};
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use mailward_api_types::tasks::{ListTasksParams, TaskList, UpdateTaskRequest};
 use mailward_http::AppState;
 use mailward_services::{Caller, ServiceError};
@@ -36,8 +35,8 @@ pub async fn of_domain(
 #[derive(Debug, Default, Deserialize)]
 pub struct TasksQuery {
     page: Option<u32>,
-    saved: Option<String>,
-    error: Option<String>,
+    n: Option<String>,
+    ns: Option<String>,
 }
 
 /// `GET /app/tasks`.
@@ -62,8 +61,7 @@ pub async fn list(
     };
     let body = html! {
         h1 { "Tasks" }
-        @if let Some(s) = &q.saved { (notice("ok", s)) }
-        @if let Some(e) = &q.error { (notice("bad", e)) }
+        (layout::flash(&app, &q.n, &q.ns))
         div.card {
             p.muted { "Open, pending and snoozed tasks of every domain you can see, in rollout order, then by priority." }
             (table(&person, &tasks, true, "/app/tasks"))
@@ -120,15 +118,9 @@ pub fn table(person: &Person, tasks: &TaskList, with_domain: bool, back: &str) -
 /// `POST /app/tasks/{id}`: a move.
 pub async fn update(
     State(app): State<AppState>,
-    person: Person,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Posted { person, fields }: Posted,
 ) -> Response {
-    let fields = Fields::parse(&body);
-    if !form_allowed(&headers, &fields, &person.csrf) {
-        return crate::signin::forbidden_form(&person);
-    }
     let back = fields
         .get("back")
         .filter(|b| b.starts_with("/app/") && !b.starts_with("//"))
@@ -142,7 +134,7 @@ pub async fn update(
         (Some(status), _) => {
             match serde_json::from_value(serde_json::Value::String(status.to_owned())) {
                 Ok(s) => input.status = Some(s),
-                Err(_) => return back_with(&back, "error", "Unknown move (field: status)."),
+                Err(_) => return back_with(&app, &back, "error", "Unknown move (field: status)."),
             }
         }
         (None, Some(days)) => {
@@ -150,25 +142,19 @@ pub async fn update(
             input.status = serde_json::from_value(serde_json::Value::String("snoozed".into())).ok();
             input.snoozed_until = Some(app.clock.now() + time::Duration::days(days));
         }
-        (None, None) => return back_with(&back, "error", "Choose a move (field: status)."),
+        (None, None) => return back_with(&app, &back, "error", "Choose a move (field: status)."),
     }
     match mailward_services::tasks::update(&app, &person.caller, id, input).await {
         Ok(t) => back_with(
+            &app,
             &back,
             "saved",
             &format!("Task is now {}.", t.status.as_str()),
         ),
-        Err(e) => back_with(&back, "error", &layout::refusal_text(&e)),
+        Err(e) => back_with(&app, &back, "error", &layout::refusal_text(&e)),
     }
 }
 
-fn back_with(back: &str, key: &str, text: &str) -> Response {
-    let (path, anchor) = back.split_once('#').map_or((back, ""), |(p, a)| (p, a));
-    let sep = if path.contains('?') { '&' } else { '?' };
-    let anchor = if anchor.is_empty() {
-        String::new()
-    } else {
-        format!("#{anchor}")
-    };
-    Redirect::to(&format!("{path}{sep}{key}={}{anchor}", encode(text))).into_response()
+fn back_with(app: &AppState, back: &str, key: &str, text: &str) -> Response {
+    redirect_with(app, back, if key == "saved" { "ok" } else { "bad" }, text)
 }

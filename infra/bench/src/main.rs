@@ -10,6 +10,8 @@
 //!   init phase of our own code (configuration, SDK clients, router). Repeated; prints p50/p99.
 //! - `audits`: twenty audits at once against one alone through a DNS server adding latency
 //!   (see [`audits`]).
+//! - `pages`: the web application's pages for an organization with 500 domains and a year of
+//!   reports (see [`pages`]).
 //! - `ingest`, `ingest-big`: DMARC aggregate report ingestion against parsedmarc, and the peak
 //!   memory of one large report (see [`ingest`]).
 
@@ -27,6 +29,7 @@ use std::time::{Duration, Instant};
 
 mod audits;
 mod ingest;
+mod pages;
 
 #[derive(Parser)]
 #[command(name = "mailward-bench")]
@@ -127,6 +130,19 @@ enum Command {
         #[arg(long, default_value = "target/ipdata-cache")]
         cache: PathBuf,
     },
+    /// The web application's pages for an organization with many domains and a year of
+    /// reports.
+    Pages {
+        /// Domains of the organization.
+        #[arg(long, default_value_t = 500)]
+        domains: usize,
+        /// Days of reports per domain.
+        #[arg(long, default_value_t = 365)]
+        days: usize,
+        /// Requests per page.
+        #[arg(long, default_value_t = 200)]
+        requests: usize,
+    },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
         /// Path to the function binary (e.g. target/release/api-public).
@@ -187,6 +203,11 @@ async fn main() -> anyhow::Result<()> {
             .await
         }
         Command::IngestBig { records, gzip, dir } => ingest::big(records, gzip, dir).await,
+        Command::Pages {
+            domains,
+            days,
+            requests,
+        } => pages::run(domains, days, requests).await,
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
         Command::Ipdata { lookups, cache } => ipdata(lookups, &cache).await,
     }
