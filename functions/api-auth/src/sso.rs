@@ -181,7 +181,7 @@ pub struct CallbackParams {
 /// The provider's return.
 #[utoipa::path(get, path = "/oauth/sso/callback", tag = "oauth", security(()),
     params(CallbackParams),
-    description = "An extension: the redirect URI to register at the provider. Takes the `state` once (a replay is refused), trades the code with the PKCE verifier and the client's credentials, and checks the ID token: the provider's JWKS signature (asymmetric algorithms only), `iss`, `aud` (and `azp`), `exp` and `iat` by the service clock, the `nonce`, and a verified email at one of the connection's verified domains. The person must be a member, or join with `jit_role`. A dashboard sign-in then completes with `POST /oauth/session` and its `signin_id`; the MCP consent pages continue in the browser.",
+    description = "An extension: the redirect URI to register at the provider. Takes the `state` once (a replay is refused), trades the code with the PKCE verifier and the client's credentials, and checks the ID token: the provider's JWKS signature (asymmetric algorithms only), `iss`, `aud` (and `azp`), `exp` and `iat` by the service clock, the `nonce`, and a verified email at one of the connection's verified domains. The person must be a member, or join with `jit_role`. A dashboard sign-in then completes with `POST /oauth/session` and its `signin_id`; the MCP consent pages continue in the browser; a sign-in started on the web application's page returns the browser to `/app/sign-in/sso`, which opens its session.",
     responses(
         (status = 200, description = "Signed in (a page), or the next sign-in page", content_type = "text/html"),
         (status = 400, description = "Refused: unknown or used state, the provider's error, a token that failed a check, or a person who may not sign in (a page)", content_type = "text/html"),
@@ -213,6 +213,10 @@ pub async fn callback(
                 "You are signed in",
                 "<p>Your organization's identity provider signed you in. Go back to where you started the sign-in: it completes there.</p>",
             ),
+            Err(e) => refused(&e.to_string()),
+        },
+        SsoReturn::Web(id) => match signin::complete_with_sso(&app, id, result).await {
+            Ok(()) => see_other(&format!("{base}/app/sign-in/sso?signin={id}")),
             Err(e) => refused(&e.to_string()),
         },
         SsoReturn::Consent(sealed) => {

@@ -24,3 +24,5 @@ for (const form of document.querySelectorAll("form[data-confirm]")) {
     if (!window.confirm(form.dataset.confirm)) event.preventDefault();
   });
 }
+const follow = document.querySelector("a[data-autofollow]");
+if (follow) window.location.assign(follow.href);

@@ -41,6 +41,7 @@ pub fn routes() -> Routes {
             "/app/sign-up/code",
             get(signup::code_page).post(signup::finish),
         )
+        .route("/app/sign-in/sso", get(signin::sso_return))
         .route("/app/sign-out", post(signin::sign_out))
         .route("/app/mfa", post(signin::step_up))
         .route(

@@ -10,6 +10,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use mailward_api_types::oauth::{SessionRequest, SessionStartRequest};
+use mailward_domain::identity::SsoReturn;
 use mailward_http::auth::{JWT_AUDIENCE, JWT_ISSUER, MfaGate, SessionClaims, mint_session_token};
 use mailward_http::middleware::ClientIp;
 use mailward_http::rate_limit::{client_subject, enforce_logged};
@@ -139,7 +140,7 @@ pub async fn start(
     .await
     {
         Ok(started) => match started.sso_url {
-            Some(url) => Redirect::to(&url).into_response(),
+            Some(_) => sso_begin(&app, &headers, &email, started.signin_id).await,
             None => Redirect::to(&format!(
                 "/app/sign-in/code?signin={}&email={}&next={}",
                 started.signin_id,
@@ -155,6 +156,113 @@ pub async fn start(
             StatusCode::BAD_REQUEST,
         ),
     }
+}
+
+/// The cookie that binds a single sign-on to the browser that started it.
+const SSO_COOKIE: &str = "mw_sso";
+
+/// Sends the browser to the organization's identity provider, to come back to
+/// `/app/sign-in/sso` (through `/oauth/sso/callback`). The sign-in's id goes in an `HttpOnly`
+/// cookie too: only this browser can open the session it leads to.
+async fn sso_begin(app: &AppState, headers: &HeaderMap, email: &str, signin_id: Uuid) -> Response {
+    let base = mailward_http::links::base_url(&app.config);
+    let begun = match mailward_oauth::sso::route(app, email).await {
+        Ok(Some(connection)) => {
+            mailward_oauth::sso::begin(app, &base, &connection, email, SsoReturn::Web(signin_id))
+                .await
+        }
+        Ok(None) => Err(mailward_services::ServiceError::not_found("single sign-on")),
+        Err(e) => Err(e),
+    };
+    match begun {
+        Ok(url) => {
+            // A page with a link rather than a redirect: the form's `form-action 'self'` would
+            // stop a redirect to the provider's origin (the script follows the link at once).
+            let body = html! {
+                div.card.narrow {
+                    h1 { "Continue with your identity provider" }
+                    p { "Your organization signs you in through its identity provider." }
+                    p { a.button href=(url) data-autofollow { "Continue to sign in" } }
+                }
+            };
+            let mut response =
+                layout::page_with(None, Nav::None, "Single sign-on", body, StatusCode::OK);
+            if let Ok(cookie) = header::HeaderValue::from_str(&format!(
+                "{SSO_COOKIE}={signin_id}; Path=/app; Max-Age=900; HttpOnly; Secure; SameSite=Lax"
+            )) {
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Err(e) => email_form(
+            headers,
+            None,
+            Some(&layout::refusal_text(&e)),
+            StatusCode::SERVICE_UNAVAILABLE,
+        ),
+    }
+}
+
+/// `GET /app/sign-in/sso`: back from the identity provider; opens the session of the sign-in
+/// this browser started (or asks for the authenticator app's code when the account has one
+/// and the organization does not take the provider's).
+pub async fn sso_return(
+    State(app): State<AppState>,
+    axum::Extension(ClientIp(ip)): axum::Extension<ClientIp>,
+    headers: HeaderMap,
+    Query(q): Query<SignInQuery>,
+) -> Response {
+    let Some(signin_id) = q.signin else {
+        return Redirect::to("/app/sign-in").into_response();
+    };
+    let bound = session::cookie(&headers, SSO_COOKIE).is_some_and(|c| c == signin_id.to_string());
+    if !bound {
+        return email_form(
+            &headers,
+            None,
+            Some("This sign-in was started in another browser; start again here."),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    let client = client_subject(&ip);
+    if enforce_logged(&app, None, Scope::Signin, &client)
+        .await
+        .is_err()
+    {
+        return email_form(
+            &headers,
+            None,
+            Some("Too many attempts; wait a minute and try again."),
+            StatusCode::TOO_MANY_REQUESTS,
+        );
+    }
+    let input = SessionRequest {
+        signin_id,
+        code: None,
+        mfa_code: None,
+        organization_id: None,
+    };
+    let signed_in = match signin::finish_any(&app, input, &client).await {
+        Ok(s) => s,
+        Err(e) if e.code() == "mfa_required" => {
+            let form = CodeForm {
+                signin_id,
+                email: None,
+                next: None,
+                mfa: true,
+            };
+            return code_form(&headers, &form, None, StatusCode::OK);
+        }
+        Err(e) => {
+            return email_form(
+                &headers,
+                None,
+                Some(&layout::refusal_text(&e)),
+                StatusCode::BAD_REQUEST,
+            );
+        }
+    };
+    signed_in_to(&app, &headers, signed_in, "/app/domains", Some(SSO_COOKIE)).await
 }
 
 fn throttled(headers: &HeaderMap, next: Option<&str>, e: ApiError) -> Response {
@@ -299,11 +407,30 @@ pub async fn finish(
             );
         }
     };
+    signed_in_to(
+        &app,
+        &headers,
+        signed_in,
+        &safe_next(form.next.as_deref()),
+        None,
+    )
+    .await
+}
+
+/// The answer to a completed sign-in: the session opened, its cookie set (and the single
+/// sign-on's binding cookie cleared), the browser sent on to `to`.
+async fn signed_in_to(
+    app: &AppState,
+    headers: &HeaderMap,
+    signed_in: signin::SignedIn,
+    to: &str,
+    clear: Option<&str>,
+) -> Response {
     let user_agent = headers
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok());
     let opened = open_session(
-        &app,
+        app,
         signed_in.account.id,
         &signed_in.membership,
         signed_in.amr,
@@ -311,14 +438,20 @@ pub async fn finish(
         user_agent,
     )
     .await;
-    match opened {
-        Ok(cookie) => {
-            let mut response = Redirect::to(&safe_next(form.next.as_deref())).into_response();
-            response.headers_mut().append(header::SET_COOKIE, cookie);
-            response
-        }
-        Err(e) => layout::failure(e),
+    let cookie = match opened {
+        Ok(cookie) => cookie,
+        Err(e) => return layout::failure(e),
+    };
+    let mut response = Redirect::to(to).into_response();
+    response.headers_mut().append(header::SET_COOKIE, cookie);
+    if let Some(name) = clear
+        && let Ok(value) = header::HeaderValue::from_str(&format!(
+            "{name}=; Path=/app; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+        ))
+    {
+        response.headers_mut().append(header::SET_COOKIE, value);
     }
+    response
 }
 
 /// Opens a stored session and answers the `Set-Cookie` carrying its token.

@@ -108,12 +108,14 @@ pub struct SsoConnection {
     pub updated_at: OffsetDateTime,
 }
 
-/// Where a single sign-on returns: a dashboard sign-in (its challenge), or the MCP consent
-/// pages (their sealed state).
+/// Where a single sign-on returns: a dashboard sign-in (its challenge), the MCP consent
+/// pages (their sealed state), or the web application's sign-in (its challenge; the browser
+/// goes back to `/app/sign-in/sso`, which opens the session).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SsoReturn {
     Session(Uuid),
     Consent(String),
+    Web(Uuid),
 }
 
 /// One trip to the provider, keyed by its `state`: used once.

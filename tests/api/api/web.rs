@@ -246,3 +246,88 @@ async fn a_new_user_walks_the_web_application_in_chromium() {
         said.join("\n")
     );
 }
+
+#[tokio::test]
+async fn a_member_signs_in_through_the_identity_provider_in_chromium() {
+    if !browser_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ca = mailward_testkit::TestCa::new("Mailward Web SSO Test CA");
+    let ca_path = dir.path().join("ca.pem");
+    std::fs::write(&ca_path, ca.cert().pem()).unwrap();
+    let dns = FixtureServer::start(vec![Zone::new("sso-walk.example")])
+        .await
+        .unwrap();
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        s.webhook_allow_loopback = true;
+        s.extra_ca = Some(ca_path);
+    })
+    .await;
+    let idp = crate::sso::Provider::start_for(
+        &ca,
+        dir.path(),
+        &app.url("/oauth/sso/callback"),
+        &[("mailward-web", "mailward-web-secret")],
+    );
+    let admin = app.sign_up("admin@sso-walk.example", "SSO Walk").await;
+    let (status, view) = call(
+        &app,
+        Method::POST,
+        "/sso",
+        &admin.key,
+        Some(json!({
+            "issuer": idp.issuer,
+            "client_id": "mailward-web",
+            "client_secret": "mailward-web-secret",
+            "domains": ["sso-walk.example"],
+        })),
+    )
+    .await;
+    assert_eq!(status, 200, "{view}");
+    dns.set_txt(
+        view["domains"][0]["txt_name"].as_str().unwrap(),
+        view["domains"][0]["txt_value"].as_str().unwrap(),
+    )
+    .unwrap();
+    let (status, view) = call(&app, Method::POST, "/sso/verify", &admin.key, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(view["domains"][0]["verified"], true, "{view}");
+
+    let web = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../web");
+    let url = app.url("");
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(venv_python())
+            .arg(web.join("sso.py"))
+            .args(["--base", &url, "--email", "admin@sso-walk.example"])
+            .output()
+            .expect("python runs")
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && said.lines().any(|l| l == "done"),
+        "the SSO walk failed:\n{said}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The session the web opened is the provider's sign-in.
+    let sessions = mailward_store::identity::sessions(app.stack.state.store.as_ref(), {
+        let account = mailward_store::accounts::get_by_email(
+            app.stack.state.store.as_ref(),
+            "admin@sso-walk.example",
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        account.value.id
+    })
+    .await
+    .unwrap();
+    assert!(
+        sessions.iter().any(|s| s.provider == "oidc"),
+        "no session from the provider: {sessions:?}"
+    );
+}
