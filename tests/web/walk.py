@@ -140,6 +140,8 @@ def owner_walk(browser):
     assert ask("sweep") == "ok"
     page.goto(domain_url)
     expect(page.locator("#summary .badge").nth(1)).to_have_text("setup")
+    # The sweep's snapshot of the DMARC record, as a change in the DNS history.
+    expect(page.locator("#history")).to_contain_text(value)
 
     # A report arrives: the chart, the figures and the senders.
     assert ask("import") == "ok"

@@ -91,6 +91,7 @@ pub async fn page(
         (Ok(r), Ok(s)) => (r, s),
         (Err(e), _) | (_, Err(e)) => return layout::service_failure(&person, e),
     };
+    let history = crate::history::read(&app, caller, id).await;
     let points = series.map(|s| s.points).unwrap_or_default();
     let skip = points.len().saturating_sub(days as usize);
     let chart_days: Vec<Day> = points[skip..]
@@ -109,7 +110,8 @@ pub async fn page(
         nav.sections aria-label="On this page" { ul {
             li { a href="#summary" { "Summary" } } li { a href="#records" { "Records" } }
             li { a href="#reports" { "DMARC reports" } } li { a href="#senders" { "Senders" } }
-            li { a href="#tasks" { "Tasks" } }
+            li { a href="#tls" { "TLS reports" } } li { a href="#conflicts" { "Conflicts" } }
+            li { a href="#history" { "DNS history" } } li { a href="#tasks" { "Tasks" } }
         } }
         (summary_card(&domain, &summary))
         (records_card(&person, &path, records.as_ref()))
@@ -132,6 +134,9 @@ pub async fn page(
             }
         }
         (senders_card(&person, &path, sources.as_deref().unwrap_or_default()))
+        (crate::history::tls_card(&history))
+        (crate::history::conflicts_card(&domain))
+        (crate::history::snapshots_card(&history))
         section.card #tasks aria-labelledby="tasks-h" {
             h2 #tasks-h { "Tasks" }
             @match &tasks {

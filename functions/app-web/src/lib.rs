@@ -9,6 +9,7 @@ mod audit;
 mod charts;
 mod domain;
 mod domains;
+mod history;
 mod layout;
 mod organization;
 mod people;
