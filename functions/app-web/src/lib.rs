@@ -10,6 +10,7 @@ mod charts;
 mod domain;
 mod domains;
 mod history;
+mod integrations;
 mod layout;
 mod organization;
 mod people;
@@ -63,6 +64,11 @@ pub fn routes() -> Routes {
         )
         .route("/app/organization/people/{id}/remove", post(people::remove))
         .route("/app/organization/activity", get(people::activity_log))
+        .route("/app/organization/integrations", get(integrations::page))
+        .route(
+            "/app/organization/integrations/connections/{id}/revoke",
+            post(integrations::revoke),
+        )
         .route("/app/organization/api-keys", post(organization::create))
         .route(
             "/app/organization/api-keys/{id}/rotate",

@@ -46,6 +46,7 @@ async fn render(
         p { "Signed in as " strong { (person.role.as_str()) } "." }
         nav.sections aria-label="Organization pages" { ul {
             li { a href="/app/organization/people" { "People and alerts" } }
+            li { a href="/app/organization/integrations" { "Integrations" } }
             @if person.is_admin() { li { a href="/app/organization/activity" { "Activity log" } } }
         } }
         @if let Some(e) = error { (notice("bad", e)) }
