@@ -6,6 +6,7 @@
 
 mod assets;
 mod audit;
+mod billing;
 mod charts;
 mod domain;
 mod domains;
@@ -65,6 +66,12 @@ pub fn routes() -> Routes {
         .route("/app/organization/people/{id}/remove", post(people::remove))
         .route("/app/organization/activity", get(people::activity_log))
         .route("/app/organization/integrations", get(integrations::page))
+        .route("/app/organization/billing", get(billing::page))
+        .route(
+            "/app/organization/billing/checkout",
+            post(billing::checkout),
+        )
+        .route("/app/organization/billing/portal", post(billing::portal))
         .route(
             "/app/organization/integrations/connections/{id}/revoke",
             post(integrations::revoke),

@@ -47,6 +47,7 @@ async fn render(
         nav.sections aria-label="Organization pages" { ul {
             li { a href="/app/organization/people" { "People and alerts" } }
             li { a href="/app/organization/integrations" { "Integrations" } }
+            li { a href="/app/organization/billing" { "Usage and billing" } }
             @if person.is_admin() { li { a href="/app/organization/activity" { "Activity log" } } }
         } }
         @if let Some(e) = error { (notice("bad", e)) }
