@@ -10,6 +10,7 @@ mod billing;
 mod charts;
 mod domain;
 mod domains;
+mod groups;
 mod history;
 mod integrations;
 mod layout;
@@ -66,6 +67,11 @@ pub fn routes() -> Routes {
         .route("/app/organization/people/{id}/remove", post(people::remove))
         .route("/app/organization/activity", get(people::activity_log))
         .route("/app/organization/integrations", get(integrations::page))
+        .route(
+            "/app/organization/groups",
+            get(groups::page).post(groups::create),
+        )
+        .route("/app/organization/groups/{id}/delete", post(groups::delete))
         .route("/app/organization/billing", get(billing::page))
         .route(
             "/app/organization/billing/checkout",

@@ -46,6 +46,7 @@ async fn render(
         p { "Signed in as " strong { (person.role.as_str()) } "." }
         nav.sections aria-label="Organization pages" { ul {
             li { a href="/app/organization/people" { "People and alerts" } }
+            li { a href="/app/organization/groups" { "Groups and alert rules" } }
             li { a href="/app/organization/integrations" { "Integrations" } }
             li { a href="/app/organization/billing" { "Usage and billing" } }
             @if person.is_admin() { li { a href="/app/organization/activity" { "Activity log" } } }
