@@ -188,6 +188,11 @@ def owner_walk(browser):
     expect(page.locator(".notice.ok")).to_contain_text("Group Walk clients A created")
     expect(page.locator("#groups-h + table")).to_contain_text("Walk clients A")
     check(page, "groups")
+    page.goto(domain_url + "#settings")
+    page.select_option("#group_id", label="Walk clients A")
+    page.click("#settings button:has-text('Save')")
+    expect(page.locator(".notice.ok")).to_contain_text("Settings saved")
+    expect(page.locator("#group_id option:checked")).to_have_text("Walk clients A")
     page.goto(BASE + "/app/organization/integrations")
     expect(page.locator("#hooks-h")).to_be_visible()
     check(page, "integrations")
@@ -270,6 +275,7 @@ def viewer_walk(browser, domain_url):
     expect(page.locator("h1")).to_have_text(A.domain)
     assert page.locator("button:has-text('Check now')").count() == 0, "a viewer sees Check now"
     assert page.locator("#senders button").count() == 0, "a viewer sees sender decisions"
+    assert page.locator("#settings button").count() == 0, "a viewer sees the settings' buttons"
     page.goto(BASE + "/app/domains")
     assert page.locator("#domains").count() == 0, "a viewer sees the add form"
     check(page, "domains-viewer")

@@ -92,6 +92,7 @@ pub async fn page(
         (Err(e), _) | (_, Err(e)) => return layout::service_failure(&person, e),
     };
     let history = crate::history::read(&app, caller, id).await;
+    let choices = crate::settings::group_choices(&app, &person).await;
     let points = series.map(|s| s.points).unwrap_or_default();
     let skip = points.len().saturating_sub(days as usize);
     let chart_days: Vec<Day> = points[skip..]
@@ -111,7 +112,8 @@ pub async fn page(
             li { a href="#summary" { "Summary" } } li { a href="#records" { "Records" } }
             li { a href="#reports" { "DMARC reports" } } li { a href="#senders" { "Senders" } }
             li { a href="#tls" { "TLS reports" } } li { a href="#conflicts" { "Conflicts" } }
-            li { a href="#history" { "DNS history" } } li { a href="#tasks" { "Tasks" } }
+            li { a href="#history" { "DNS history" } } li { a href="#settings" { "Settings" } }
+            li { a href="#tasks" { "Tasks" } }
         } }
         (summary_card(&domain, &summary))
         (records_card(&person, &path, records.as_ref()))
@@ -137,6 +139,7 @@ pub async fn page(
         (crate::history::tls_card(&history))
         (crate::history::conflicts_card(&domain))
         (crate::history::snapshots_card(&history))
+        (crate::settings::card(&person, &domain, &choices))
         section.card #tasks aria-labelledby="tasks-h" {
             h2 #tasks-h { "Tasks" }
             @match &tasks {

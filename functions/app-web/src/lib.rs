@@ -18,6 +18,7 @@ mod organization;
 mod people;
 mod posted;
 mod session;
+mod settings;
 mod signin;
 mod signup;
 mod tasks;
@@ -56,6 +57,8 @@ pub fn routes() -> Routes {
         .route("/app/domains", get(domains::list).post(domains::add))
         .route("/app/domains/{id}", get(domain::page))
         .route("/app/domains/{id}/verify", post(domain::verify))
+        .route("/app/domains/{id}/settings", post(settings::save))
+        .route("/app/domains/{id}/delete", post(settings::delete))
         .route("/app/domains/{id}/senders/{source}", post(domain::sender))
         .route("/app/tasks", get(tasks::list))
         .route("/app/tasks/{id}", post(tasks::update))
