@@ -166,6 +166,17 @@ pub fn service_failure(person: &Person, e: ServiceError) -> Response {
     )
 }
 
+/// A path's id, or the "not available" page: a malformed id names nothing, like an id of
+/// another organization.
+pub fn path_id(
+    person: &Person,
+    raw: &str,
+    what: &'static str,
+) -> Result<uuid::Uuid, Box<Response>> {
+    raw.parse()
+        .map_err(|_| Box::new(service_failure(person, ServiceError::not_found(what))))
+}
+
 /// The page of a failure before a person is known.
 pub fn failure(e: ApiError) -> Response {
     tracing::error!(code = %e.code, message = %e.message, "web page failed");

@@ -11,7 +11,6 @@ use mailward_api_types::common::PageParams;
 use mailward_http::AppState;
 use mailward_services::api_keys;
 use maud::{Markup, html};
-use uuid::Uuid;
 
 /// `GET /app/organization`.
 pub async fn page(State(app): State<AppState>, person: Person) -> Response {
@@ -139,11 +138,9 @@ pub async fn rotate(
     Path(id): Path<String>,
     Posted { person, .. }: Posted,
 ) -> Response {
-    let Ok(id) = id.parse::<Uuid>() else {
-        return layout::service_failure(
-            &person,
-            mailward_services::ServiceError::not_found("api_key"),
-        );
+    let id = match layout::path_id(&person, &id, "api_key") {
+        Ok(id) => id,
+        Err(page) => return *page,
     };
     match api_keys::rotate(&app, &person.caller, id).await {
         Ok(created) => render(&app, &person, Some(&created), None).await,
@@ -157,11 +154,9 @@ pub async fn delete(
     Path(id): Path<String>,
     Posted { person, .. }: Posted,
 ) -> Response {
-    let Ok(id) = id.parse::<Uuid>() else {
-        return layout::service_failure(
-            &person,
-            mailward_services::ServiceError::not_found("api_key"),
-        );
+    let id = match layout::path_id(&person, &id, "api_key") {
+        Ok(id) => id,
+        Err(page) => return *page,
     };
     match api_keys::delete(&app, &person.caller, id).await {
         Ok(()) => Redirect::to("/app/organization").into_response(),

@@ -71,11 +71,9 @@ pub async fn save(
     Path(id): Path<String>,
     Posted { person, fields }: Posted,
 ) -> Response {
-    let Ok(id) = id.parse::<Uuid>() else {
-        return layout::service_failure(
-            &person,
-            mailward_services::ServiceError::not_found("domain"),
-        );
+    let id = match layout::path_id(&person, &id, "domain") {
+        Ok(id) => id,
+        Err(page) => return *page,
     };
     let back = format!("/app/domains/{id}#settings");
     let group_id = match fields.get("group_id") {
@@ -102,11 +100,9 @@ pub async fn delete(
     Path(id): Path<String>,
     Posted { person, .. }: Posted,
 ) -> Response {
-    let Ok(id) = id.parse::<Uuid>() else {
-        return layout::service_failure(
-            &person,
-            mailward_services::ServiceError::not_found("domain"),
-        );
+    let id = match layout::path_id(&person, &id, "domain") {
+        Ok(id) => id,
+        Err(page) => return *page,
     };
     match domains::delete(&app, &person.caller, id).await {
         Ok(()) => redirect_with(
