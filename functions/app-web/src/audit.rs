@@ -1,7 +1,7 @@
 //! The free domain audit (SPEC §4.8's public tool) as a page anyone can use without an
 //! account: the same operation as `GET /tools/audit`, under the same DNS quota.
 
-use crate::domain::word;
+use crate::layout::word;
 use crate::layout::{self, notice};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;

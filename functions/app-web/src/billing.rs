@@ -3,7 +3,7 @@
 //! hosted checkout and portal (`POST /billing/checkout`, `POST /billing/portal`), for
 //! administrators.
 
-use crate::domain::word;
+use crate::layout::word;
 use crate::layout::{self, Nav, count, csrf, notice};
 use crate::posted::Posted;
 use crate::session::Person;

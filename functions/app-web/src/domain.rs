@@ -18,7 +18,7 @@ use mailward_http::AppState;
 use mailward_services::domains::{self, records};
 use mailward_services::reports::{data, impact, senders, views};
 use maud::{Markup, html};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use uuid::Uuid;
 
 #[derive(Debug, Default, Deserialize)]
@@ -28,13 +28,7 @@ pub struct DomainQuery {
     ns: Option<String>,
 }
 
-/// A serialized enum's word (`dmarc`, `open`…).
-pub fn word<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
+use crate::layout::word;
 
 fn parse_id(id: &str) -> Option<Uuid> {
     id.parse().ok()
@@ -93,6 +87,8 @@ pub async fn page(
     };
     let history = crate::history::read(&app, caller, id).await;
     let choices = crate::settings::group_choices(&app, &person).await;
+    let hosted = crate::hosting::read(&app, caller, id).await;
+    let connections = crate::dns::choices(&app, &person).await;
     let points = series.map(|s| s.points).unwrap_or_default();
     let skip = points.len().saturating_sub(days as usize);
     let chart_days: Vec<Day> = points[skip..]
@@ -112,11 +108,12 @@ pub async fn page(
             li { a href="#summary" { "Summary" } } li { a href="#records" { "Records" } }
             li { a href="#reports" { "DMARC reports" } } li { a href="#senders" { "Senders" } }
             li { a href="#tls" { "TLS reports" } } li { a href="#conflicts" { "Conflicts" } }
-            li { a href="#history" { "DNS history" } } li { a href="#settings" { "Settings" } }
+            li { a href="#history" { "DNS history" } } li { a href="#hosting" { "Hosted records" } }
+            li { a href="#settings" { "Settings" } }
             li { a href="#tasks" { "Tasks" } }
         } }
         (summary_card(&domain, &summary))
-        (records_card(&person, &path, records.as_ref()))
+        (records_card(&person, &path, records.as_ref(), crate::dns::publish_form(&person, id, &connections)))
         section.card #reports aria-labelledby="reports-h" {
             h2 #reports-h { "DMARC reports" }
             nav.tabs aria-label="Period" {
@@ -139,6 +136,7 @@ pub async fn page(
         (crate::history::tls_card(&history))
         (crate::history::conflicts_card(&domain))
         (crate::history::snapshots_card(&history))
+        (crate::hosting::card(&person, &domain, &hosted))
         (crate::settings::card(&person, &domain, &choices))
         section.card #tasks aria-labelledby="tasks-h" {
             h2 #tasks-h { "Tasks" }
@@ -208,7 +206,12 @@ fn summary_card(domain: &mailward_api_types::domains::Domain, summary: &ReportSu
     }
 }
 
-fn records_card(person: &Person, path: &str, records: Option<&DnsRecordsResponse>) -> Markup {
+fn records_card(
+    person: &Person,
+    path: &str,
+    records: Option<&DnsRecordsResponse>,
+    publish: Markup,
+) -> Markup {
     html! {
         section.card #records aria-labelledby="records-h" {
             h2 #records-h { "Records to publish" }
@@ -221,6 +224,7 @@ fn records_card(person: &Person, path: &str, records: Option<&DnsRecordsResponse
                     (csrf(&person.csrf))
                     p { button type="submit" { "Check now" } " " span.hint { "Looks the records up in live DNS and queues a full evaluation." } }
                 }
+                (publish)
             }
         }
     }

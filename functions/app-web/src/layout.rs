@@ -207,6 +207,14 @@ pub fn count(value: u64) -> String {
     out
 }
 
+/// A serialized enum's word (`dmarc`, `open`…).
+pub fn word<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

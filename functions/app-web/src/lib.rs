@@ -8,19 +8,25 @@ mod assets;
 mod audit;
 mod billing;
 mod charts;
+mod dns;
 mod domain;
 mod domains;
 mod groups;
 mod history;
+mod hosting;
 mod integrations;
 mod layout;
+mod org_settings;
 mod organization;
 mod people;
 mod posted;
+mod security;
 mod session;
 mod settings;
 mod signin;
 mod signup;
+mod sso;
+mod support;
 mod tasks;
 
 use axum::routing::{get, post};
@@ -49,6 +55,31 @@ pub fn routes() -> Routes {
         .route("/app/sign-in/sso", get(signin::sso_return))
         .route("/app/sign-out", post(signin::sign_out))
         .route("/app/mfa", post(signin::step_up))
+        .route("/app/account/security", get(security::page))
+        .route("/app/account/security/totp", post(security::start))
+        .route(
+            "/app/account/security/totp/confirm",
+            post(security::confirm),
+        )
+        .route(
+            "/app/account/security/totp/disable",
+            post(security::disable),
+        )
+        .route(
+            "/app/account/security/recovery-codes",
+            post(security::regenerate),
+        )
+        .route(
+            "/app/organization/settings",
+            get(org_settings::page).post(org_settings::save),
+        )
+        .route(
+            "/app/organization/settings/notifications",
+            post(org_settings::save_notifications),
+        )
+        .route("/app/organization/sso", get(sso::page).post(sso::save))
+        .route("/app/organization/sso/verify", post(sso::verify))
+        .route("/app/organization/sso/delete", post(sso::delete))
         .route(
             "/app/organizations",
             get(signin::organizations).post(signin::switch),
@@ -59,7 +90,20 @@ pub fn routes() -> Routes {
         .route("/app/domains/{id}/verify", post(domain::verify))
         .route("/app/domains/{id}/settings", post(settings::save))
         .route("/app/domains/{id}/delete", post(settings::delete))
+        .route("/app/domains/{id}/publish", post(dns::publish))
+        .route("/app/organization/dns", get(dns::page).post(dns::create))
+        .route("/app/organization/dns/{id}/delete", post(dns::delete))
+        .route("/app/domains/{id}/hosting/{record}", post(hosting::save))
+        .route(
+            "/app/domains/{id}/hosting/dkim/{key}/delete",
+            post(hosting::delete_key),
+        )
         .route("/app/domains/{id}/senders/{source}", post(domain::sender))
+        .route("/app/support", get(support::list).post(support::open))
+        .route(
+            "/app/support/{id}",
+            get(support::ticket).post(support::reply),
+        )
         .route("/app/tasks", get(tasks::list))
         .route("/app/tasks/{id}", post(tasks::update))
         .route("/app/organization", get(organization::page))
@@ -68,6 +112,10 @@ pub fn routes() -> Routes {
             get(people::page).post(people::invite),
         )
         .route("/app/organization/people/{id}/remove", post(people::remove))
+        .route(
+            "/app/organization/invitations/{id}/{action}",
+            post(people::invitation),
+        )
         .route("/app/organization/activity", get(people::activity_log))
         .route("/app/organization/integrations", get(integrations::page))
         .route(
@@ -81,6 +129,14 @@ pub fn routes() -> Routes {
             post(billing::checkout),
         )
         .route("/app/organization/billing/portal", post(billing::portal))
+        .route(
+            "/app/organization/integrations/webhooks",
+            post(integrations::create_hook),
+        )
+        .route(
+            "/app/organization/integrations/webhooks/{id}/{action}",
+            post(integrations::change_hook),
+        )
         .route(
             "/app/organization/integrations/connections/{id}/revoke",
             post(integrations::revoke),

@@ -43,13 +43,7 @@ async fn render(
     let body = html! {
         h1 { "Organization" }
         p { "Signed in as " strong { (person.role.as_str()) } "." }
-        nav.sections aria-label="Organization pages" { ul {
-            li { a href="/app/organization/people" { "People and alerts" } }
-            li { a href="/app/organization/groups" { "Groups and alert rules" } }
-            li { a href="/app/organization/integrations" { "Integrations" } }
-            li { a href="/app/organization/billing" { "Usage and billing" } }
-            @if person.is_admin() { li { a href="/app/organization/activity" { "Activity log" } } }
-        } }
+        (subnav(person, ""))
         @if let Some(e) = error { (notice("bad", e)) }
         section.card aria-labelledby="keys-h" {
             h2 #keys-h { "API keys" }
@@ -64,7 +58,7 @@ async fn render(
                                 @for k in &keys.data {
                                     tr {
                                         td data-label="Name" { (k.name) }
-                                        td data-label="Access" { (crate::domain::word(&k.access).replace('_', " ")) }
+                                        td data-label="Access" { (crate::layout::word(&k.access).replace('_', " ")) }
                                         td data-label="Ends in" { code { "…" (k.last_four) } }
                                         td data-label="Created" { (k.created_at.date()) }
                                         td data-label="Actions" {
@@ -87,6 +81,34 @@ async fn render(
         }
     };
     layout::page(person, Nav::Organization, "Organization", body)
+}
+
+/// The organization's pages, the current one (`here`, its path) marked.
+pub fn subnav(person: &Person, here: &str) -> Markup {
+    let mut pages = vec![
+        ("/app/organization/settings", "Settings and notifications"),
+        ("/app/organization/people", "People and alerts"),
+        ("/app/organization/groups", "Groups and alert rules"),
+        ("/app/organization/integrations", "Integrations"),
+        ("/app/organization/dns", "DNS connections"),
+        ("/app/organization/billing", "Usage and billing"),
+        ("/app/support", "Support"),
+    ];
+    if person.is_admin() {
+        pages.push(("/app/organization/sso", "Single sign-on"));
+        pages.push(("/app/organization/activity", "Activity log"));
+    }
+    pages.push(("/app/account/security", "Your two-factor authentication"));
+    html! {
+        nav.sections aria-label="Organization pages" { ul {
+            @for (href, text) in pages {
+                li {
+                    @if href == here { a href=(href) aria-current="page" { (text) } }
+                    @else { a href=(href) { (text) } }
+                }
+            }
+        } }
+    }
 }
 
 fn secret(created: &ApiKeyWithSecret) -> Markup {

@@ -3,7 +3,7 @@
 //! operations as `/members`, `/invitations`, `/alerts` and `/activity-log`, with their
 //! permissions (administrators manage people; members limited to groups see neither list).
 
-use crate::domain::word;
+use crate::layout::word;
 use crate::layout::{self, Nav, count, csrf, notice};
 use crate::posted::Posted;
 use crate::session::{Person, redirect_with};
@@ -88,11 +88,21 @@ pub async fn page(
                 section.card aria-labelledby="inv-h" {
                     h2 #inv-h { "Pending invitations" }
                     table.responsive {
-                        thead { tr { th scope="col" { "Email" } th scope="col" { "Role" } th scope="col" { "Expires" } } }
+                        thead { tr { th scope="col" { "Email" } th scope="col" { "Role" } th scope="col" { "Expires" } @if person.is_admin() { th scope="col" { "Actions" } } } }
                         tbody { @for i in invited { tr {
                             td data-label="Email" { (i.email) }
                             td data-label="Role" { (i.roles.iter().map(word).collect::<Vec<_>>().join(", ")) }
                             td data-label="Expires" { (i.expires_at.date()) }
+                            @if person.is_admin() { td data-label="Actions" { div.moves {
+                                form.inline method="post" action={ "/app/organization/invitations/" (i.id) "/resend" } {
+                                    (layout::csrf(&person.csrf))
+                                    button.small.secondary type="submit" aria-label={ "Resend the invitation to " (i.email) } { "Resend" }
+                                }
+                                form.inline method="post" action={ "/app/organization/invitations/" (i.id) "/revoke" } data-confirm={ "Revoke the invitation to " (i.email) "?" } {
+                                    (layout::csrf(&person.csrf))
+                                    button.small.danger type="submit" aria-label={ "Revoke the invitation to " (i.email) } { "Revoke" }
+                                }
+                            } } }
                         } } }
                     }
                 }
@@ -175,6 +185,32 @@ pub async fn remove(
     };
     match members::remove(&app, &person.caller, id).await {
         Ok(()) => redirect_with(&app, back, "ok", "Member removed."),
+        Err(e) => redirect_with(&app, back, "bad", &layout::refusal_text(&e)),
+    }
+}
+
+/// `POST /app/organization/invitations/{id}/{move}`: resend or revoke.
+pub async fn invitation(
+    State(app): State<AppState>,
+    Path((id, action)): Path<(String, String)>,
+    Posted { person, .. }: Posted,
+) -> Response {
+    let back = "/app/organization/people";
+    let id = match layout::path_id(&person, &id, "invitation") {
+        Ok(id) => id,
+        Err(page) => return *page,
+    };
+    let done = match action.as_str() {
+        "resend" => invitations::resend(&app, &person.caller, id)
+            .await
+            .map(|()| "Invitation sent again."),
+        "revoke" => invitations::revoke(&app, &person.caller, id)
+            .await
+            .map(|()| "Invitation revoked."),
+        _ => Err(mailward_services::ServiceError::not_found("page")),
+    };
+    match done {
+        Ok(text) => redirect_with(&app, back, "ok", text),
         Err(e) => redirect_with(&app, back, "bad", &layout::refusal_text(&e)),
     }
 }

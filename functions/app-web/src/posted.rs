@@ -3,8 +3,8 @@
 //! that fails it gets the "form expired" page (403).
 
 use crate::layout;
-use crate::session::{Fields, GatedPerson, Person, form_allowed};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use crate::session::{Fields, GatedPerson, Person, Upload, form_allowed};
+use axum::extract::{FromRequest, FromRequestParts, Multipart, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mailward_http::AppState;
@@ -27,6 +27,10 @@ pub struct GatedPosted {
     pub fields: Fields,
 }
 
+/// The largest form with files (a mark certificate, support attachments): 5 MiB of files and
+/// the form around them, under what a Lambda behind API Gateway receives (6 MB).
+const MULTIPART_LIMIT: usize = 5 * 1024 * 1024 + 64 * 1024;
+
 async fn read(req: Request, state: &AppState, gated: bool) -> Result<(Person, Fields), Response> {
     let (mut parts, body) = req.into_parts();
     let person = if gated {
@@ -39,7 +43,21 @@ async fn read(req: Request, state: &AppState, gated: bool) -> Result<(Person, Fi
             .await
             .map_err(IntoResponse::into_response)?
     };
-    let Ok(bytes) = axum::body::to_bytes(body, state.config.max_body_bytes).await else {
+    let content_type = parts
+        .headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let is_multipart = content_type
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data");
+    let limit = if is_multipart {
+        MULTIPART_LIMIT
+    } else {
+        state.config.max_body_bytes
+    };
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
         return Err(layout::page_with(
             Some(&person),
             layout::Nav::None,
@@ -48,11 +66,51 @@ async fn read(req: Request, state: &AppState, gated: bool) -> Result<(Person, Fi
             StatusCode::PAYLOAD_TOO_LARGE,
         ));
     };
-    let fields = Fields::parse(&bytes);
+    let fields = if is_multipart {
+        match multipart(&content_type, bytes, state).await {
+            Some(fields) => fields,
+            None => return Err(forbidden_form(&person)),
+        }
+    } else {
+        Fields::parse(&bytes)
+    };
     if !form_allowed(&parts.headers, &fields, &person.csrf) {
         return Err(forbidden_form(&person));
     }
     Ok((person, fields))
+}
+
+/// The fields and files of a `multipart/form-data` body; `None` when it does not parse.
+async fn multipart(
+    content_type: &str,
+    bytes: axum::body::Bytes,
+    state: &AppState,
+) -> Option<Fields> {
+    let req = Request::builder()
+        .header(axum::http::header::CONTENT_TYPE, content_type)
+        .body(axum::body::Body::from(bytes))
+        .ok()?;
+    let mut form = Multipart::from_request(req, state).await.ok()?;
+    let mut fields = Fields::default();
+    while let Some(field) = form.next_field().await.ok()? {
+        let name = field.name().unwrap_or_default().to_owned();
+        match field.file_name().map(str::to_owned) {
+            Some(file_name) => {
+                let content_type = field.content_type().unwrap_or_default().to_owned();
+                let bytes = field.bytes().await.ok()?.to_vec();
+                fields.push_file(
+                    name,
+                    Upload {
+                        file_name,
+                        content_type,
+                        bytes,
+                    },
+                );
+            }
+            None => fields.push(name, field.text().await.ok()?),
+        }
+    }
+    Some(fields)
 }
 
 impl FromRequest<AppState> for Posted {

@@ -254,9 +254,20 @@ pub fn redirect_with(
     .into_response()
 }
 
-/// A posted form's fields.
+/// A file part of a `multipart/form-data` form.
+#[derive(Debug)]
+pub struct Upload {
+    /// The name the browser gave (the file's name on the person's machine).
+    pub file_name: String,
+    /// The type the browser declared.
+    pub content_type: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// A posted form's fields (and, for a `multipart/form-data` form, its files).
 #[derive(Debug, Default)]
-pub struct Fields(HashMap<String, Vec<String>>);
+pub struct Fields(HashMap<String, Vec<String>>, HashMap<String, Upload>);
 
 impl Fields {
     /// Parses `application/x-www-form-urlencoded` bytes.
@@ -266,7 +277,35 @@ impl Fields {
         for (k, v) in pairs {
             map.entry(k).or_default().push(v);
         }
-        Fields(map)
+        Fields(map, HashMap::new())
+    }
+
+    /// Every non-empty value of a field (checkboxes of one name), trimmed.
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .collect()
+    }
+
+    /// Adds a text field (of a multipart form).
+    pub fn push(&mut self, name: String, value: String) {
+        self.0.entry(name).or_default().push(value);
+    }
+
+    /// Adds a file (of a multipart form); an empty file input (no file chosen) is left out.
+    pub fn push_file(&mut self, name: String, upload: Upload) {
+        if !upload.bytes.is_empty() || !upload.file_name.is_empty() {
+            self.1.insert(name, upload);
+        }
+    }
+
+    /// The file posted under `name`, if one was chosen.
+    pub fn file(&self, name: &str) -> Option<&Upload> {
+        self.1.get(name)
     }
 
     /// The first value of a field, trimmed; `None` when absent or empty.

@@ -612,7 +612,8 @@ pub fn mfa_page(person: &Person, gate: MfaGate, error: Option<&str>) -> Response
                     }
                 }
                 MfaGate::Enroll => {
-                    p { "Your organization requires a second factor, and your account has no authenticator app yet. Add one with " code { "POST /account/mfa/totp" } " (the enrolment page comes with the account settings), then sign in again." }
+                    p { "Your organization requires a second factor, and your account has no authenticator app yet." }
+                    p { a.button href="/app/account/security" { "Set up an authenticator app" } }
                 }
             }
             form method="post" action="/app/sign-out" {

@@ -459,13 +459,9 @@ pub async fn presign(
     presign_for(app, caller.org_id, input).await
 }
 
-/// An upload form under `org`'s support prefix (a member's, or staff's for a reply).
-pub async fn presign_for(
-    app: &AppState,
-    org: Uuid,
-    input: PresignRequest,
-) -> Result<PresignedUpload, ServiceError> {
-    let name = input.file_name.as_str();
+/// The object key of a new attachment named `name` of type `mime_type` under `org`'s support
+/// prefix; the name and the type checked.
+fn attachment_key(org: Uuid, name: &str, mime_type: &str) -> Result<String, ServiceError> {
     let chars = name.chars().count();
     if chars == 0
         || chars > 255
@@ -478,14 +474,73 @@ pub async fn presign_for(
             "file_name must be 1 to 255 characters without path separators or control characters",
         ));
     }
-    if !MIME_TYPES.contains(&input.mime_type.as_str()) {
+    if !MIME_TYPES.contains(&mime_type) {
         return Err(ServiceError::invalid(
             "mime_type",
             format!("mime_type must be one of {}", MIME_TYPES.join(", ")),
         ));
     }
+    Ok(format!(
+        "support/{org}/{}/{}",
+        Uuid::new_v4(),
+        key_safe(name)
+    ))
+}
+
+/// Stores an attachment the service received itself (the web application's upload form, which
+/// cannot post to the object store's origin under its Content-Security-Policy): the same
+/// checks as [`presign`], at most [`MAX_ATTACHMENT_BYTES`]; its key, to name in a message.
+pub async fn attach(
+    app: &AppState,
+    caller: &Caller,
+    file_name: &str,
+    mime_type: &str,
+    bytes: Vec<u8>,
+) -> Result<String, ServiceError> {
+    caller.require_write()?;
+    let key = attachment_key(caller.org_id, file_name, mime_type)?;
+    if bytes.is_empty() || bytes.len() as u64 > MAX_ATTACHMENT_BYTES {
+        return Err(ServiceError::invalid(
+            "attachments",
+            format!("an attachment must be 1 byte to {MAX_ATTACHMENT_BYTES} bytes"),
+        ));
+    }
+    objects(app)?
+        .put(&key, bytes.into(), mime_type)
+        .await
+        .map_err(ServiceError::unavailable)?;
+    Ok(key)
+}
+
+/// A link that downloads one attachment of a ticket the caller sees, valid 15 minutes; 404
+/// when the ticket has no such attachment.
+pub async fn attachment_link(
+    app: &AppState,
+    caller: &Caller,
+    ticket: Uuid,
+    key: &str,
+) -> Result<String, ServiceError> {
+    let (_, messages) = load(app, caller, ticket).await?;
+    if !messages
+        .iter()
+        .any(|m| m.value.attachments.iter().any(|a| a == key))
+    {
+        return Err(ServiceError::not_found("attachment"));
+    }
+    objects(app)?
+        .presign_download(key, app.clock.now() + UPLOAD_FORM_TTL)
+        .await
+        .map_err(ServiceError::unavailable)
+}
+
+/// An upload form under `org`'s support prefix (a member's, or staff's for a reply).
+pub async fn presign_for(
+    app: &AppState,
+    org: Uuid,
+    input: PresignRequest,
+) -> Result<PresignedUpload, ServiceError> {
     let policy = UploadPolicy {
-        key: format!("support/{org}/{}/{}", Uuid::new_v4(), key_safe(name)),
+        key: attachment_key(org, &input.file_name, &input.mime_type)?,
         content_type: input.mime_type,
         max_bytes: MAX_ATTACHMENT_BYTES,
         expires_at: app.clock.now() + UPLOAD_FORM_TTL,

@@ -78,6 +78,49 @@ struct Walk {
     dns: FixtureServer,
     app: TestApp,
     owner: mailward_api_tests::SignedUp,
+    /// Route 53 in moto, serving a zone for the walk's domain (with `MOTO_ENDPOINT`).
+    route53: Option<aws_sdk_route53::Client>,
+}
+
+/// Route 53 in moto with a zone for the walk's domain; `None` without moto (the walk then
+/// skips its DNS connection).
+async fn moto_route53() -> Option<(
+    std::sync::Arc<dyn mailward_domain::dns_connections::DnsHosts>,
+    aws_sdk_route53::Client,
+)> {
+    let endpoint = std::env::var("MOTO_ENDPOINT").ok()?;
+    let sdk = mailward_aws::emulator_config(&endpoint).await;
+    let route53 = aws_sdk_route53::Client::new(&sdk);
+    route53
+        .create_hosted_zone()
+        .name(DOMAIN)
+        .caller_reference(uuid::Uuid::new_v4().to_string())
+        .send()
+        .await
+        .unwrap();
+    Some((
+        std::sync::Arc::new(mailward_aws::dns_hosts::Route53Hosts::new(sdk)),
+        route53,
+    ))
+}
+
+/// The record sets at `name` in a moto zone, as `TYPE value` lines joined by ` | `.
+async fn sets_at(route53: &aws_sdk_route53::Client, zone: &str, name: &str) -> String {
+    let sets = route53
+        .list_resource_record_sets()
+        .hosted_zone_id(zone)
+        .send()
+        .await
+        .unwrap();
+    let mut found = Vec::new();
+    for set in sets.resource_record_sets() {
+        if set.name().trim_end_matches('.') == name {
+            for r in set.resource_records() {
+                found.push(format!("{} {}", set.r#type().as_str(), r.value()));
+            }
+        }
+    }
+    found.join(" | ")
 }
 
 impl Walk {
@@ -143,6 +186,24 @@ impl Walk {
                 member(&self.app, &self.owner, args[0], &["editor"], &[&group]).await;
                 "ok".into()
             }
+            // A fresh organization whose administrator turns on MFA (the owner's sign-ins
+            // must stay code-only for the later walks).
+            "admin2" => {
+                self.app.sign_up(args[0], "Walk Two").await;
+                "ok".into()
+            }
+            // The service's Unix time (the test's clock), after moving it `args[0]` seconds:
+            // what an authenticator app's codes are computed from.
+            "now" => {
+                let by = args.first().map_or(0, |s| s.parse::<i64>().unwrap());
+                self.app.clock.advance(time::Duration::seconds(by));
+                mailward_domain::clock::Clock::unix(self.app.clock.as_ref()).to_string()
+            }
+            "route53" => match &self.route53 {
+                None => "none".into(),
+                Some(_) if args.len() < 2 => "ready".into(),
+                Some(client) => sets_at(client, args[0], args[1]).await,
+            },
             "other" => {
                 let (status, body) = call(
                     &self.app,
@@ -187,11 +248,32 @@ async fn a_new_user_walks_the_web_application_in_chromium() {
     npm_ci_once(&web, "axe-core");
     let dns = FixtureServer::start(zones()).await.unwrap();
     let addr = dns.addr().to_string();
-    let app = TestApp::start_with(|s| s.dns = Some(addr)).await;
+    let route53 = moto_route53().await;
+    let hosts = route53.as_ref().map(|(hosts, _)| hosts.clone());
+    let app = TestApp::start_with(|s| {
+        s.dns = Some(addr);
+        if let Some(hosts) = hosts {
+            s.dns_hosts = Some(mailward_local_stack::DnsHostsOverride(hosts));
+            // moto's STS evaluates no trust policy (see dns_connections.rs).
+            s.role_trust_probe = false;
+        }
+        // Every person of the walk signs up and in from one address: more than the `signup`
+        // bucket's default ten an hour.
+        s.rate_limits.push((
+            mailward_services::config::Scope::Signup,
+            "40/3600".parse().unwrap(),
+        ));
+    })
+    .await;
     let owner = app.sign_up("owner@walk.example", "Walk Org").await;
     let shots = std::env::var_os("MAILWARD_WEB_SHOTS")
         .map_or_else(|| app.dir.path().join("shots"), PathBuf::from);
-    let walk = Walk { dns, app, owner };
+    let walk = Walk {
+        dns,
+        app,
+        owner,
+        route53: route53.map(|(_, client)| client),
+    };
     let child = std::process::Command::new(venv_python())
         .arg(web.join("walk.py"))
         .args([
