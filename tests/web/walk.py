@@ -200,11 +200,17 @@ def owner_walk(browser):
     expect(page.locator(".notice.ok")).to_contain_text("Group Walk clients A created")
     expect(page.locator("#groups-h + table")).to_contain_text("Walk clients A")
     check(page, "groups")
+    alert_rules_walk(page)
     page.goto(domain_url + "#settings")
     page.select_option("#group_id", label="Walk clients A")
     page.click("#settings button:has-text('Save')")
     expect(page.locator(".notice.ok")).to_contain_text("Settings saved")
     expect(page.locator("#group_id option:checked")).to_have_text("Walk clients A")
+    page.goto(BASE + "/app/domains")
+    page.select_option("#f-group", label="Walk clients A")
+    page.click("button:has-text('Apply')")
+    expect(page.locator("tbody tr")).to_have_count(1)
+    expect(page.locator("tbody")).to_contain_text(A.domain)
     page.goto(BASE + "/app/organization/integrations")
     expect(page.locator("#hooks-h")).to_be_visible()
     page.fill("#hook-url", "http://127.0.0.1/hook")
@@ -238,6 +244,8 @@ def owner_walk(browser):
     hosting_walk(page, domain_url)
     dns_walk(page, domain_url)
     support_walk(page)
+    prospecting_walk(browser, page)
+    error_pages_walk(context)
 
     # Signing out ends the session: the pages send the person to sign in again.
     page.click("button:has-text('Sign out')")
@@ -246,6 +254,53 @@ def owner_walk(browser):
     expect(page).to_have_url(re.compile(r"/app/sign-in\?next="))
     context.close()
     return domain_url
+
+
+def alert_rules_walk(page):
+    """Alert rules on the groups page: a parameter that is not a number, then one out of range,
+    refused naming the field; a rule on the walk's group mailing an address, listed, renamed,
+    turned off and on, tested (the notice says how each destination went) and deleted."""
+    page.goto(BASE + "/app/organization/groups")
+    for threshold, says in (("ninety", "(field: threshold_pct)"), ("150", "(field: condition.threshold_pct)")):
+        page.fill("#new-name", "Walk pass rate")
+        page.select_option("#new-condition", "dmarc_pass_rate_below")
+        page.fill("#new-threshold_pct", threshold)
+        page.fill("#new-emails", "alerts@walk.example")
+        page.click("button:has-text('Create rule')")
+        expect(page.locator(".notice.bad")).to_contain_text(says)
+    page.fill("#new-name", "Walk pass rate")
+    page.select_option("#new-scope", label="Group Walk clients A")
+    page.select_option("#new-condition", "dmarc_pass_rate_below")
+    page.fill("#new-threshold_pct", "90")
+    page.fill("#new-emails", "alerts@walk.example")
+    page.click("button:has-text('Create rule')")
+    expect(page.locator(".notice.ok")).to_contain_text("Alert rule Walk pass rate created")
+    rule = page.locator("article.rule").filter(has_text="Walk pass rate")
+    expect(rule).to_contain_text("DMARC pass rate below: 90%, over 7 days, at least 100 messages")
+    expect(rule).to_contain_text("Group Walk clients A")
+    expect(rule).to_contain_text("Email alerts@walk.example")
+
+    page.click("summary[aria-label='Edit Walk pass rate']")
+    expect(rule.locator("input[name=keep]")).to_be_checked()
+    check(page, "alert-rules")
+    rule.locator("input[name=name]").fill("Walk pass rate (clients)")
+    rule.locator("button:has-text('Save rule')").click()
+    expect(page.locator(".notice.ok")).to_contain_text("Alert rule Walk pass rate (clients) saved")
+    expect(rule.locator("h3")).to_contain_text("Walk pass rate (clients)")
+    expect(rule).to_contain_text("Email alerts@walk.example")
+    page.click("button[aria-label='Turn off Walk pass rate (clients)']")
+    expect(page.locator(".notice.ok")).to_contain_text("turned off")
+    expect(rule.locator("h3 .badge")).to_have_text("off")
+    page.click("button[aria-label='Turn on Walk pass rate (clients)']")
+    expect(rule.locator("h3 .badge")).to_have_text("on")
+
+    page.click("button[aria-label='Send a test of Walk pass rate (clients)']")
+    expect(page.locator(".notice.ok")).to_contain_text("Test sent. email: ")
+    log("alert rule test:", page.locator(".notice").inner_text())
+    page.once("dialog", lambda d: d.accept())
+    page.click("button[aria-label='Delete Walk pass rate (clients)']")
+    expect(page.locator(".notice.ok")).to_contain_text("Alert rule deleted")
+    expect(page.locator("#rules")).to_contain_text("No alert rule yet")
 
 
 def hosting_walk(page, domain_url):
@@ -364,6 +419,65 @@ def support_walk(page):
     expect(page.locator("#tickets-h + table")).to_contain_text("Help with the walk")
 
 
+def prospecting_walk(browser, page):
+    """A prospecting report written from the page; its public page read without an account,
+    its PDF downloaded; deleted, the link answers 404."""
+    page.goto(BASE + "/app/prospecting")
+    check(page, "prospecting")
+    page.fill("#report-for", "Walk Prospect Ltd")
+    page.fill("#report-domains", A.domain + "\nnot a domain!")
+    page.select_option("#report-currency", "EUR")
+    page.click("button:has-text('Write the report')")
+    expect(page).to_have_url(re.compile(r"/app/reports/[0-9a-f-]+\?n=ok"))
+    expect(page.locator(".notice.ok")).to_contain_text("Report written")
+    expect(page.locator("main")).to_contain_text(A.domain + " · ")
+    report_url = page.url.split("?")[0]
+    pdf = page.request.get(BASE + page.locator("a:has-text('Download the PDF')").get_attribute("href"))
+    assert pdf.ok and pdf.body()[:5] == b"%PDF-", f"no PDF: {pdf.status}"
+
+    # The public page needs no account.
+    stranger = browser.new_context(viewport={"width": 1280, "height": 900})
+    public = stranger.new_page()
+    watch(public)
+    public.goto(report_url)
+    expect(public.locator("h1")).not_to_be_empty()
+    expect(public.locator("main")).to_contain_text("Walk Prospect Ltd")
+    check(public, "prospecting-report")
+
+    page.goto(BASE + "/app/prospecting")
+    expect(page.locator("#reports-h + table")).to_contain_text("Walk Prospect Ltd")
+    page.once("dialog", lambda d: d.accept())
+    page.click("button[aria-label='Delete the report for Walk Prospect Ltd']")
+    expect(page.locator(".notice.ok")).to_contain_text("Report deleted")
+    gone = stranger.request.get(report_url)
+    assert gone.status == 404, f"a deleted report's page answered {gone.status}"
+    stranger.close()
+
+
+def error_pages_walk(context):
+    """The pages people meet when something is off, checked like the others (on a page of
+    their own: the browser logs a 4xx document as an error): not found, a form whose token
+    was forged, and the page that leads to the payment provider."""
+    page = context.new_page()
+    missing = page.goto(BASE + "/app/domains/00000000-0000-0000-0000-000000000000")
+    assert missing.status == 404, f"an unknown domain answered {missing.status}"
+    check(page, "not-found")
+    page.goto(BASE + "/app/organization")
+    page.evaluate("() => document.querySelectorAll('input[name=_csrf]').forEach(i => i.value = 'forged')")
+    page.fill("#key-name", "forged")
+    page.click("button:has-text('Create key')")
+    expect(page.locator("h1")).to_have_text("This form expired")
+    check(page, "form-expired")
+    # The continue page follows its link by script; with the provider answering 204 (a
+    # navigation that changes nothing) it stays on screen to be checked.
+    page.route("**/billing/local/**", lambda route: route.fulfill(status=204))
+    page.goto(BASE + "/app/organization/billing")
+    page.click("button:has-text('Subscribe')")
+    expect(page.locator("a[data-autofollow]")).to_be_visible()
+    check(page, "continue")
+    page.close()
+
+
 def signup_walk(browser):
     """A newcomer creates an account from the sign-in page: the code, the key shown once, the
     (empty) domain list of the new organization."""
@@ -430,6 +544,9 @@ def viewer_walk(browser, domain_url):
     expect(page.locator("#details dd").first).to_have_text("Walk Org")
     assert page.locator("main form").count() == 0, "a viewer sees the settings' forms"
     check(page, "org-settings-viewer")
+    page.goto(BASE + "/app/organization/groups")
+    expect(page.locator("#rules-h")).to_be_visible()
+    assert page.locator("#rules form, #new-rule-h").count() == 0, "a viewer sees the alert rules' forms"
     page.goto(BASE + "/app/organization/sso")
     expect(page.locator("main")).to_contain_text("Only administrators")
     assert page.locator("main form").count() == 0, "a viewer sees single sign-on's forms"
@@ -626,6 +743,7 @@ def security_walk(browser):
     door = context.new_page()
     sign_in(door, email)
     expect(door.locator("h1")).to_have_text("Two-factor authentication required")
+    check(door, "mfa-required")
     door.click("text=Set up an authenticator app")
     expect(door).to_have_url(re.compile(r"/app/account/security$"))
     enrol(door)

@@ -150,10 +150,8 @@ pub async fn delete(
         Ok(id) => id,
         Err(page) => return *page,
     };
-    match dns_connections::delete(&app, &person.caller, id).await {
-        Ok(()) => redirect_with(&app, BACK, "ok", "Connection removed."),
-        Err(e) => redirect_with(&app, BACK, "bad", &layout::refusal_text(&e)),
-    }
+    let outcome = dns_connections::delete(&app, &person.caller, id).await;
+    layout::back_with(&app, BACK, "Connection removed.", outcome)
 }
 
 /// The connections a domain's records card offers to publish through: `(id, name)`.

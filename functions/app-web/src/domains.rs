@@ -20,6 +20,7 @@ pub struct ListQuery {
     dmarc_policy: Option<String>,
     sort: Option<String>,
     order: Option<String>,
+    group_id: Option<String>,
     n: Option<String>,
     ns: Option<String>,
 }
@@ -79,8 +80,10 @@ pub async fn list(
         dmarc_policy: some(&q.dmarc_policy),
         sort: some(&q.sort),
         order: some(&q.order),
+        group_id: some(&q.group_id).and_then(|g| g.parse().ok()),
         ..ListDomainsParams::default()
     };
+    let groups = crate::settings::group_choices(&app, &person).await;
     let listed = match domains::list(&app, &person.caller, &params).await {
         Ok(l) => l,
         Err(e) => return layout::service_failure(&person, e),
@@ -88,7 +91,7 @@ pub async fn list(
     let body = html! {
         h1 { "Domains" }
         (layout::flash(&app, &q.n, &q.ns))
-        (filters(&q))
+        (filters(&q, &groups))
         div.card {
             p.muted { (count(listed.page_info.total_count)) " domain(s)" }
             (table(&listed.data))
@@ -99,7 +102,8 @@ pub async fn list(
     layout::page(&person, Nav::Domains, "Domains", body)
 }
 
-fn filters(q: &ListQuery) -> Markup {
+fn filters(q: &ListQuery, groups: &[(uuid::Uuid, String)]) -> Markup {
+    let group = some(&q.group_id).unwrap_or_default();
     let status = some(&q.monitoring_status).unwrap_or_default();
     let policy = some(&q.dmarc_policy).unwrap_or_default();
     let sort = some(&q.sort).unwrap_or_default();
@@ -119,6 +123,15 @@ fn filters(q: &ListQuery) -> Markup {
                     select #f-policy name="dmarc_policy" {
                         option value="" { "Any" }
                         @for p in POLICIES { option value=(p) selected[policy == p] { (p) } }
+                    }
+                }
+                @if !groups.is_empty() {
+                    div {
+                        label for="f-group" { "Group" }
+                        select #f-group name="group_id" {
+                            option value="" { "Any" }
+                            @for (id, name) in groups { option value=(id) selected[group == id.to_string()] { (name) } }
+                        }
                     }
                 }
                 div {
@@ -176,11 +189,12 @@ fn table(domains: &[Domain]) -> Markup {
 
 fn pager(q: &ListQuery, page: u32, has_more: bool) -> Markup {
     let keep = format!(
-        "monitoring_status={}&dmarc_policy={}&sort={}&order={}",
+        "monitoring_status={}&dmarc_policy={}&sort={}&order={}&group_id={}",
         encode(&some(&q.monitoring_status).unwrap_or_default()),
         encode(&some(&q.dmarc_policy).unwrap_or_default()),
         encode(&some(&q.sort).unwrap_or_default()),
         encode(&some(&q.order).unwrap_or_default()),
+        encode(&some(&q.group_id).unwrap_or_default()),
     );
     html! {
         nav.pager aria-label="Pages" {

@@ -1,8 +1,9 @@
 //! Groups (SPEC §4.2: an MSP's clients, each a set of domains) and the alert rules: groups
-//! listed with their domains' figures, created and deleted by administrators; alert rules
-//! listed with their condition, scope and open alerts (they are written through
-//! `/alert-rules`). The same operations as `/groups` and `/alert-rules`.
+//! listed with their domains' figures, created and deleted by administrators; and the alert
+//! rules (`alert_rules`: listed for every member, written by editors and administrators). The
+//! same operations as `/groups` and `/alert-rules`.
 
+use crate::alert_rules;
 use crate::layout::{self, Nav, count, csrf, pct};
 use crate::posted::Posted;
 use crate::session::{Person, redirect_with};
@@ -34,7 +35,11 @@ pub async fn page(
         ..ListGroupsParams::default()
     };
     let listed = groups::list(&app, caller, &params).await;
-    let rules = mailward_services::alerts::list(&app, caller).await;
+    let rules = alert_rules::read(&app, caller).await;
+    let choices: Vec<(Uuid, String)> = listed
+        .as_ref()
+        .map(|l| l.data.iter().map(|g| (g.id, g.name.clone())).collect())
+        .unwrap_or_default();
     let body = html! {
         h1 { "Groups and alert rules" }
         (layout::flash(&app, &q.n, &q.ns))
@@ -73,25 +78,7 @@ pub async fn page(
                 }
             }
         }
-        section.card aria-labelledby="rules-h" {
-            h2 #rules-h { "Alert rules" }
-            @match &rules {
-                Err(e) => p { (layout::refusal_text(e)) },
-                Ok(list) if list.data.is_empty() => p { "No alert rule. Create one with " code { "POST /alert-rules" } " (Slack, Teams, PagerDuty, email or a webhook endpoint)." },
-                Ok(list) => {
-                    table.responsive {
-                        thead { tr { th scope="col" { "Rule" } th scope="col" { "Condition" } th scope="col" { "Destinations" } th.num scope="col" { "Open alerts" } } }
-                        tbody { @for r in &list.data { tr {
-                            td data-label="Rule" { (r.name) @if !r.enabled { " " span.badge.neutral { "off" } } }
-                            td data-label="Condition" { (r.condition.kind.replace('_', " ")) }
-                            td data-label="Destinations" { (r.destinations.len()) }
-                            td.num data-label="Open alerts" { (r.open_alerts) }
-                        } } }
-                    }
-                    p { a href="/app/organization/people" { "Open alerts" } }
-                }
-            }
-        }
+        (alert_rules::section(&person, &rules, &choices))
     };
     layout::page(&person, Nav::Organization, "Groups and alert rules", body)
 }

@@ -245,13 +245,6 @@ fn ellipsis(text: &str, max: usize) -> String {
     }
 }
 
-/// A form field read as one of a closed set of words (the JSON enum's spelling).
-fn parsed<T: serde::de::DeserializeOwned>(fields: &Fields, name: &str) -> Result<T, String> {
-    let given = fields.get(name).unwrap_or_default();
-    serde_json::from_value(serde_json::Value::String(given.to_owned()))
-        .map_err(|_| format!("Unknown value {given:?} (field: {name})."))
-}
-
 /// `POST /app/domains/{id}/hosting/{record}`.
 pub async fn save(
     State(app): State<AppState>,
@@ -287,7 +280,10 @@ async fn apply(
         }
         "dmarc-policy" => {
             let mut options = domains::get(app, caller, id, &[]).await?.dmarc_options;
-            match (parsed(fields, "policy"), parsed(fields, "sp")) {
+            match (
+                layout::enum_field(fields, "policy"),
+                layout::enum_field(fields, "sp"),
+            ) {
                 (Ok(p), Ok(sp)) => (options.policy, options.sp) = (p, sp),
                 (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
             }
@@ -314,7 +310,7 @@ async fn apply(
             "SPF settings saved.".to_owned()
         }
         "dkim" => {
-            let record_type: DkimRecordType = match parsed(fields, "record_type") {
+            let record_type: DkimRecordType = match layout::enum_field(fields, "record_type") {
                 Ok(t) => t,
                 Err(e) => return Ok(Err(e)),
             };
@@ -353,7 +349,7 @@ async fn mta_sts_change(
     id: Uuid,
     fields: &Fields,
 ) -> Result<Result<String, String>, ServiceError> {
-    let mode: StsMode = match parsed(fields, "mode") {
+    let mode: StsMode = match layout::enum_field(fields, "mode") {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
     };

@@ -48,6 +48,11 @@ pub fn public(title: &str, body: Markup) -> Response {
     document(title, None, body, StatusCode::OK)
 }
 
+/// A page for anyone, with another status (a public page's 404 or 410).
+pub fn public_with(title: &str, body: Markup, status: StatusCode) -> Response {
+    document(title, None, body, status)
+}
+
 fn document(
     title: &str,
     person: Option<(&Person, Nav)>,
@@ -205,6 +210,31 @@ pub fn count(value: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// Back to `path` with a change's outcome: `ok` when it succeeded, the service's refusal
+/// otherwise.
+pub fn back_with<T>(
+    state: &mailward_http::AppState,
+    path: &str,
+    ok: &str,
+    outcome: Result<T, ServiceError>,
+) -> Response {
+    match outcome {
+        Ok(_) => crate::session::redirect_with(state, path, "ok", ok),
+        Err(e) => crate::session::redirect_with(state, path, "bad", &refusal_text(&e)),
+    }
+}
+
+/// A form field read as one of a closed set of words (the JSON enum's spelling); the refusal
+/// names the field.
+pub fn enum_field<T: serde::de::DeserializeOwned>(
+    fields: &crate::session::Fields,
+    name: &str,
+) -> Result<T, String> {
+    let given = fields.get(name).unwrap_or_default();
+    serde_json::from_value(serde_json::Value::String(given.to_owned()))
+        .map_err(|_| format!("Unknown value {given:?} (field: {name})."))
 }
 
 /// A serialized enum's word (`dmarc`, `open`…).

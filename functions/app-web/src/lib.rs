@@ -4,6 +4,7 @@
 //! The routes are plain axum routes, not OpenAPI operations: the pages are not part of the
 //! API document. See ARCHITECTURE.md ("The web application").
 
+mod alert_rules;
 mod assets;
 mod audit;
 mod billing;
@@ -20,6 +21,7 @@ mod org_settings;
 mod organization;
 mod people;
 mod posted;
+mod prospecting;
 mod security;
 mod session;
 mod settings;
@@ -85,6 +87,12 @@ pub fn routes() -> Routes {
             get(signin::organizations).post(signin::switch),
         )
         .route("/app/audit", get(audit::page))
+        .route("/app/reports/{id}", get(prospecting::public))
+        .route(
+            "/app/prospecting",
+            get(prospecting::list).post(prospecting::create),
+        )
+        .route("/app/prospecting/{id}/delete", post(prospecting::delete))
         .route("/app/domains", get(domains::list).post(domains::add))
         .route("/app/domains/{id}", get(domain::page))
         .route("/app/domains/{id}/verify", post(domain::verify))
@@ -123,6 +131,11 @@ pub fn routes() -> Routes {
             get(groups::page).post(groups::create),
         )
         .route("/app/organization/groups/{id}/delete", post(groups::delete))
+        .route("/app/organization/alert-rules", post(alert_rules::create))
+        .route(
+            "/app/organization/alert-rules/{id}/{action}",
+            post(alert_rules::change),
+        )
         .route("/app/organization/billing", get(billing::page))
         .route(
             "/app/organization/billing/checkout",

@@ -92,6 +92,7 @@ pub fn subnav(person: &Person, here: &str) -> Markup {
         ("/app/organization/integrations", "Integrations"),
         ("/app/organization/dns", "DNS connections"),
         ("/app/organization/billing", "Usage and billing"),
+        ("/app/prospecting", "Prospecting reports"),
         ("/app/support", "Support"),
     ];
     if person.is_admin() {

@@ -106,7 +106,7 @@ pub async fn run(domains: usize, days: usize, requests: usize) -> anyhow::Result
         })
         .unwrap_or_default();
     anyhow::ensure!(!ids.is_empty(), "no domain listed");
-    let pages: Vec<(String, PathOf)> = vec![
+    let mut pages: Vec<(String, PathOf)> = vec![
         ("/app/domains".into(), Box::new(|_| "/app/domains".into())),
         (
             "/app/domains?sort=score&order=asc&monitoring_status=none".into(),
@@ -126,17 +126,27 @@ pub async fn run(domains: usize, days: usize, requests: usize) -> anyhow::Result
                 move |i| format!("/app/domains/{}?days=30", ids[i % ids.len()])
             }),
         ),
-        ("/app/tasks".into(), Box::new(|_| "/app/tasks".into())),
-        (
-            "/app/organization".into(),
-            Box::new(|_| "/app/organization".into()),
-        ),
-        (
-            "/app/organizations".into(),
-            Box::new(|_| "/app/organizations".into()),
-        ),
-        ("/app/sign-in".into(), Box::new(|_| "/app/sign-in".into())),
     ];
+    for fixed in [
+        "/app/tasks",
+        "/app/organization",
+        "/app/organization/settings",
+        "/app/organization/people",
+        "/app/organization/groups",
+        "/app/organization/integrations",
+        "/app/organization/dns",
+        "/app/organization/billing",
+        "/app/organization/activity",
+        "/app/organization/sso",
+        "/app/account/security",
+        "/app/support",
+        "/app/prospecting",
+        "/app/organizations",
+        "/app/sign-in",
+        "/app/audit",
+    ] {
+        pages.push((fixed.into(), Box::new(move |_| fixed.into())));
+    }
     for (label, path) in &pages {
         let mut latencies = Vec::with_capacity(requests);
         for i in 0..requests + 20 {

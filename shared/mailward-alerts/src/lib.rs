@@ -81,8 +81,8 @@ pub fn slack(alert: &Alert, action: AlertAction) -> Value {
             {"type": "section", "fields": fields},
             {"type": "context", "elements": [
                 {"type": "mrkdwn", "text": cut(&format!(
-                    "Mailward alert `{}` · <{}|the domain in the API> · <{}|the rule>",
-                    alert.id, alert.links.domain, alert.links.rule
+                    "Mailward alert `{}` · <{}|open the domain in Mailward> · <{}|alert rules> · <{}|the domain in the API>",
+                    alert.id, alert.links.domain_page, alert.links.alerts_page, alert.links.domain
                 ), 3000)}
             ]}
         ]
@@ -117,6 +117,7 @@ pub fn teams(alert: &Alert, action: AlertAction) -> Value {
                     {"type": "FactSet", "facts": facts}
                 ],
                 "actions": [
+                    {"type": "Action.OpenUrl", "title": "Open the domain in Mailward", "url": alert.links.domain_page},
                     {"type": "Action.OpenUrl", "title": "The domain in the API", "url": alert.links.domain},
                     {"type": "Action.OpenUrl", "title": "The rule", "url": alert.links.rule}
                 ]
@@ -163,6 +164,7 @@ pub fn pagerduty(alert: &Alert, action: AlertAction, routing_key: &str, client_u
             "custom_details": Value::Object(details),
         },
         "links": [
+            {"href": alert.links.domain_page, "text": "The domain in Mailward"},
             {"href": alert.links.domain, "text": "The domain in the Mailward API"},
             {"href": alert.links.rule, "text": "The alert rule"}
         ]
@@ -193,13 +195,14 @@ pub fn email(
         ));
     }
     text.push_str(&format!(
-        "\nThe domain in the API: {}\nThe rule: {}\n\n--\nSent to {to} for {organization} by the alert rule \"{}\".\nStop this rule's mail to this address: {unsubscribe_url}\n",
-        alert.links.domain, alert.links.rule, alert.rule_name
+        "\nOpen the domain in Mailward: {}\nThe alert rules: {}\nThe domain in the API: {}\n\n--\nSent to {to} for {organization} by the alert rule \"{}\".\nStop this rule's mail to this address: {unsubscribe_url}\n",
+        alert.links.domain_page, alert.links.alerts_page, alert.links.domain, alert.rule_name
     ));
     html.push_str(&format!(
-        "</table>\n<p><a href=\"{}\">The domain in the API</a> · <a href=\"{}\">The rule</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} by the alert rule &quot;{}&quot;. <a href=\"{}\">Stop this rule's mail to this address</a>.</p>\n</body></html>\n",
+        "</table>\n<p><a href=\"{}\">Open the domain in Mailward</a> · <a href=\"{}\">The alert rules</a> · <a href=\"{}\">The domain in the API</a></p>\n<hr>\n<p style=\"color:#666;font-size:12px\">Sent to {} for {} by the alert rule &quot;{}&quot;. <a href=\"{}\">Stop this rule's mail to this address</a>.</p>\n</body></html>\n",
+        escape(&alert.links.domain_page),
+        escape(&alert.links.alerts_page),
         escape(&alert.links.domain),
-        escape(&alert.links.rule),
         escape(to),
         escape(organization),
         escape(&alert.rule_name),
@@ -241,10 +244,7 @@ mod tests {
             notifications: 1,
             dedup_key: "mailward-alert-x".into(),
             deliveries: Vec::new(),
-            links: AlertLinks {
-                domain: "https://api.example/domains/1".into(),
-                rule: "https://api.example/alert-rules/1".into(),
-            },
+            links: AlertLinks::new("https://api.example", uuid::Uuid::nil(), uuid::Uuid::nil()),
         }
     }
 

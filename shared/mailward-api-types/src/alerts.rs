@@ -254,6 +254,25 @@ pub struct AlertLinks {
     pub domain: String,
     /// The rule in the API.
     pub rule: String,
+    /// The domain's page in the web application (`/app/domains/{id}`). Extension.
+    #[serde(default)]
+    pub domain_page: String,
+    /// The open alerts and the rules in the web application. Extension.
+    #[serde(default)]
+    pub alerts_page: String,
+}
+
+impl AlertLinks {
+    /// The links of an alert on `domain` from `rule`, under the service's base URL.
+    pub fn new(base: &str, domain: Uuid, rule: Uuid) -> Self {
+        let base = base.trim_end_matches('/');
+        Self {
+            domain: format!("{base}/domains/{domain}"),
+            rule: format!("{base}/alert-rules/{rule}"),
+            domain_page: format!("{base}/app/domains/{domain}"),
+            alerts_page: format!("{base}/app/organization/groups#rules-h"),
+        }
+    }
 }
 
 /// An alert.

@@ -76,6 +76,7 @@ fn mail(
     to: &str,
     content: &mailward_api_types::scheduled_reports::ScheduledReportContent,
     pdf: &[u8],
+    dashboard: &str,
     unsubscribe_url: &str,
 ) -> OutboundEmail {
     let mut text = format!(
@@ -94,7 +95,7 @@ fn mail(
         ));
     }
     text.push_str(&format!(
-        "\nThe report is attached as a PDF.\n\n--\nSent to {to} as a recipient of {}'s scheduled report.\nStop receiving it: {unsubscribe_url}\n",
+        "\nThe report is attached as a PDF. The domains in Mailward: {dashboard}\n\n--\nSent to {to} as a recipient of {}'s scheduled report.\nStop receiving it: {unsubscribe_url}\n",
         content.brand
     ));
     let file = format!(
@@ -146,6 +147,17 @@ pub async fn send(state: &AppState, job: SendScheduledReport) -> anyhow::Result<
         },
     };
     let switched_on = org.is_serviced() && org.email_notifications.scheduled_reports;
+    // The web application's domain list, filtered to the group a group's report covers.
+    let dashboard = match s.scope {
+        ReportScope::Organization => format!(
+            "{}/app/domains",
+            state.config.base_url.trim_end_matches('/')
+        ),
+        ReportScope::Group { group_id } => format!(
+            "{}/app/domains?group_id={group_id}",
+            state.config.base_url.trim_end_matches('/')
+        ),
+    };
     let (content, scores) = mailward_reporting::content(state, s, &brand).await?;
     let period = format!("{}..{}", content.date_from, content.date_to);
     if switched_on {
@@ -174,7 +186,7 @@ pub async fn send(state: &AppState, job: SendScheduledReport) -> anyhow::Result<
             }
             if let Err(e) = state
                 .mailer
-                .send(mail(to, &content, &pdf, &unsubscribe))
+                .send(mail(to, &content, &pdf, &dashboard, &unsubscribe))
                 .await
             {
                 notifications::release(store, job.org_id, &occurrence, to).await?;

@@ -105,6 +105,13 @@ async fn the_web_pages_render_from_the_lambda_entry_point_as_the_local_server_re
         "/app/tasks",
         "/app/organization",
         "/app/organizations",
+        "/app/organization/settings",
+        "/app/account/security",
+        "/app/organization/sso",
+        "/app/organization/dns",
+        "/app/support",
+        "/app/organization/integrations",
+        "/app/organization/groups",
         "/app/sign-in",
     ] {
         let cookies = [session.clone(), pre.clone()];

@@ -168,10 +168,7 @@ pub fn alert_view(app: &AppState, alert: &Alert) -> wire::Alert {
                 next_retry_at: d.next_retry_at.map(at),
             })
             .collect(),
-        links: wire::AlertLinks {
-            domain: format!("{base}/domains/{}", alert.domain_id),
-            rule: format!("{base}/alert-rules/{}", alert.rule_id),
-        },
+        links: wire::AlertLinks::new(base, alert.domain_id, alert.rule_id),
     }
 }
 

@@ -115,10 +115,7 @@ async fn sample(app: &AppState, caller: &Caller, rule: &AlertRule) -> Result<Ale
         notifications: 1,
         dedup_key: format!("mailward-alert-test-{id}"),
         deliveries: Vec::new(),
-        links: AlertLinks {
-            domain: format!("{base}/domains/{domain_id}"),
-            rule: format!("{base}/alert-rules/{}", rule.id),
-        },
+        links: AlertLinks::new(base, domain_id, rule.id),
     })
 }
 

@@ -28,7 +28,7 @@ use mailward_domain::objects::ObjectStore;
 use mailward_store::prospecting as stored;
 use std::collections::HashSet;
 use std::sync::Arc;
-use time::Duration;
+use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 /// How long the public link works (SPEC §8.2).
@@ -312,27 +312,54 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
     Ok(())
 }
 
-/// The public download: the stored PDF, or the content to typeset. Unknown ids are 404;
-/// after 90 days the link answers 410 `prospecting_report_expired` and the PDF is removed.
-pub async fn download(app: &AppState, id: Uuid) -> Result<Download, ServiceError> {
+/// The public page of a report (the web application's, beside the PDF download): its content
+/// and when the link expires. Unknown ids are 404; an expired link is 410
+/// `prospecting_report_expired` (the download removes the PDF).
+pub async fn public_content(
+    app: &AppState,
+    id: Uuid,
+) -> Result<(ProspectingReportContent, OffsetDateTime), ServiceError> {
+    let report = by_link(app, id).await?;
+    if app.clock.now() >= report.expires_at {
+        return Err(expired());
+    }
+    let content = report
+        .report
+        .ok_or_else(|| ServiceError::not_found("prospecting report"))?;
+    Ok((content, report.expires_at))
+}
+
+/// A report by its public link's id, whichever organization made it.
+async fn by_link(app: &AppState, id: Uuid) -> Result<ProspectingReport, ServiceError> {
     let missing = || ServiceError::not_found("prospecting report");
     let link = stored::link(app.store.as_ref(), id)
         .await?
         .ok_or_else(missing)?;
-    let report: ProspectingReport = stored::get(app.store.as_ref(), link.org_id, id)
+    stored::get(app.store.as_ref(), link.org_id, id)
         .await?
-        .ok_or_else(missing)?;
+        .ok_or_else(missing)
+}
+
+fn expired() -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Gone,
+        "prospecting_report_expired",
+        "this report link expired 90 days after the report was created",
+    )
+}
+
+/// The public download: the stored PDF, or the content to typeset. Unknown ids are 404;
+/// after 90 days the link answers 410 `prospecting_report_expired` and the PDF is removed.
+pub async fn download(app: &AppState, id: Uuid) -> Result<Download, ServiceError> {
+    let missing = || ServiceError::not_found("prospecting report");
+    let report = by_link(app, id).await?;
     let objects = objects(app)?;
     if app.clock.now() >= report.expires_at {
         objects
             .delete(&pdf_key(id))
             .await
             .map_err(ServiceError::unavailable)?;
-        return Err(ServiceError::new(
-            ErrorKind::Gone,
-            "prospecting_report_expired",
-            "this report link expired 90 days after the report was created",
-        ));
+        return Err(expired());
     }
     if let Some(pdf) = objects
         .get(&pdf_key(id))
