@@ -752,6 +752,22 @@ def security_walk(browser):
     context.close()
 
 
+def nojs_walk(browser, domain_url):
+    """Without JavaScript: sign in, read the domain list and a domain's page (its chart is SVG
+    in the page), and post a form (check now), which redirects with its notice."""
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    sign_in(page, A.email)
+    expect(page.locator("tbody tr").first).to_be_visible()
+    page.goto(domain_url + "?days=30")
+    expect(page.locator("h1")).to_have_text(A.domain)
+    expect(page.locator("#reports svg").first).to_be_visible()
+    expect(page.locator("button[data-copy]").first).to_be_hidden()
+    page.click("#records button:has-text('Check now')")
+    expect(page.locator(".notice.ok")).to_contain_text("Checked:")
+    context.close()
+
+
 def main():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
@@ -763,6 +779,7 @@ def main():
         viewer_walk(browser, domain_url)
         limited_walk(browser, other_id)
         keyboard_walk(browser, domain_url)
+        nojs_walk(browser, domain_url)
         browser.close()
     assert not ERRORS, "browser errors:\n" + "\n".join(ERRORS)
     log("done")
