@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Release build of every Lambda in template.yaml for arm64 (Graviton, provided.al2023).
-# Not part of CI: a clean build takes about nine minutes on two cores.
+# Not part of CI: one `cargo lambda build` per function, so a clean build of all fifteen takes
+# about 45 minutes on two cores (measured for issue 42: 7 of 14 in 23 minutes); one function
+# alone, about 10.
 #
 #   infra/build-lambdas.sh                   build every function -> target/lambda/<binary>/bootstrap
 #   infra/build-lambdas.sh --bin api-public  build only the named function(s) (repeatable)
@@ -85,8 +87,10 @@ for bin in "${BINARIES[@]}"; do
     cargo lambda build --release --arm64 --bin "$bin"
 done
 echo "==> built in $((SECONDS - start)) s:"
+# cargo-lambda writes under the cargo target directory, wherever CARGO_TARGET_DIR puts it.
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 for bin in "${BINARIES[@]}"; do
-    ls -l "target/lambda/$bin/bootstrap"
+    ls -l "$TARGET_DIR/lambda/$bin/bootstrap"
 done
 
 if ((RUN_SAM)); then
