@@ -27,9 +27,10 @@ pub struct GatedPosted {
     pub fields: Fields,
 }
 
-/// The largest form with files (a mark certificate, support attachments): 5 MiB of files and
-/// the form around them, under what a Lambda behind API Gateway receives (6 MB).
-const MULTIPART_LIMIT: usize = 5 * 1024 * 1024 + 64 * 1024;
+/// The largest form with files (a mark certificate, support attachments): 4 MiB of files and
+/// the form around them. API Gateway hands a multipart body to the Lambda base64-encoded (a
+/// third larger), and a Lambda receives at most 6 MB.
+const MULTIPART_LIMIT: usize = 4 * 1024 * 1024 + 64 * 1024;
 
 async fn read(req: Request, state: &AppState, gated: bool) -> Result<(Person, Fields), Response> {
     let (mut parts, body) = req.into_parts();

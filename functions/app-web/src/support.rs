@@ -35,7 +35,7 @@ pub struct SupportQuery {
 fn attachments_field(prefix: &str) -> Markup {
     html! {
         fieldset {
-            legend { "Attachments (optional): PNG, JPEG, GIF, WebP or PDF, at most 5 MB in all" }
+            legend { "Attachments (optional): PNG, JPEG, GIF, WebP or PDF, at most 4 MB in all" }
             @for i in 0..FILE_INPUTS {
                 label for={ (prefix) "-file-" (i) } { "File " (i + 1) }
                 input id={ (prefix) "-file-" (i) } type="file" name={ "file" (i) } accept="image/png,image/jpeg,image/gif,image/webp,application/pdf";
