@@ -1,6 +1,7 @@
 //! `TestApp`: the local stack on a random loopback port with a manual clock and a temporary data
 //! directory, plus helpers to sign up, read the emailed code and call the API as a client would.
 
+pub mod counting_store;
 pub mod faulty_queue;
 pub mod faulty_store;
 pub mod receiver;

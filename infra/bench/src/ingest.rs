@@ -274,6 +274,7 @@ async fn watched_state(
 ) -> anyhow::Result<(
     mailward_services::state::AppState,
     mailward_workers::ingest::Delivery,
+    uuid::Uuid,
 )> {
     let settings = mailward_local_stack::Settings::new(data_dir.to_path_buf());
     let clock: Arc<dyn mailward_domain::Clock> = Arc::new(mailward_domain::SystemClock);
@@ -312,6 +313,7 @@ async fn watched_state(
     Ok((
         state,
         mailward_workers::ingest::Delivery::import_for(org.id),
+        org.id,
     ))
 }
 
@@ -529,7 +531,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     let mut runs = Vec::new();
     for run in 1..=options.runs.max(1) {
         let data = tempfile::tempdir()?;
-        let (state, delivery) = watched_state(data.path()).await?;
+        let (state, delivery, _) = watched_state(data.path()).await?;
         let m = ingest_files(&state, &delivery, &files, options.concurrency).await?;
         eprintln!(
             "Mailward run {run}: {:.3} s CPU, {:.3} s wall, peak RSS {:.0} MiB",
@@ -662,6 +664,144 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Options of `mailward-bench ingest --distinct-sources`.
+pub struct DistinctOptions {
+    /// Records of the one report, each from its own source address.
+    pub records: usize,
+    /// Times the import is run (each on a fresh data directory); the median counts.
+    pub runs: usize,
+    /// The `mailward` binary timed.
+    pub mailward: PathBuf,
+    pub parsedmarc: bool,
+    pub dir: Option<PathBuf>,
+}
+
+/// CPU time and peak RSS (MiB) of every waited-for child so far, from `getrusage`.
+fn children_usage() -> (Duration, f64) {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_CHILDREN).map_or((Duration::ZERO, 0.0), |u| {
+        let t = |tv: nix::sys::time::TimeVal| {
+            Duration::new(tv.tv_sec() as u64, tv.tv_usec() as u32 * 1000)
+        };
+        (
+            t(u.user_time()) + t(u.system_time()),
+            u.max_rss() as f64 / 1024.0,
+        )
+    })
+}
+
+/// `mailward-bench ingest --distinct-sources`: one report whose every record comes from its own
+/// address (a large receiver's report for a big sender), imported by the `mailward import`
+/// process into a data directory where an organization watches the domain; the whole process
+/// is timed (start, opening the store, reading, folding, writing, exit), wall and CPU, against
+/// parsedmarc's parse of the same file.
+pub async fn distinct_sources(options: DistinctOptions) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        options.mailward.is_file(),
+        "{} is not a file (build it: cargo build --release -p mailward)",
+        options.mailward.display()
+    );
+    let (dir, _keep) = corpus_dir(options.dir.clone())?;
+    let mut files = write_corpus(&dir, options.records, options.records)?;
+    let file = files.pop().context("no report written")?;
+    let size = std::fs::metadata(&file.path)?.len();
+    println!(
+        "one report of {} records, each from its own address ({:.1} MiB)",
+        file.records,
+        size as f64 / 1024.0 / 1024.0
+    );
+    let mut runs = Vec::new();
+    for run in 1..=options.runs.max(1) {
+        let data = tempfile::tempdir()?;
+        let org = {
+            let (_state, _delivery, org) = watched_state(data.path()).await?;
+            org
+        };
+        let (cpu_before, _) = children_usage();
+        let wall = Instant::now();
+        let out = std::process::Command::new(&options.mailward)
+            .arg("import")
+            .arg("--org")
+            .arg(org.to_string())
+            .arg(&file.path)
+            .env("MAILWARD_DATA_DIR", data.path())
+            .env_remove("MAILWARD_LOG")
+            .output()?;
+        let wall = wall.elapsed();
+        let (cpu_after, peak) = children_usage();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        anyhow::ensure!(
+            out.status.success()
+                && stdout.contains("\"status\":\"imported\"")
+                && stdout.contains(&format!("\"records\":{}", file.records)),
+            "mailward import did not import the report: {stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cpu = cpu_after.saturating_sub(cpu_before);
+        eprintln!(
+            "mailward import run {run}: {:.3} s wall, {:.3} s CPU, peak RSS so far {peak:.0} MiB",
+            wall.as_secs_f64(),
+            cpu.as_secs_f64()
+        );
+        runs.push((wall, cpu, peak));
+    }
+    let all: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|(w, c, _)| serde_json::json!({"wall_seconds": w.as_secs_f64(), "cpu_seconds": c.as_secs_f64()}))
+        .collect();
+    // The peak of the children is the highest of any run (getrusage keeps the maximum).
+    let peak = runs.iter().map(|r| r.2).fold(0.0, f64::max);
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let wall = median(runs.iter().map(|r| r.0).collect());
+    let cpu = median(runs.iter().map(|r| r.1).collect());
+    let mut json = serde_json::json!({
+        "bench": "ingest-distinct-sources",
+        "records": file.records,
+        "file_bytes": size,
+        "mailward_import": {
+            "wall_seconds": wall.as_secs_f64(),
+            "cpu_seconds": cpu.as_secs_f64(),
+            "peak_rss_mib": peak,
+            "runs": all,
+        },
+    });
+    println!(
+        "mailward import (whole process, median of {}): {:.3} s wall, {:.3} s CPU, peak RSS {peak:.0} MiB (target < 200)",
+        runs.len(),
+        wall.as_secs_f64(),
+        cpu.as_secs_f64()
+    );
+    if options.parsedmarc {
+        eprintln!("parsedmarc {PARSEDMARC_VERSION}: parsing the same file ...");
+        match run_parsedmarc(std::slice::from_ref(&file)) {
+            Ok(p) => {
+                let per_core = p.cpu_seconds / cpu.as_secs_f64().max(1e-9);
+                let per_wall = p.seconds / wall.as_secs_f64().max(1e-9);
+                println!(
+                    "parsedmarc {PARSEDMARC_VERSION} parse only: {:.2} s wall, {:.2} s CPU; Mailward is {per_core:.0}x per core, {per_wall:.0}x in wall time (target >= 100x, goal 300x)",
+                    p.seconds, p.cpu_seconds
+                );
+                json["parsedmarc"] = serde_json::json!({
+                    "version": PARSEDMARC_VERSION,
+                    "seconds": p.seconds,
+                    "cpu_seconds": p.cpu_seconds,
+                });
+                json["ratio_per_core"] = per_core.into();
+                json["ratio_wall"] = per_wall.into();
+            }
+            Err(why) => {
+                println!("parsedmarc {PARSEDMARC_VERSION}: NOT MEASURED ({why})");
+                json["parsedmarc"] = serde_json::json!({"error": why});
+            }
+        }
+    }
+    println!("{json}");
+    Ok(())
+}
+
 /// `mailward-bench ingest-big`: peak memory of importing one large report.
 pub async fn big(records: usize, gzip: bool, dir: Option<PathBuf>) -> anyhow::Result<()> {
     let (dir, _keep) = corpus_dir(dir)?;
@@ -685,7 +825,7 @@ pub async fn big(records: usize, gzip: bool, dir: Option<PathBuf>) -> anyhow::Re
     };
     let size = std::fs::metadata(&file.path)?.len();
     let data = tempfile::tempdir()?;
-    let (state, delivery) = watched_state(data.path()).await?;
+    let (state, delivery, _) = watched_state(data.path()).await?;
     let m = ingest_files(&state, &delivery, std::slice::from_ref(&file), 1).await?;
     let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
     println!(

@@ -107,6 +107,14 @@ enum Command {
         /// directory, e.g. target/ipdata-cache; downloaded when missing).
         #[arg(long)]
         enrichment: Option<PathBuf>,
+        /// The other shape: one report of `--records` (100,000 unless given) records, each
+        /// from its own address, imported by the whole `mailward import` process (`--mailward`)
+        /// and timed from its start to its exit.
+        #[arg(long)]
+        distinct_sources: bool,
+        /// The `mailward` binary `--distinct-sources` runs.
+        #[arg(long, default_value = "target/release/mailward")]
+        mailward: PathBuf,
     },
     /// Peak memory of importing one large aggregate report.
     IngestBig {
@@ -187,10 +195,34 @@ async fn main() -> anyhow::Result<()> {
         Command::Ingest {
             records,
             dir,
+            no_parsedmarc,
+            runs,
+            distinct_sources: true,
+            mailward,
+            ..
+        } => {
+            ingest::distinct_sources(ingest::DistinctOptions {
+                // The default corpus size is the other shape's.
+                records: if records == 1_000_000 {
+                    100_000
+                } else {
+                    records
+                },
+                runs,
+                mailward,
+                parsedmarc: !no_parsedmarc,
+                dir,
+            })
+            .await
+        }
+        Command::Ingest {
+            records,
+            dir,
             concurrency,
             no_parsedmarc,
             runs,
             enrichment,
+            ..
         } => {
             ingest::run(ingest::Options {
                 records,

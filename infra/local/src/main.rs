@@ -951,8 +951,13 @@ async fn retention(settings: Settings) -> anyhow::Result<()> {
     let assembled = assemble(&settings, clock, settings.listen)?;
     let (removed, raw) = mailward_workers::retention::run_now(&assembled.state).await?;
     println!(
-        "Removed {} report item(s), {} TLS report(s), {} DNS snapshot(s), {} activity item(s) and {raw} raw deliverie(s).",
-        removed.report_items, removed.tls_reports, removed.snapshots, removed.activity_items
+        "Removed {} report item(s), {} TLS report(s), {} DNS snapshot(s), {} activity item(s), {} item(s) of deleted domains and {raw} raw deliverie(s); moved {} item(s) into their domain's partition.",
+        removed.report_items,
+        removed.tls_reports,
+        removed.snapshots,
+        removed.activity_items,
+        removed.gone_items,
+        removed.moved_items
     );
     Ok(())
 }

@@ -287,6 +287,39 @@ pub trait ItemStore: Send + Sync {
     /// Applies every op or none. At most [`MAX_TRANSACTION_OPS`] ops, each on a distinct item.
     async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError>;
 
+    /// Writes every item unconditionally and **not** atomically: when the call fails, some may
+    /// be written. For idempotent bulk writes (a report's row chunks, marked complete by a
+    /// later conditional write), where a transaction's guarantee is not needed: DynamoDB bills a
+    /// transactional write twice and its throttling cancels the whole transaction, while a
+    /// batch write is billed once and retried item by item (`DynamoStore` uses
+    /// `BatchWriteItem` and backs off on unprocessed items; SQLite writes them in one
+    /// transaction). Items must have distinct keys. The default puts them one by one.
+    async fn put_all(&self, items: Vec<Item>) -> Result<(), StoreError> {
+        for item in items {
+            self.put(item, Condition::None).await?;
+        }
+        Ok(())
+    }
+
+    /// Applies each op on its own, not atomically together: an op whose condition fails is
+    /// skipped and the others still apply. Returns, in order, whether each op applied; an
+    /// error only for a backend failure (some ops may have applied then). For many independent
+    /// versioned writes (a domain's senders after identification): one conflict costs one item,
+    /// not a transaction's worth, and DynamoDB bills each once instead of twice (`DynamoStore`
+    /// sends each as its own conditional write, several at a time; SQLite checks each in one
+    /// transaction). Ops must touch distinct items. The default runs them one by one.
+    async fn write_each(&self, ops: Vec<WriteOp>) -> Result<Vec<bool>, StoreError> {
+        let mut applied = Vec::with_capacity(ops.len());
+        for op in ops {
+            match self.transact(vec![op]).await {
+                Ok(()) => applied.push(true),
+                Err(e) if e.is_conflict() => applied.push(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(applied)
+    }
+
     /// Atomically adds `by` to the counter at the key (creating it at 0) and returns the new
     /// value. `expires_at` is set when the item is created and left alone afterwards, so a
     /// fixed rate-limit window keeps its end. A counter past its TTL starts again from 0.

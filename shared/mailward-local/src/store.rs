@@ -374,6 +374,45 @@ impl ItemStore for EmbeddedStore {
             .map_err(StoreError::Unavailable)?
     }
 
+    async fn put_all(&self, items: Vec<Item>) -> Result<(), StoreError> {
+        // Unconditional puts: one transaction, every one applied.
+        let ops = items
+            .into_iter()
+            .map(|item| WriteOp::Put {
+                item,
+                condition: Condition::None,
+            })
+            .collect();
+        self.write_each(ops).await.map(|_| ())
+    }
+
+    async fn write_each(&self, ops: Vec<WriteOp>) -> Result<Vec<bool>, StoreError> {
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut seen = HashSet::new();
+        if ops.iter().any(|op| !seen.insert(op.key())) {
+            return Err(StoreError::Invalid(
+                "two operations on one item in write_each".into(),
+            ));
+        }
+        let now = self.clock.unix();
+        self.db
+            .with(move |conn| {
+                let tx = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(unavailable)?;
+                let applied = ops
+                    .iter()
+                    .map(|op| apply(&tx, op, now))
+                    .collect::<Result<Vec<_>, _>>()?;
+                tx.commit().map_err(unavailable)?;
+                Ok(applied)
+            })
+            .await
+            .map_err(StoreError::Unavailable)?
+    }
+
     async fn increment(
         &self,
         pk: &str,

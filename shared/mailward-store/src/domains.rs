@@ -54,10 +54,11 @@ pub fn create_ops(domain: &Domain) -> Result<Vec<WriteOp>, StoreError> {
     ])
 }
 
-/// The writes that remove a domain, its name claim and its index entry (not its snapshots: see
-/// [`remove`]).
+/// The writes that remove a domain, its name claim and its index entry, and note its partition
+/// as to be emptied (`crate::domain_data::purge_gone`; its snapshots go at once: see [`remove`]).
 pub fn delete_ops(domain: &Domain, version: u64) -> Vec<WriteOp> {
     vec![
+        crate::domain_data::gone_op(domain.org_id, domain.id),
         WriteOp::Delete {
             pk: keys::org_pk(domain.org_id),
             sk: keys::domain_sk(domain.id),
@@ -200,6 +201,17 @@ pub async fn oldest_due(
     }))
 }
 
+/// A domain due for evaluation, as the sweep index gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Due {
+    /// Its organization.
+    pub org: Uuid,
+    /// The domain.
+    pub id: Uuid,
+    /// Never evaluated yet: its first evaluation also opens its tasks (more writes).
+    pub first: bool,
+}
+
 /// One page of due domains in a sweep shard: `(org, domain)` pairs due at or before `now`.
 pub async fn due(
     store: &dyn ItemStore,
@@ -208,6 +220,18 @@ pub async fn due(
     limit: usize,
     cursor: Option<String>,
 ) -> Result<(Vec<(Uuid, Uuid)>, Option<String>), StoreError> {
+    let (due, cursor) = due_domains(store, shard, now_unix, limit, cursor).await?;
+    Ok((due.into_iter().map(|d| (d.org, d.id)).collect(), cursor))
+}
+
+/// [`due`], saying of each domain whether it was never evaluated.
+pub async fn due_domains(
+    store: &dyn ItemStore,
+    shard: u32,
+    now_unix: i64,
+    limit: usize,
+    cursor: Option<String>,
+) -> Result<(Vec<Due>, Option<String>), StoreError> {
     let mut query = Query::partition(keys::sweep_pk(shard))
         .on(mailward_domain::store::Index::Gsi1)
         .limit(limit)
@@ -219,7 +243,11 @@ pub async fn due(
         .iter()
         .filter_map(|item| {
             let domain: Domain = decode(item).ok()?;
-            Some((domain.org_id, domain.id))
+            Some(Due {
+                org: domain.org_id,
+                id: domain.id,
+                first: domain.last_checked_at.is_none(),
+            })
         })
         .collect();
     Ok((pairs, page.cursor))

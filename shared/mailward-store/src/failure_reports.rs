@@ -1,9 +1,9 @@
-//! A domain's failure reports in the organization's partition, each expiring with its
+//! A domain's failure reports in the domain's partition ([`crate::domain_data`]), each expiring with its
 //! retention (`expires_at`).
 
-use super::{decode, encode, keys};
+use super::{decode, domain_data, encode, keys};
 use mailward_domain::failure_reports::StoredFailureReport;
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use mailward_domain::store::{Condition, Item, ItemStore, StoreError, WriteOp};
 use uuid::Uuid;
 
 /// The write of a new failure report, expiring at `expires_at` (unix seconds); a report
@@ -11,7 +11,7 @@ use uuid::Uuid;
 pub fn create_op(report: &StoredFailureReport, expires_at: i64) -> Result<WriteOp, StoreError> {
     Ok(WriteOp::Put {
         item: Item::new(
-            keys::org_pk(report.org_id),
+            keys::domain_pk(report.org_id, report.domain_id),
             keys::failure_report_sk(report.domain_id, report.id),
             encode(report)?,
         )
@@ -26,12 +26,9 @@ pub async fn list(
     org: Uuid,
     domain: Uuid,
 ) -> Result<Vec<StoredFailureReport>, StoreError> {
-    query_all(
-        store,
-        Query::partition(keys::org_pk(org)).prefix(keys::failure_reports_prefix(domain)),
-    )
-    .await?
-    .iter()
-    .map(decode)
-    .collect()
+    domain_data::query_prefix(store, org, domain, keys::failure_reports_prefix(domain))
+        .await?
+        .iter()
+        .map(decode)
+        .collect()
 }

@@ -32,10 +32,11 @@
 //! | alert (id a UUIDv7: time-ordered; TTL 90 days once resolved) | `ORG#<org>` | `ALERT#<id>` | |
 //! | open alert of a rule on a domain (one per subject) | `ORG#<org>` | `ALERTOPEN#<rule>#<domain>#<subject>` | |
 //! | domain | `ORG#<org>` | `DOMAIN#<id>` | `SWEEP#<shard>` / `<next check unix>#<org>#<id>` |
+//! | deleted domain whose partition is still to be emptied | `ORG#<org>` | `DOMAINGONE#<domain>` | |
 //! | domain name claim (uniqueness) | `ORG#<org>` | `DOMAINNAME#<name>` | |
 //! | domain name index (report attribution) | `DOMAINNAME#<name>` | `ORG#<org>` | |
-//! | DNS snapshot | `ORG#<org>` | `SNAPSHOT#<domain>#<type>#<unix ms>#<id>` | |
-//! | latest snapshot per type | `ORG#<org>` | `SNAPLATEST#<domain>#<type>` | |
+//! | DNS snapshot | `ORG#<org>#D#<domain>` | `SNAPSHOT#<domain>#<type>#<unix ms>#<id>` | |
+//! | latest snapshot per type | `ORG#<org>#D#<domain>` | `SNAPLATEST#<domain>#<type>` | |
 //! | catalogue source (written once per catalogue version) | `SOURCES` | `SOURCE#<external id>` | |
 //! | catalogue version | `SOURCES` | `VERSION` | |
 //! | source promoted from a candidate | `SOURCES` | `PROMOTED#<external id>` | |
@@ -49,14 +50,14 @@
 //! | invitation token lookup (TTL: its expiry) | `INVITETOKEN#<sha256 of token>` | `INVITATION` | |
 //! | activity log entry | `ORG#<org>` | `ACTIVITY#<unix ms>#<id>` | |
 //! | activity log reference (id → entry) | `ORG#<org>` | `ACTIVITYREF#<id>` | |
-//! | imported report | `ORG#<org>` | `REPORT#<domain>#<kind>#<identity key>` | |
-//! | source addresses of a domain in forwarders' networks (address → forwarding type) | `ORG#<org>` | `REPFWD#<domain>` | |
-//! | report rows of a day (chunks of per-source rows) | `ORG#<org>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
+//! | imported report | `ORG#<org>#D#<domain>` | `REPORT#<domain>#<kind>#<identity key>` | |
+//! | source addresses of a domain in forwarders' networks (address → forwarding type) | `ORG#<org>#D#<domain>` | `REPFWD#<domain>` | |
+//! | report rows of a day (chunks of per-source rows) | `ORG#<org>#D#<domain>` | `REPDAY#<domain>#<yyyy-mm-dd>#<identity key>#<chunk>` | |
 //! | unattributed report (no organization watches its domain) | `UNATTRIBUTED#<yyyy-mm-dd>` | `<identity key>` | |
-//! | a domain's total of one report day | `ORG#<org>` | `REPTOTAL#<domain>#<yyyy-mm-dd>` | |
-//! | TLS report of a domain (RFC 8460, with its failure details) | `ORG#<org>` | `TLSREPORT#<domain>#<id>` | |
-//! | failure report of a domain (TTL: its retention) | `ORG#<org>` | `FAILREPORT#<domain>#<id>` | |
-//! | domain sender (DomainSource) | `ORG#<org>` | `SENDER#<domain>#<id>` | |
+//! | a domain's total of one report day | `ORG#<org>#D#<domain>` | `REPTOTAL#<domain>#<yyyy-mm-dd>` | |
+//! | TLS report of a domain (RFC 8460, with its failure details) | `ORG#<org>#D#<domain>` | `TLSREPORT#<domain>#<id>` | |
+//! | failure report of a domain (TTL: its retention) | `ORG#<org>#D#<domain>` | `FAILREPORT#<domain>#<id>` | |
+//! | domain sender (DomainSource) | `ORG#<org>#D#<domain>` | `SENDER#<domain>#<id>` | |
 //! | reverse-DNS name of an IP (TTL 7 days) | `PTR#<ip>` | `PTR` | |
 //! | support ticket | `ORG#<org>` | `TICKET#<id>` | |
 //! | support message | `ORG#<org>` | `TICKET#<ticket>#MSG#<unix ms>#<id>` | |
@@ -76,7 +77,9 @@
 //! | prospecting report link (id → organization, for the public download) | `PROSPECT#<id>` | `LINK` | |
 //!
 //! Every tenant item's partition starts with `ORG#<org>`, and the organization always comes
-//! from the credential, so one organization's handler cannot address another's items.
+//! from the credential, so one organization's handler cannot address another's items. A
+//! domain's high-volume items (`ORG#<org>#D#<domain>`) are reached only through
+//! [`crate::domain_data`], with a domain id the caller's organization was checked to own.
 
 use uuid::Uuid;
 
@@ -254,6 +257,20 @@ pub fn org_pk(org: Uuid) -> String {
     format!("ORG#{org}")
 }
 
+/// Partition of one domain's snapshots, reports, rows, totals, senders, TLS and failure reports
+/// (`crate::domain_data`): a key of its own per domain spreads an organization's writes.
+pub fn domain_pk(org: Uuid, domain: Uuid) -> String {
+    format!("ORG#{org}#D#{domain}")
+}
+
+/// Sort-key prefix of the notes of deleted domains whose partition is still to be emptied.
+pub const DOMAIN_GONE_PREFIX: &str = "DOMAINGONE#";
+
+/// Sort key of a deleted domain's note (see [`DOMAIN_GONE_PREFIX`]).
+pub fn domain_gone_sk(domain: Uuid) -> String {
+    format!("{DOMAIN_GONE_PREFIX}{domain}")
+}
+
 /// Sort key of the organization record.
 pub const ORG_META: &str = "META";
 
@@ -336,8 +353,18 @@ pub fn rate_pk(scope: &str, subject: &str) -> String {
     format!("RATE#{scope}#{subject}")
 }
 
-/// Number of outbox partitions (spreads write load; the publisher drains each).
-pub const OUTBOX_SHARDS: u32 = 4;
+/// Number of outbox partitions. An event's shard follows its id, not its organization, so one
+/// organization's burst of events (a sweep pass over 10,000 domains) spreads over every shard
+/// instead of one key (ARCHITECTURE.md, "Write load per partition key"); the publisher drains
+/// each. Shards 0 to 3 were an organization's before; they are drained like the rest.
+pub const OUTBOX_SHARDS: u32 = 32;
+
+/// The outbox shard of an event id (stable: a sum of its bytes).
+pub fn outbox_shard(event_id: &str) -> u32 {
+    event_id.bytes().fold(0u32, |sum, b| {
+        sum.wrapping_mul(31).wrapping_add(u32::from(b))
+    }) % OUTBOX_SHARDS
+}
 
 /// Partition of an outbox shard.
 pub fn outbox_pk(shard: u32) -> String {
@@ -421,8 +448,12 @@ pub fn domain_name_pk(name: &str) -> String {
     format!("DOMAINNAME#{name}")
 }
 
-/// Shards of the sweep's due-work index (spreads the index partition).
-pub const SWEEP_SHARDS: u32 = 8;
+/// Shards of the sweep's due-work index (spreads the index partition: every write of a domain
+/// item is also a write to its shard's index key, whatever the organization). 32 shards keep
+/// each under 1,000 write units a second up to about 600,000 domains swept every 5 minutes
+/// (ARCHITECTURE.md, "Write load per partition key"). Raised from 8: a domain keeps its old
+/// shard's entry until its next write, and the coordinator reads every shard.
+pub const SWEEP_SHARDS: u32 = 32;
 
 /// The sweep shard of a domain.
 pub fn sweep_shard(domain: Uuid) -> u32 {
@@ -566,6 +597,11 @@ pub fn reports_prefix(domain: Uuid) -> String {
 /// Sort key of one chunk of a report's rows for a domain on a day (`yyyy-mm-dd`).
 pub fn report_day_sk(domain: Uuid, day: &str, key: &str, chunk: usize) -> String {
     format!("REPDAY#{domain}#{day}#{key}#{chunk:04}")
+}
+
+/// Sort-key prefix of every row chunk of a domain.
+pub fn report_days_prefix(domain: Uuid) -> String {
+    format!("REPDAY#{domain}#")
 }
 
 /// Sort-key bounds of a domain's rows from day `from` to day `to` (both `yyyy-mm-dd`,

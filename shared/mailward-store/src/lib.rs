@@ -15,6 +15,7 @@ pub mod billing;
 pub mod candidates;
 pub mod dkim_keys;
 pub mod dns_connections;
+pub mod domain_data;
 pub mod domains;
 pub mod exports;
 pub mod failure_reports;

@@ -140,6 +140,17 @@ fn global_entries(item: &Item, org: Uuid) -> Result<Vec<(String, String)>, Store
 /// the purge repeatable. Returns how many partition items were removed.
 pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError> {
     let items = query_all(store, Query::partition(keys::org_pk(id))).await?;
+    // Each domain's own partition (current domains and deleted ones not yet emptied).
+    for item in &items {
+        let domain = item
+            .sk
+            .strip_prefix(keys::DOMAIN_PREFIX)
+            .or_else(|| item.sk.strip_prefix(keys::DOMAIN_GONE_PREFIX))
+            .and_then(|rest| Uuid::parse_str(rest).ok());
+        if let Some(domain) = domain {
+            super::domain_data::purge_partition(store, id, domain).await?;
+        }
+    }
     let mut deletes: Vec<(String, String)> = Vec::with_capacity(items.len() * 2);
     for item in &items {
         if item.sk == keys::ORG_META {

@@ -57,7 +57,7 @@ impl OutboxEvent {
 
     /// The write that records this event in the outbox.
     pub fn write_op(&self) -> Result<WriteOp, StoreError> {
-        let shard = u32::from(self.org_id.as_bytes()[0]) % keys::OUTBOX_SHARDS;
+        let shard = keys::outbox_shard(&self.id);
         let millis = self.created.unix_timestamp_nanos() / 1_000_000;
         Ok(WriteOp::Put {
             item: Item::new(

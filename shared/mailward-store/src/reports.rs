@@ -1,9 +1,10 @@
-//! Imported reports and their daily per-source rows, in the organization's partition. A report
+//! Imported reports and their daily per-source rows, in the domain's partition
+//! ([`crate::domain_data`]). A report
 //! is written as its rows first (idempotent puts: the same report always produces the same
 //! items) and its report item last, so the report item marks a complete import and a crash
 //! half-way is repaired by importing again.
 
-use super::{decode, encode, keys, row_chunks};
+use super::{decode, domain_data, encode, keys, row_chunks};
 use mailward_domain::reports::{DayTotal, ReportKind, SourceDay, StoredReport};
 use mailward_domain::sources::ForwardingType;
 use mailward_domain::store::{
@@ -31,12 +32,8 @@ pub async fn get(
     kind: ReportKind,
     key: &str,
 ) -> Result<Option<StoredReport>, StoreError> {
-    store
-        .get(
-            &keys::org_pk(org),
-            &keys::report_sk(domain, kind_str(kind), key),
-            true,
-        )
+    let sk = keys::report_sk(domain, kind_str(kind), key);
+    domain_data::get(store, org, domain, &sk, true)
         .await?
         .map(|item| decode(&item))
         .transpose()
@@ -53,8 +50,9 @@ pub async fn row_deletes(
     for day in spread.days() {
         let first = keys::report_day_sk(report.domain_id, &day_string(*day), &report.key, 0);
         let prefix = first.trim_end_matches("0000");
-        let query = Query::partition(keys::org_pk(report.org_id)).prefix(prefix);
-        for item in query_all(store, query).await? {
+        let found =
+            domain_data::query_prefix(store, report.org_id, report.domain_id, prefix.to_owned());
+        for item in found.await? {
             ops.push(WriteOp::Delete {
                 pk: item.pk,
                 sk: item.sk,
@@ -78,7 +76,7 @@ pub fn day_ops(
         .map(|(i, chunk)| {
             Ok(WriteOp::Put {
                 item: Item::new(
-                    keys::org_pk(report.org_id),
+                    keys::domain_pk(report.org_id, report.domain_id),
                     keys::report_day_sk(report.domain_id, &day, &report.key, i),
                     row_chunks::encode(chunk)?,
                 ),
@@ -93,7 +91,7 @@ pub fn day_ops(
 pub fn report_op(report: &StoredReport, replacing: bool) -> Result<WriteOp, StoreError> {
     Ok(WriteOp::Put {
         item: Item::new(
-            keys::org_pk(report.org_id),
+            keys::domain_pk(report.org_id, report.domain_id),
             keys::report_sk(report.domain_id, kind_str(report.kind), &report.key),
             encode(report)?,
         ),
@@ -113,14 +111,11 @@ pub async fn list(
     org: Uuid,
     domain: Uuid,
 ) -> Result<Vec<StoredReport>, StoreError> {
-    query_all(
-        store,
-        Query::partition(keys::org_pk(org)).prefix(keys::reports_prefix(domain)),
-    )
-    .await?
-    .iter()
-    .map(decode)
-    .collect()
+    domain_data::query_prefix(store, org, domain, keys::reports_prefix(domain))
+        .await?
+        .iter()
+        .map(decode)
+        .collect()
 }
 
 /// Most forwarding addresses kept per domain (the item stays far below 400 KB).
@@ -132,8 +127,7 @@ pub async fn forwarders(
     org: Uuid,
     domain: Uuid,
 ) -> Result<BTreeMap<String, ForwardingType>, StoreError> {
-    store
-        .get(&keys::org_pk(org), &keys::forwarders_sk(domain), false)
+    domain_data::get(store, org, domain, &keys::forwarders_sk(domain), false)
         .await?
         .map(|i| decode(&i))
         .transpose()
@@ -155,7 +149,7 @@ pub fn forwarders_op(
     }
     Ok(Some(WriteOp::Put {
         item: Item::new(
-            keys::org_pk(org),
+            keys::domain_pk(org, domain),
             keys::forwarders_sk(domain),
             encode(&kept)?,
         ),
@@ -221,10 +215,8 @@ async fn for_each_chunk(
     mut each: impl FnMut(&str, &str, Vec<SourceDay>),
 ) -> Result<(), StoreError> {
     let (lo, hi) = keys::report_days_between(domain, &day_string(from), &day_string(to));
-    let mut query = Query::partition(keys::org_pk(org));
-    query.sort = SortKey::Between(lo, hi);
-    let prefix_len = keys::report_days_between(domain, "", "").0.len() - 1;
-    for item in query_all(store, query).await? {
+    let prefix_len = keys::report_days_prefix(domain).len();
+    for item in domain_data::query(store, org, domain, SortKey::Between(lo, hi)).await? {
         let rest = item.sk.get(prefix_len..).unwrap_or_default();
         let day = rest.get(..10).unwrap_or_default();
         let key = rest
@@ -286,21 +278,19 @@ pub async fn watchers(store: &dyn ItemStore, name: &str) -> Result<Vec<(Uuid, Uu
         .collect())
 }
 
-/// The write of a domain's total of one day (unconditional: it is recomputed from the rows).
-pub fn day_total_op(
+/// The item of a domain's total of one day (put unconditionally, with `ItemStore::put_all`: it
+/// is recomputed from the rows).
+pub fn day_total_item(
     org: Uuid,
     domain: Uuid,
     day: &str,
     total: &DayTotal,
-) -> Result<WriteOp, StoreError> {
-    Ok(WriteOp::Put {
-        item: Item::new(
-            keys::org_pk(org),
-            keys::report_total_sk(domain, day),
-            encode(total)?,
-        ),
-        condition: Condition::None,
-    })
+) -> Result<Item, StoreError> {
+    Ok(Item::new(
+        keys::domain_pk(org, domain),
+        keys::report_total_sk(domain, day),
+        encode(total)?,
+    ))
 }
 
 /// A domain's day totals from `from` to `to` (inclusive), by day (`yyyy-mm-dd`).
@@ -312,12 +302,11 @@ pub async fn day_totals_between(
     to: time::Date,
 ) -> Result<Vec<(String, DayTotal)>, StoreError> {
     let prefix = keys::report_total_sk(domain, "");
-    let mut query = Query::partition(keys::org_pk(org));
-    query.sort = SortKey::Between(
+    let between = SortKey::Between(
         format!("{prefix}{}", day_string(from)),
         format!("{prefix}{}", day_string(to)),
     );
-    query_all(store, query)
+    domain_data::query(store, org, domain, between)
         .await?
         .iter()
         .map(|item| {

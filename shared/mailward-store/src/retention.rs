@@ -2,6 +2,9 @@
 //! before a day, DNS snapshots before an instant (each type's latest always kept), activity
 //! entries before an instant, and the deletes themselves ([`delete_all`]).
 //!
+//! A domain's report data and snapshots are read from its own partition (`crate::domain_data`;
+//! the daily job moves what an older version left in the organization's partition first).
+//!
 //! Every function only *finds* items; [`delete_all`] removes them, unconditionally and a few
 //! at a time, so a run that stops half-way is finished by the next one.
 
@@ -41,7 +44,7 @@ pub async fn report_data_before(
     domain: Uuid,
     keep_from: Date,
 ) -> Result<Vec<ItemKey>, StoreError> {
-    let pk = keys::org_pk(org);
+    let pk = keys::domain_pk(org, domain);
     let Some(last_gone) = keep_from.previous_day() else {
         return Ok(Vec::new());
     };
@@ -87,7 +90,7 @@ pub async fn tls_reports_before(
     domain: Uuid,
     keep_from: Date,
 ) -> Result<Vec<ItemKey>, StoreError> {
-    let pk = keys::org_pk(org);
+    let pk = keys::domain_pk(org, domain);
     ended_before(
         store,
         &pk,
@@ -111,7 +114,8 @@ pub async fn snapshots_before(
         .iter()
         .map(|s| s.id)
         .collect();
-    let query = Query::partition(keys::org_pk(org)).prefix(keys::snapshot_prefix(domain, None));
+    let query =
+        Query::partition(keys::domain_pk(org, domain)).prefix(keys::snapshot_prefix(domain, None));
     let mut out = Vec::new();
     for item in query_all(store, query).await? {
         let snapshot: Snapshot = decode(&item)?;

@@ -1,10 +1,10 @@
-//! A domain's senders (SPEC §2.6 DomainSource) in the organization's partition, and the
+//! A domain's senders (SPEC §2.6 DomainSource) in the domain's partition ([`crate::domain_data`]), and the
 //! reverse-DNS cache of source IPs shared by every organization (a PTR name is public data).
 
 use super::Versioned;
-use super::{decode, encode, keys};
+use super::{decode, domain_data, encode, keys};
 use mailward_domain::senders::DomainSource;
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use mailward_domain::store::{Condition, Item, ItemStore, StoreError, WriteOp};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -17,19 +17,16 @@ pub async fn list(
     org: Uuid,
     domain: Uuid,
 ) -> Result<Vec<Versioned<DomainSource>>, StoreError> {
-    query_all(
-        store,
-        Query::partition(keys::org_pk(org)).prefix(keys::senders_prefix(domain)),
-    )
-    .await?
-    .iter()
-    .map(|item| {
-        Ok(Versioned {
-            value: decode(item)?,
-            version: item.version,
+    domain_data::query_prefix(store, org, domain, keys::senders_prefix(domain))
+        .await?
+        .iter()
+        .map(|item| {
+            Ok(Versioned {
+                value: decode(item)?,
+                version: item.version,
+            })
         })
-    })
-    .collect()
+        .collect()
 }
 
 /// One sender of a domain.
@@ -39,8 +36,7 @@ pub async fn get(
     domain: Uuid,
     id: Uuid,
 ) -> Result<Option<Versioned<DomainSource>>, StoreError> {
-    store
-        .get(&keys::org_pk(org), &keys::sender_sk(domain, id), true)
+    domain_data::get(store, org, domain, &keys::sender_sk(domain, id), true)
         .await?
         .map(|item| {
             Ok(Versioned {
@@ -55,7 +51,7 @@ pub async fn get(
 pub fn save_op(source: &DomainSource, version: Option<u64>) -> Result<WriteOp, StoreError> {
     Ok(WriteOp::Put {
         item: Item::new(
-            keys::org_pk(source.org_id),
+            keys::domain_pk(source.org_id, source.domain_id),
             keys::sender_sk(source.domain_id, source.id),
             encode(source)?,
         )

@@ -1,9 +1,10 @@
-//! DNS snapshots: one item per record type and change, in the organization's partition, written
+//! DNS snapshots: one item per record type and change, in the domain's partition
+//! ([`crate::domain_data`]), written
 //! by the sweep only when the values differ from the type's latest snapshot.
 
-use super::{decode, encode, keys};
+use super::{decode, domain_data, encode, keys};
 use mailward_domain::snapshots::Snapshot;
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use mailward_domain::store::{Condition, Item, ItemStore, StoreError, WriteOp};
 use uuid::Uuid;
 
 /// The write that records a new snapshot and moves the type's "latest" marker.
@@ -17,12 +18,16 @@ pub fn record_ops(org: Uuid, snapshot: &Snapshot) -> Result<Vec<WriteOp>, StoreE
     );
     Ok(vec![
         WriteOp::Put {
-            item: Item::new(keys::org_pk(org), sk, encode(snapshot)?),
+            item: Item::new(
+                keys::domain_pk(org, snapshot.domain_id),
+                sk,
+                encode(snapshot)?,
+            ),
             condition: Condition::NotExists,
         },
         WriteOp::Put {
             item: Item::new(
-                keys::org_pk(org),
+                keys::domain_pk(org, snapshot.domain_id),
                 keys::snapshot_latest_sk(snapshot.domain_id, &snapshot.record_type),
                 encode(snapshot)?,
             ),
@@ -37,14 +42,11 @@ pub async fn latest(
     org: Uuid,
     domain: Uuid,
 ) -> Result<Vec<Snapshot>, StoreError> {
-    query_all(
-        store,
-        Query::partition(keys::org_pk(org)).prefix(keys::snapshot_latest_prefix(domain)),
-    )
-    .await?
-    .iter()
-    .map(decode)
-    .collect()
+    domain_data::query_prefix(store, org, domain, keys::snapshot_latest_prefix(domain))
+        .await?
+        .iter()
+        .map(decode)
+        .collect()
 }
 
 /// Every snapshot of a domain (optionally one type), oldest first.
@@ -54,9 +56,11 @@ pub async fn list(
     domain: Uuid,
     record_type: Option<&str>,
 ) -> Result<Vec<Snapshot>, StoreError> {
-    query_all(
+    domain_data::query_prefix(
         store,
-        Query::partition(keys::org_pk(org)).prefix(keys::snapshot_prefix(domain, record_type)),
+        org,
+        domain,
+        keys::snapshot_prefix(domain, record_type),
     )
     .await?
     .iter()
@@ -76,7 +80,7 @@ pub async fn delete_ops_for_domain(
         keys::snapshot_prefix(domain, None),
         keys::snapshot_latest_prefix(domain),
     ] {
-        let items = query_all(store, Query::partition(keys::org_pk(org)).prefix(prefix)).await?;
+        let items = domain_data::query_prefix(store, org, domain, prefix).await?;
         ops.extend(items.into_iter().map(|item| WriteOp::Delete {
             pk: item.pk,
             sk: item.sk,

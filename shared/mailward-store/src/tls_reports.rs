@@ -1,9 +1,10 @@
-//! A domain's TLS reports (RFC 8460) in the organization's partition. The item is written in
+//! A domain's TLS reports (RFC 8460) in the domain's partition
+//! ([`crate::domain_data`]). The item is written in
 //! the same commit batch as the report's identity item, before it, so a report marked imported
 //! always has its details.
 
-use super::{decode, encode, keys};
-use mailward_domain::store::{Condition, Item, ItemStore, Query, StoreError, WriteOp, query_all};
+use super::{decode, domain_data, encode, keys};
+use mailward_domain::store::{Condition, Item, ItemStore, StoreError, WriteOp};
 use mailward_domain::tls_reports::StoredTlsReport;
 use uuid::Uuid;
 
@@ -11,7 +12,7 @@ use uuid::Uuid;
 pub fn put_op(report: &StoredTlsReport) -> Result<WriteOp, StoreError> {
     Ok(WriteOp::Put {
         item: Item::new(
-            keys::org_pk(report.org_id),
+            keys::domain_pk(report.org_id, report.domain_id),
             keys::tls_report_sk(report.domain_id, report.id),
             encode(report)?,
         ),
@@ -25,14 +26,11 @@ pub async fn list(
     org: Uuid,
     domain: Uuid,
 ) -> Result<Vec<StoredTlsReport>, StoreError> {
-    query_all(
-        store,
-        Query::partition(keys::org_pk(org)).prefix(keys::tls_reports_prefix(domain)),
-    )
-    .await?
-    .iter()
-    .map(decode)
-    .collect()
+    domain_data::query_prefix(store, org, domain, keys::tls_reports_prefix(domain))
+        .await?
+        .iter()
+        .map(decode)
+        .collect()
 }
 
 /// One TLS report of a domain.
@@ -42,8 +40,7 @@ pub async fn get(
     domain: Uuid,
     id: Uuid,
 ) -> Result<Option<StoredTlsReport>, StoreError> {
-    store
-        .get(&keys::org_pk(org), &keys::tls_report_sk(domain, id), true)
+    domain_data::get(store, org, domain, &keys::tls_report_sk(domain, id), true)
         .await?
         .map(|item| decode(&item))
         .transpose()

@@ -272,12 +272,9 @@ pub async fn identify_domain(
         .map(|s| (s.value.id, s))
         .collect();
     let now = app.clock.now();
-    for chunk in day_total_ops(app, org, domain_id, (from, today), &rows)
-        .await?
-        .chunks(25)
-    {
-        store.transact(chunk.to_vec()).await?;
-    }
+    // Unconditional puts recomputed from the rows: one bulk write, not transactions.
+    let totals = day_totals(app, org, domain_id, (from, today), &rows).await?;
+    store.put_all(totals).await?;
     let (ops, all) = next_senders(
         accs,
         existing,
@@ -410,7 +407,7 @@ fn next_senders(
             || old.value.ignore_dkim;
         if !decided {
             ops.push(mailward_domain::store::WriteOp::Delete {
-                pk: mailward_store::keys::org_pk(org),
+                pk: mailward_store::keys::domain_pk(org, domain_id),
                 sk: mailward_store::keys::sender_sk(domain_id, id),
                 condition: mailward_domain::store::Condition::Version(old.version),
             });
@@ -434,15 +431,12 @@ async fn save_senders(
     domain_id: Uuid,
     ops: Vec<mailward_domain::store::WriteOp>,
 ) -> Result<(), ServiceError> {
-    for chunk in ops.chunks(25) {
-        match app.store.transact(chunk.to_vec()).await {
-            Ok(()) => {}
-            // A person moved a sender meanwhile: their write stands; the next run refreshes it.
-            Err(e) if e.is_conflict() => {
-                tracing::debug!(domain.id = %domain_id, "a sender changed during identification");
-            }
-            Err(e) => return Err(e.into()),
-        }
+    // Each sender on its own: a person who moved one meanwhile keeps their write (the next
+    // run refreshes that one), and every other sender is still saved.
+    let applied = app.store.write_each(ops).await?;
+    let lost = applied.iter().filter(|a| !**a).count();
+    if lost > 0 {
+        tracing::debug!(domain.id = %domain_id, senders = lost, "senders changed during identification");
     }
     Ok(())
 }
@@ -647,14 +641,14 @@ fn merged(
     next
 }
 
-/// Writes of the domain's day totals that differ from what the rows sum to.
-async fn day_total_ops(
+/// The domain's day totals that differ from what the rows sum to, as items to put.
+async fn day_totals(
     app: &AppState,
     org: Uuid,
     domain_id: Uuid,
     (from, to): (Date, Date),
     rows: &[(String, mailward_domain::reports::SourceDay)],
-) -> Result<Vec<mailward_domain::store::WriteOp>, ServiceError> {
+) -> Result<Vec<mailward_domain::store::Item>, ServiceError> {
     let mut totals: BTreeMap<&str, DayTotal> = BTreeMap::new();
     for (day, row) in rows {
         totals.entry(day.as_str()).or_default().add(row);
@@ -668,7 +662,7 @@ async fn day_total_ops(
         .into_iter()
         .filter(|(day, total)| stored.get(*day) != Some(total))
         .map(|(day, total)| {
-            Ok(mailward_store::reports::day_total_op(
+            Ok(mailward_store::reports::day_total_item(
                 org, domain_id, day, &total,
             )?)
         })

@@ -163,8 +163,28 @@ fn rfc3339(t: i64) -> Option<String> {
         .ok()
 }
 
-/// Commits writes in transactions of a bounded size.
+/// Commits writes: unconditional puts (row chunks, idempotent: the report's mark written after
+/// them is what makes an import complete) as one non-atomic bulk write, billed once per item on
+/// DynamoDB and retried item by item when the partition is throttled; anything else in
+/// transactions of a bounded size.
 async fn commit_all(app: &AppState, ops: Vec<WriteOp>) -> Result<(), ServiceError> {
+    let (puts, ops): (Vec<_>, Vec<_>) = ops.into_iter().partition(|op| {
+        matches!(
+            op,
+            WriteOp::Put {
+                condition: mailward_domain::store::Condition::None,
+                ..
+            }
+        )
+    });
+    let items = puts
+        .into_iter()
+        .filter_map(|op| match op {
+            WriteOp::Put { item, .. } => Some(item),
+            _ => None,
+        })
+        .collect();
+    app.store.put_all(items).await?;
     let mut batch = Vec::with_capacity(OPS_PER_COMMIT);
     for op in ops {
         batch.push(op);

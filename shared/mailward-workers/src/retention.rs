@@ -13,6 +13,10 @@
 //! | failure reports | 7 days free, 30 paid, by their item TTL (`mailward_domain::failure_reports`) |
 //! | webhook delivery records | 30 days (SPEC §8.2), by their item TTL |
 //!
+//! Each organization's pass is also the migration job of the per-domain partitions
+//! (`mailward_store::domain_data`): it first moves what an older version wrote into the
+//! organization's partition, and empties the partitions of deleted domains.
+//!
 //! [`coordinate`] queues one [`RetentionJob`] per organization and removes old raw deliveries
 //! (they are shared by every organization a report is addressed to); [`apply`] is one
 //! organization's pass. Both are idempotent: a pass that stops half-way is finished by the next.
@@ -21,7 +25,7 @@ use mailward_app::AppState;
 pub use mailward_app::jobs::RetentionJob;
 use mailward_domain::model::OrgState;
 use mailward_domain::reports::day_string;
-use mailward_store::{domains, orgs, retention};
+use mailward_store::{domain_data, domains, orgs, retention};
 use time::Duration;
 use uuid::Uuid;
 
@@ -46,6 +50,11 @@ pub struct Removed {
     pub snapshots: usize,
     /// Activity log items (entries and their references).
     pub activity_items: usize,
+    /// Items an older version left in the organization's partition, moved into their domain's
+    /// (`mailward_store::domain_data`: this pass is that layout's migration job).
+    pub moved_items: usize,
+    /// Items of deleted domains' partitions.
+    pub gone_items: usize,
 }
 
 /// Queues every organization's pass and removes raw deliveries past their age. Returns how
@@ -84,6 +93,8 @@ pub async fn run_now(state: &AppState) -> anyhow::Result<(Removed, usize)> {
         total.tls_reports += removed.tls_reports;
         total.snapshots += removed.snapshots;
         total.activity_items += removed.activity_items;
+        total.moved_items += removed.moved_items;
+        total.gone_items += removed.gone_items;
     }
     let exports = remove_older(
         state,
@@ -109,7 +120,9 @@ pub async fn apply(state: &AppState, org: Uuid) -> anyhow::Result<Removed> {
     let keep_from = now.date() - Duration::days(ent.retention_days);
     let window_start = now - Duration::days(ent.retention_days);
     let mut removed = Removed::default();
+    removed.gone_items += domain_data::purge_gone(store, org).await?;
     for domain in domains::list(store, org).await? {
+        removed.moved_items += domain_data::migrate_domain(store, org, domain.id).await?;
         let rows = retention::report_data_before(store, org, domain.id, keep_from).await?;
         removed.report_items += retention::delete_all(store, rows).await?;
         let tls = retention::tls_reports_before(store, org, domain.id, keep_from).await?;

@@ -18,26 +18,98 @@ pub const BATCH_CONCURRENCY: usize = 8;
 /// Batches [`sweep_now`] runs at once (as a pool of queue workers would).
 pub const PARALLEL_BATCHES: usize = 10;
 
-/// Finds every due domain and enqueues batches. Returns how many domains were enqueued.
+/// Write units a second the sweep may spend on one organization's partition key: half of
+/// DynamoDB's 1,000 per key, the rest left to people's changes and report imports. Every
+/// evaluation writes the domain's item there (its claim, then its commit), and a first
+/// evaluation also opens the domain's tasks with their activity entries.
+pub const ORG_UNITS_PER_SECOND: u32 = 500;
+
+/// Write units one evaluation costs the organization's key (measured with
+/// `tests/api/api/write_load.rs`, which fails if either grows past these; 4 and 28 measured):
+/// a steady one rewrites the domain item twice (claim and commit, about 2 KB each), a first
+/// one also opens its tasks with their activity entries.
+pub const STEADY_UNITS: u32 = 5;
+/// See [`STEADY_UNITS`].
+pub const FIRST_UNITS: u32 = 30;
+
+/// Seconds of one coordinator pass an organization's batches are spread over (under the
+/// sweep's 5-minute period, so no batch is still waiting when the next pass starts). What does
+/// not fit stays due and goes in the next pass: 500 units a second over 270 s is 27,000 steady
+/// evaluations (a 10,000-domain organization swept every 5 minutes fits), or 4,500 first ones.
+pub const PASS_SECONDS: u32 = 270;
+
+/// Splits due domains into batches with their delay in seconds: each organization's domains
+/// spread so that no second holds more than [`ORG_UNITS_PER_SECOND`] of its evaluations'
+/// units, over at most [`PASS_SECONDS`]; the domains of one second of every organization are
+/// packed together in batches of [`BATCH_SIZE`]. Returns the batches and how many domains were
+/// left for the next pass.
+pub fn plan_batches(due: Vec<domains::Due>) -> (Vec<(u64, SweepBatch)>, usize) {
+    let mut by_org: std::collections::BTreeMap<Uuid, Vec<domains::Due>> = Default::default();
+    for d in due {
+        by_org.entry(d.org).or_default().push(d);
+    }
+    let mut by_second: std::collections::BTreeMap<u32, Vec<(Uuid, Uuid)>> = Default::default();
+    let mut deferred = 0;
+    for domains in by_org.into_values() {
+        let (mut second, mut spent) = (0, 0);
+        for d in domains {
+            let cost = if d.first { FIRST_UNITS } else { STEADY_UNITS };
+            if spent + cost > ORG_UNITS_PER_SECOND {
+                (second, spent) = (second + 1, 0);
+            }
+            if second >= PASS_SECONDS {
+                deferred += 1;
+                continue;
+            }
+            spent += cost;
+            by_second.entry(second).or_default().push((d.org, d.id));
+        }
+    }
+    let batches = by_second
+        .into_iter()
+        .flat_map(|(second, domains)| {
+            domains
+                .chunks(BATCH_SIZE)
+                .map(|chunk| {
+                    let batch = SweepBatch {
+                        domains: chunk.to_vec(),
+                    };
+                    (u64::from(second), batch)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    (batches, deferred)
+}
+
+/// Finds every due domain and enqueues batches, each organization's paced by
+/// [`plan_batches`]. Returns how many domains were enqueued.
 pub async fn coordinate(state: &AppState) -> anyhow::Result<usize> {
     let now = state.clock.unix();
-    let mut enqueued = 0;
+    let mut due_all = Vec::new();
     for shard in 0..keys::SWEEP_SHARDS {
         let mut cursor = None;
         loop {
             let (due, next) =
-                domains::due(state.store.as_ref(), shard, now, BATCH_SIZE, cursor).await?;
-            if !due.is_empty() {
-                enqueued += due.len();
-                mailward_services::job::enqueue(state, &SweepBatch { domains: due }, 0).await?;
-            }
+                domains::due_domains(state.store.as_ref(), shard, now, 500, cursor).await?;
+            due_all.extend(due);
             match next {
                 Some(c) => cursor = Some(c),
                 None => break,
             }
         }
     }
-    tracing::info!(sweep.enqueued = enqueued, "sweep coordinated");
+    let (batches, deferred) = plan_batches(due_all);
+    let mut enqueued = 0;
+    for (delay, batch) in batches {
+        enqueued += batch.domains.len();
+        mailward_services::job::enqueue(state, &batch, delay).await?;
+    }
+    tracing::info!(
+        sweep.enqueued = enqueued,
+        sweep.deferred = deferred,
+        "sweep coordinated"
+    );
     // The report mailboxes organizations connected ride on the sweep's schedule. A failure
     // costs a poll, never the sweep.
     match crate::mailboxes::coordinate(state).await {
@@ -223,5 +295,79 @@ pub async fn sweep_by_hand(
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         pending = busy.into_iter().map(|(domain, _)| domain).collect();
         first_pass = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn due(org: u128, id: u128, first: bool) -> domains::Due {
+        domains::Due {
+            org: Uuid::from_u128(org),
+            id: Uuid::from_u128(id),
+            first,
+        }
+    }
+
+    /// Units each organization spends in each second of the plan.
+    fn units(plan: &[(u64, SweepBatch)], first: &[Uuid]) -> HashMap<(Uuid, u64), u32> {
+        let mut spent: HashMap<(Uuid, u64), u32> = HashMap::new();
+        for (delay, batch) in plan {
+            for (org, id) in &batch.domains {
+                let cost = if first.contains(id) {
+                    FIRST_UNITS
+                } else {
+                    STEADY_UNITS
+                };
+                *spent.entry((*org, *delay)).or_default() += cost;
+            }
+        }
+        spent
+    }
+    use std::collections::HashMap;
+
+    #[test]
+    fn each_organization_is_paced_and_small_ones_share_batches() {
+        let mut list: Vec<_> = (0..1_000).map(|i| due(1, i, false)).collect();
+        list.extend((0..30).map(|i| due(100 + i, 10_000 + i, false)));
+        let (plan, deferred) = plan_batches(list);
+        assert_eq!(deferred, 0);
+        assert!(plan.iter().all(|(_, b)| b.domains.len() <= BATCH_SIZE));
+        let planned: usize = plan.iter().map(|(_, b)| b.domains.len()).sum();
+        assert_eq!(planned, 1_030, "every domain planned once");
+        assert!(
+            units(&plan, &[])
+                .values()
+                .all(|u| *u <= ORG_UNITS_PER_SECOND)
+        );
+        // 1,000 steady evaluations at 50 a second: 20 seconds.
+        let per_second = ORG_UNITS_PER_SECOND / STEADY_UNITS;
+        assert_eq!(
+            plan.iter().map(|(d, _)| *d).max(),
+            Some(u64::from(1_000 / per_second - 1))
+        );
+        // The 30 one-domain organizations ride in the first second's batches, not 30 batches.
+        let first: usize = plan.iter().filter(|(d, _)| *d == 0).count();
+        assert_eq!(first, (per_second as usize + 30).div_ceil(BATCH_SIZE));
+    }
+
+    #[test]
+    fn first_evaluations_cost_more_and_what_does_not_fit_waits_for_the_next_pass() {
+        let list: Vec<_> = (0..20_000).map(|i| due(1, i, i % 2 == 0)).collect();
+        let firsts: Vec<Uuid> = list.iter().filter(|d| d.first).map(|d| d.id).collect();
+        let (plan, deferred) = plan_batches(list);
+        assert!(
+            units(&plan, &firsts)
+                .values()
+                .all(|u| *u <= ORG_UNITS_PER_SECOND)
+        );
+        assert_eq!(
+            plan.iter().map(|(d, _)| *d).max(),
+            Some(u64::from(PASS_SECONDS - 1))
+        );
+        let planned: usize = plan.iter().map(|(_, b)| b.domains.len()).sum();
+        assert!(deferred > 0);
+        assert_eq!(planned + deferred, 20_000);
     }
 }

@@ -971,7 +971,7 @@ async fn deleting_a_domain_deletes_its_snapshots_even_past_one_transaction() {
             ] {
                 count += query_all(
                     store.as_ref(),
-                    Query::partition(keys::org_pk(org)).prefix(prefix),
+                    Query::partition(keys::domain_pk(org, domain)).prefix(prefix),
                 )
                 .await
                 .unwrap()

@@ -49,10 +49,16 @@ fn tls(app: &TestApp, domain: &str, id: &str, days_ago: i64) -> Vec<u8> {
 }
 
 /// How many items of the organization's partition start with `prefix`.
+/// Items under `prefix`: in the organization's partition, or in a domain's own when the prefix
+/// names one (`KIND#<domain id>#`).
 async fn count(app: &TestApp, org: &SignedUp, prefix: &str) -> usize {
+    let pk = match prefix.split('#').nth(1).map(uuid::Uuid::parse_str) {
+        Some(Ok(domain)) => format!("ORG#{}#D#{domain}", org.org_id),
+        _ => format!("ORG#{}", org.org_id),
+    };
     query_all(
         app.stack.state.store.as_ref(),
-        Query::partition(format!("ORG#{}", org.org_id)).prefix(prefix),
+        Query::partition(pk).prefix(prefix),
     )
     .await
     .unwrap()

@@ -28,11 +28,122 @@ pub async fn store_conformance(store: Arc<dyn ItemStore>, clock: Arc<ManualClock
     transaction_applies_all_ops(&*store).await;
     transaction_that_fails_changes_nothing(&*store).await;
     transaction_rejects_duplicate_keys(&*store).await;
+    put_all_writes_more_than_one_batch_and_replaces(&*store).await;
+    write_each_applies_every_op_whose_condition_holds(&*store).await;
+    a_single_op_transaction_keeps_the_transaction_contract(&*store).await;
     counters_are_atomic_under_concurrency(Arc::clone(&store)).await;
     racing_conditional_puts_have_exactly_one_winner(Arc::clone(&store)).await;
     expired_items_are_invisible(&*store, &clock).await;
     expired_counters_restart(&*store, &clock).await;
     scan_walks_every_live_item_once(&*store, &clock).await;
+}
+
+/// `put_all` writes 60 items (more than one DynamoDB batch of 25), replaces what was there
+/// (versions and expiry as given), and refuses two puts of one key.
+async fn put_all_writes_more_than_one_batch_and_replaces(store: &dyn ItemStore) {
+    let pk = unique("BULK");
+    store
+        .put(item(&pk, "S005", "old").with_version(9), Condition::None)
+        .await
+        .unwrap();
+    let items: Vec<Item> = (0..60)
+        .map(|i| item(&pk, &format!("S{i:03}"), &format!("v{i}")).with_version(2))
+        .collect();
+    store.put_all(items).await.unwrap();
+    let found = query_all(store, Query::partition(pk.clone()))
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 60);
+    assert!(
+        found
+            .iter()
+            .enumerate()
+            .all(|(i, it)| it.sk == format!("S{i:03}")
+                && it.data == format!("v{i}").into_bytes()
+                && it.version == 2)
+    );
+    store.put_all(Vec::new()).await.unwrap();
+    let twice = vec![item(&pk, "DUP", "a"), item(&pk, "DUP", "b")];
+    assert!(matches!(
+        store.put_all(twice).await,
+        Err(StoreError::Invalid(_))
+    ));
+}
+
+/// `write_each` skips only the ops whose condition fails and says which applied.
+async fn write_each_applies_every_op_whose_condition_holds(store: &dyn ItemStore) {
+    let pk = unique("EACH");
+    store
+        .put(item(&pk, "TAKEN", "x").with_version(3), Condition::None)
+        .await
+        .unwrap();
+    store
+        .put(item(&pk, "GONE", "x"), Condition::None)
+        .await
+        .unwrap();
+    let applied = store
+        .write_each(vec![
+            WriteOp::Put {
+                item: item(&pk, "NEW", "n"),
+                condition: Condition::NotExists,
+            },
+            WriteOp::Put {
+                item: item(&pk, "TAKEN", "lost").with_version(2),
+                condition: Condition::Version(1),
+            },
+            WriteOp::Delete {
+                pk: pk.clone(),
+                sk: "GONE".into(),
+                condition: Condition::Exists,
+            },
+            WriteOp::Put {
+                item: item(&pk, "ALSO", "a"),
+                condition: Condition::None,
+            },
+        ])
+        .await
+        .unwrap();
+    assert_eq!(applied, [true, false, true, true]);
+    let taken = store.get(&pk, "TAKEN", true).await.unwrap().unwrap();
+    assert_eq!((taken.data, taken.version), (b"x".to_vec(), 3));
+    assert!(store.get(&pk, "GONE", true).await.unwrap().is_none());
+    assert!(store.get(&pk, "ALSO", true).await.unwrap().is_some());
+    assert!(store.write_each(Vec::new()).await.unwrap().is_empty());
+}
+
+/// A transaction of one put or one delete (which an adapter may send as a plain conditional
+/// write) fails as a transaction does: cancelled at op 0, nothing written.
+async fn a_single_op_transaction_keeps_the_transaction_contract(store: &dyn ItemStore) {
+    let pk = unique("ONE");
+    let put = |body: &str| WriteOp::Put {
+        item: item(&pk, "A", body),
+        condition: Condition::NotExists,
+    };
+    store.transact(vec![put("first")]).await.unwrap();
+    assert!(matches!(
+        store.transact(vec![put("second")]).await,
+        Err(StoreError::TransactionCanceled { failed: Some(0) })
+    ));
+    assert_eq!(
+        store.get(&pk, "A", true).await.unwrap().unwrap().data,
+        b"first".to_vec()
+    );
+    let delete = |condition| WriteOp::Delete {
+        pk: pk.clone(),
+        sk: "A".into(),
+        condition,
+    };
+    assert!(matches!(
+        store.transact(vec![delete(Condition::Version(7))]).await,
+        Err(StoreError::TransactionCanceled { failed: Some(0) })
+    ));
+    store
+        .transact(vec![delete(Condition::Exists)])
+        .await
+        .unwrap();
+    assert!(store.get(&pk, "A", true).await.unwrap().is_none());
+    // Deleting what is not there, unconditionally, is no failure.
+    store.transact(vec![delete(Condition::None)]).await.unwrap();
 }
 
 /// A scan in small pages finds every live item exactly once, and no expired one.

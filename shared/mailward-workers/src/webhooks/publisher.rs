@@ -70,13 +70,17 @@ pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Res
 /// then deletes its row. A crash between the two republishes the event: receivers may see a
 /// duplicate with the same id, never a lost event. Returns how many events were published.
 pub async fn drain_outbox(state: &AppState, max_per_shard: usize) -> anyhow::Result<usize> {
-    let mut published = 0;
+    let mut waiting = Vec::new();
     for shard in 0..keys::OUTBOX_SHARDS {
-        for pending in outbox::pending(state.store.as_ref(), shard, max_per_shard).await? {
-            publish_event(state, &pending.event).await?;
-            outbox::remove(state.store.as_ref(), &pending).await?;
-            published += 1;
-        }
+        waiting.extend(outbox::pending(state.store.as_ref(), shard, max_per_shard).await?);
+    }
+    // In the order they committed, across shards (an event's shard follows its id).
+    waiting.sort_by_key(|p| p.event.created);
+    let mut published = 0;
+    for pending in waiting {
+        publish_event(state, &pending.event).await?;
+        outbox::remove(state.store.as_ref(), &pending).await?;
+        published += 1;
     }
     Ok(published)
 }
