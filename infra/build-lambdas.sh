@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
 # Release build of every Lambda in template.yaml for arm64 (Graviton, provided.al2023).
-# Not part of CI: one `cargo lambda build` per function, so a clean build of all fifteen takes
-# about 45 minutes on two cores (measured for issue 42: 7 of 14 in 23 minutes); one function
-# alone, about 10.
+# One `cargo lambda build` for all of them, so every crate they share is compiled once (figures
+# in the README, "Build: every Lambda function at once").
 #
 #   infra/build-lambdas.sh                   build every function -> target/lambda/<binary>/bootstrap
 #   infra/build-lambdas.sh --bin api-public  build only the named function(s) (repeatable)
-#   infra/build-lambdas.sh --sam             then run `sam build` (-> .aws-sam/build, ready for sam deploy)
+#   infra/build-lambdas.sh --sam             then stage them for `sam deploy` (-> .aws-sam/build)
 #
 # Tools: cargo-lambda (with the ziglang wheel for cross-linking) and the AWS SAM CLI, installed
-# from PyPI into ./.venv-deploy. They must share one venv: cargo-lambda finds zig through the first
-# `python3` on PATH, which is SAM's when SAM drives the build.
+# from PyPI into ./.venv-deploy. They share one venv: cargo-lambda finds zig through the first
+# `python3` on PATH.
 #
 # The function list is read from template.yaml (`BuildProperties: Binary: <name>`), so a new
-# function only needs its template block. Each binary is built with exactly the command
-# `sam build` runs (`cargo lambda build --release --arm64 --bin <name>`), so `sam build` afterwards
-# reuses the artifacts instead of rebuilding.
+# function only needs its template block. `--sam` writes what `sam build` would
+# (.aws-sam/build/template.yaml with each function's CodeUri pointing at its own folder holding
+# its bootstrap) without running `sam build`: that runs one cargo invocation per function, each
+# resolving the features of its own dependency graph, so it would compile most shared crates
+# again for every function. `sam deploy` reads .aws-sam/build/template.yaml as it would after
+# `sam build`. Features that differ between functions (axum's multipart, mailward-workers' pdf)
+# are unified in the one build; each binary still links only the code it reaches.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT=$PWD
 
-usage() { sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 RUN_SAM=0
 ONLY=()
@@ -82,10 +85,12 @@ else
 fi
 
 start=$SECONDS
+BIN_ARGS=()
 for bin in "${BINARIES[@]}"; do
-    echo "==> cargo lambda build --release --arm64 --bin $bin"
-    cargo lambda build --release --arm64 --bin "$bin"
+    BIN_ARGS+=(--bin "$bin")
 done
+echo "==> cargo lambda build --profile lambda --arm64 ${BIN_ARGS[*]}"
+cargo lambda build --profile lambda --arm64 "${BIN_ARGS[@]}"
 echo "==> built in $((SECONDS - start)) s:"
 # cargo-lambda writes under the cargo target directory, wherever CARGO_TARGET_DIR puts it.
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -94,7 +99,27 @@ for bin in "${BINARIES[@]}"; do
 done
 
 if ((RUN_SAM)); then
-    echo "==> sam build"
-    sam build < /dev/null
+    echo "==> staging .aws-sam/build for sam deploy"
+    rm -rf .aws-sam/build
+    mkdir -p .aws-sam/build
+    python3 - "$TARGET_DIR" <<'PY'
+import pathlib, re, shutil, sys
+target = pathlib.Path(sys.argv[1])
+out = pathlib.Path(".aws-sam/build")
+lines, binary, staged = [], None, []
+for line in pathlib.Path("template.yaml").read_text().splitlines(keepends=True):
+    found = re.match(r"\s+Binary:\s*([A-Za-z0-9_-]+)\s*$", line)
+    if found:
+        binary = found.group(1)
+    elif binary and re.match(r"\s+CodeUri:\s*\.\s*$", line):
+        line = line.replace(".", binary, 1)
+        (out / binary).mkdir()
+        shutil.copy2(target / "lambda" / binary / "bootstrap", out / binary / "bootstrap")
+        staged.append(binary)
+        binary = None
+    lines.append(line)
+(out / "template.yaml").write_text("".join(lines))
+print(f"    {len(staged)} functions staged: {' '.join(staged)}")
+PY
     echo "==> next: sam deploy --guided   (first time; afterwards: sam deploy)"
 fi
