@@ -63,9 +63,20 @@ pub async fn query(
     mailward_domain::store::query_all(store, new).await
 }
 
-/// The first item of a query (is anything there?).
-async fn first_of(store: &dyn ItemStore, query: Query) -> Result<Option<Item>, StoreError> {
-    Ok(store.query(query.limit(1)).await?.items.into_iter().next())
+/// The first live item of a query (is anything there?). A page may come back empty with a
+/// cursor (DynamoDB applies the limit before filtering out expired items), so it pages on.
+async fn first_of(store: &dyn ItemStore, mut query: Query) -> Result<Option<Item>, StoreError> {
+    query = query.limit(1);
+    loop {
+        let page = store.query(query.clone()).await?;
+        if let Some(item) = page.items.into_iter().next() {
+            return Ok(Some(item));
+        }
+        match page.cursor {
+            Some(cursor) => query.cursor = Some(cursor),
+            None => return Ok(None),
+        }
+    }
 }
 
 /// The domain's items whose sort key starts with `prefix`.
