@@ -271,6 +271,9 @@ impl TestApp {
         // Tests run the sweep explicitly (`mailward_workers::sweep::sweep_now`), so a new
         // domain is not evaluated behind their back either (one test turns it back on).
         settings.sweep_interval = None;
+        // An organization purge's final pass right after the first (`org_purge` tests the
+        // delay itself).
+        settings.purge_final_pass_delay = Some(Duration::ZERO);
         settings.reconcile_interval = None;
         settings.retention_interval = None;
         settings.evaluate_new_domains = false;

@@ -75,7 +75,8 @@ pub async fn get_webhook_endpoint(
 #[utoipa::path(post, path = "/webhook-endpoints/{id}", tag = "webhooks", request_body = UpdateWebhookEndpointRequest,
     params(("id" = uuid::Uuid, Path, description = "Endpoint id")),
     description = "Administrators or read-write keys. Setting `status` to `ENABLED` re-enables a \
-`DISABLED` or `AUTO_DISABLED` endpoint and clears its failure counter. A concurrent update answers 409.",
+`DISABLED` or `AUTO_DISABLED` endpoint and clears its failure counter; it receives the events that \
+occur from then on, not those of the time it was disabled. A concurrent update answers 409.",
     security(("api_key" = []), ("session" = [])),
     responses((status = 200, body = WebhookEndpoint), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn update_webhook_endpoint(

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 mod audits;
 mod ingest;
+mod msp;
 mod pages;
 
 #[derive(Parser)]
@@ -63,6 +64,11 @@ enum Command {
         /// Latency the DNS server adds to every answer, in milliseconds.
         #[arg(long, default_value_t = 20)]
         latency_ms: u64,
+        /// Serve the domains from NSD (Debian's `nsd`, a real authoritative server) behind the
+        /// fixture's relay, which adds the latency: one parent zone holding every domain's
+        /// records, instead of a zone per domain in the in-process server.
+        #[arg(long)]
+        nsd: bool,
     },
     /// Twenty audits started at once against one alone, through a DNS server with injected
     /// latency.
@@ -151,6 +157,28 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         requests: usize,
     },
+    /// Reads of a big MSP organization (many domains in groups, a year of reports for some)
+    /// at p99 with concurrent clients, and each read's DynamoDB requests and units.
+    Msp {
+        /// Domains of the organization.
+        #[arg(long, default_value_t = 10_000)]
+        domains: usize,
+        /// Groups the domains are spread over.
+        #[arg(long, default_value_t = 200)]
+        groups: usize,
+        /// Domains with a year of daily reports.
+        #[arg(long, default_value_t = 1_000)]
+        report_domains: usize,
+        /// Days of reports each.
+        #[arg(long, default_value_t = 365)]
+        days: usize,
+        /// Requests per route.
+        #[arg(long, default_value_t = 2_000)]
+        requests: usize,
+        /// Clients at once.
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+    },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
         /// Path to the function binary (e.g. target/release/api-public).
@@ -191,7 +219,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Sweep {
             domains,
             latency_ms,
-        } => sweep(domains, latency_ms).await,
+            nsd,
+        } => sweep(domains, latency_ms, nsd).await,
         Command::Ingest {
             records,
             dir,
@@ -240,6 +269,24 @@ async fn main() -> anyhow::Result<()> {
             days,
             requests,
         } => pages::run(domains, days, requests).await,
+        Command::Msp {
+            domains,
+            groups,
+            report_domains,
+            days,
+            requests,
+            concurrency,
+        } => {
+            msp::run(msp::Shape {
+                domains,
+                groups,
+                report_domains,
+                days,
+                requests,
+                concurrency,
+            })
+            .await
+        }
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
         Command::Ipdata { lookups, cache } => ipdata(lookups, &cache).await,
     }
@@ -467,9 +514,9 @@ fn peak_rss_mib() -> f64 {
     status_kib("VmHWM:") / 1024.0
 }
 
-async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
+async fn sweep(count: usize, latency_ms: u64, nsd: bool) -> anyhow::Result<()> {
     use mailward_api_tests::TestApp;
-    use mailward_dns_fixture::{Fault, FixtureServer, Scope, Zone};
+    use mailward_dns_fixture::{Backend, Fault, FixtureServer, Scope, Zone};
     let app = TestApp::start_with(|s| {
         s.publish_outbox = false;
     })
@@ -493,22 +540,38 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
     let state = app.stack.state.clone();
     // One zone per domain, as in real DNS (and a negative answer from a zone of 30,000 records
     // costs the fixture's in-memory handler a scan of them all).
-    let mut zones = vec![
-        Zone::new("test"),
-        Zone::new("bench.test")
-            .mx("@", 10, "mx.bench.test.")
-            .a("mx", "192.0.2.1"),
-    ];
+    let mut parent = Zone::new("bench.test")
+        .mx("@", 10, "mx.bench.test.")
+        .a("mx", "192.0.2.1");
+    let mut zones = vec![Zone::new("test")];
     for domain in &domains {
         let rua = domain.monitoring_email(&state.config.report_domain);
-        zones.push(
-            Zone::new(&domain.url)
-                .txt("@", "v=spf1 mx -all")
-                .mx("@", 10, "mx.bench.test.")
-                .txt("_dmarc", &format!("v=DMARC1; p=none; rua=mailto:{rua}")),
-        );
+        let dmarc = format!("v=DMARC1; p=none; rua=mailto:{rua}");
+        if nsd {
+            // NSD: every domain's records in the parent zone (NSD indexes them; one zone file of
+            // 300,000 records loads in seconds, 100,000 zone files would not).
+            let label = domain.url.trim_end_matches(".bench.test");
+            parent = parent
+                .txt(label, "v=spf1 mx -all")
+                .mx(label, 10, "mx.bench.test.")
+                .txt(&format!("_dmarc.{label}"), &dmarc);
+        } else {
+            zones.push(
+                Zone::new(&domain.url)
+                    .txt("@", "v=spf1 mx -all")
+                    .mx("@", 10, "mx.bench.test.")
+                    .txt("_dmarc", &dmarc),
+            );
+        }
     }
-    let dns = FixtureServer::start(zones)
+    zones.push(parent);
+    let backend = if nsd {
+        Backend::Nsd
+    } else {
+        Backend::InProcess
+    };
+    let localhost = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    let dns = FixtureServer::start_with(backend, localhost, zones)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     dns.set_query_log(false);
@@ -559,7 +622,12 @@ async fn sweep(count: usize, latency_ms: u64) -> anyhow::Result<()> {
             .filter(|d| d.monitoring_status == mailward_domain::domain::MonitoringStatus::Setup)
             .count();
         println!(
-            "sweep, {pass}: {swept} domains ({setup} in setup) through a DNS server adding {latency_ms} ms per answer: {:.1} s, {:.0} domains/s, {} DNS queries ({:.0} per domain), peak RSS {:.0} MiB",
+            "sweep, {pass}: {swept} domains ({setup} in setup) through {} adding {latency_ms} ms per answer: {:.1} s, {:.0} domains/s, {} DNS queries ({:.0} per domain), peak RSS {:.0} MiB (this process)",
+            if nsd {
+                "NSD behind the fixture's relay"
+            } else {
+                "the in-process DNS fixture"
+            },
             elapsed.as_secs_f64(),
             swept as f64 / elapsed.as_secs_f64(),
             dns.query_count(),

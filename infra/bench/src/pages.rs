@@ -14,7 +14,7 @@ use crate::{ms, percentile};
 use mailward_api_tests::TestApp;
 use std::time::{Duration, Instant};
 
-fn report(domain: &str, day_start: i64, i: usize) -> Vec<u8> {
+pub(crate) fn report(domain: &str, day_start: i64, i: usize) -> Vec<u8> {
     format!(
         "<feedback><report_metadata><org_name>Receiver</org_name><report_id>b-{domain}-{i}</report_id>\
 <date_range><begin>{day_start}</begin><end>{}</end></date_range></report_metadata>\

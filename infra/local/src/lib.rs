@@ -87,6 +87,9 @@ pub struct Settings {
     /// Period of the monitoring sweep (also each domain's re-check interval); `None` disables
     /// the periodic sweep (tests run it explicitly).
     pub sweep_interval: Option<Duration>,
+    /// Delay of an organization purge's final pass (`None`: the configuration's, 15 minutes or
+    /// `MAILWARD_PURGE_FINAL_PASS_DELAY`).
+    pub purge_final_pass_delay: Option<Duration>,
     /// Period of the hosted-record reconciliation (`None`: not scheduled; tests run it).
     pub reconcile_interval: Option<Duration>,
     /// Period of the data lifecycle (`mailward_workers::retention`; daily, `None`: not
@@ -257,6 +260,7 @@ impl Settings {
             dns_cache_ttl_cap: None,
             dns_concurrency: None,
             sweep_interval: Some(Duration::from_secs(300)),
+            purge_final_pass_delay: None,
             reconcile_interval: Some(Duration::from_secs(
                 mailward_workers::reconcile::PERIOD_SECS,
             )),
@@ -399,6 +403,9 @@ pub fn assemble(
     config.role_trust_probe = settings.role_trust_probe;
     if let Some(interval) = settings.sweep_interval {
         config.sweep_interval_secs = interval.as_secs().max(1);
+    }
+    if let Some(delay) = settings.purge_final_pass_delay {
+        config.purge_final_pass_delay_secs = delay.as_secs().min(900);
     }
     config.dkim_full_probe_interval_secs = settings.dkim_full_probe_interval.as_secs().max(1);
     if let Some(list) = &settings.public_resolvers {

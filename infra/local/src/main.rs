@@ -232,6 +232,16 @@ struct Cli {
         global = true
     )]
     sweep_interval: u64,
+    /// How long after an organization purge's first pass its final pass runs, in seconds (it
+    /// removes what jobs already running at the first pass wrote; at most 900).
+    #[arg(
+        long,
+        env = "MAILWARD_PURGE_FINAL_PASS_DELAY",
+        default_value_t = mailward_services::config::DEFAULT_PURGE_FINAL_PASS_DELAY_SECS,
+        global = true,
+        value_parser = clap::value_parser!(u64).range(0..=900)
+    )]
+    purge_final_pass_delay: u64,
     /// How often the sweep probes each domain's whole DKIM selector catalogue, in seconds (in
     /// between it re-checks only the selectors found before).
     #[arg(
@@ -463,6 +473,7 @@ async fn main() -> anyhow::Result<()> {
     settings.nameserver_port = cli.nameserver_port;
     settings.public_resolvers = cli.public_resolvers.clone();
     settings.sweep_interval = Some(Duration::from_secs(cli.sweep_interval.max(1)));
+    settings.purge_final_pass_delay = Some(Duration::from_secs(cli.purge_final_pass_delay));
     settings.dkim_full_probe_interval = Duration::from_secs(cli.dkim_full_probe_interval.max(1));
     settings.pending_grace = Duration::from_secs(cli.pending_grace);
     settings.task_event_delay = Duration::from_secs(cli.task_event_delay);

@@ -199,6 +199,10 @@ pub struct Config {
     /// would serve any organization that names the role. Off only against an emulator whose
     /// STS evaluates no trust policy (moto).
     pub role_trust_probe: bool,
+    /// How long after an organization purge's first pass its final pass runs
+    /// (`MAILWARD_PURGE_FINAL_PASS_DELAY`, default 900: longer than any queued job runs, the
+    /// most SQS can delay a message). The smoke test shortens it on the local stack.
+    pub purge_final_pass_delay_secs: u64,
     /// How often each domain is re-evaluated by the sweep.
     pub sweep_interval_secs: u64,
     /// How often the sweep probes a domain's whole DKIM selector catalogue; in between it
@@ -330,6 +334,10 @@ pub fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
     }
 }
 
+/// Default delay of an organization purge's final pass: the longest a queued job runs (the
+/// worker's 300-second timeout) three times over, and the most SQS can delay a message.
+pub const DEFAULT_PURGE_FINAL_PASS_DELAY_SECS: u64 = 900;
+
 /// Reads a duration setting in seconds (`300` or `300s`).
 pub fn parse_secs(name: &str, value: &str) -> Result<u64, String> {
     value
@@ -443,6 +451,7 @@ impl Config {
             hosted_zone: "hosted.mailward.local".into(),
             aws_account_id: None,
             role_trust_probe: true,
+            purge_final_pass_delay_secs: DEFAULT_PURGE_FINAL_PASS_DELAY_SECS,
             sweep_interval_secs: 300,
             dkim_full_probe_interval_secs: 86_400,
             sweep_dns_in_flight: mailward_dns::ResolverSettings::default().max_concurrency / 2,
@@ -463,6 +472,15 @@ impl Config {
                 ..Default::default()
             },
         }
+    }
+
+    /// `MAILWARD_PURGE_FINAL_PASS_DELAY`, at most 900 seconds (SQS's longest delay).
+    fn purge_override(&mut self) -> Result<(), String> {
+        if let Ok(value) = std::env::var("MAILWARD_PURGE_FINAL_PASS_DELAY") {
+            self.purge_final_pass_delay_secs =
+                parse_secs("MAILWARD_PURGE_FINAL_PASS_DELAY", &value)?.min(900);
+        }
+        Ok(())
     }
 
     /// Applies `MAILWARD_RATE_<SCOPE>`, `MAILWARD_SIGNUP_CODES_PER_HOUR`,
@@ -497,6 +515,7 @@ impl Config {
             self.dkim_full_probe_interval_secs =
                 parse_secs("MAILWARD_DKIM_FULL_PROBE_INTERVAL", &value)?;
         }
+        self.purge_override()?;
         if let Ok(value) = std::env::var("MAILWARD_SWEEP_INTERVAL") {
             self.sweep_interval_secs = parse_secs("MAILWARD_SWEEP_INTERVAL", &value)?;
         }

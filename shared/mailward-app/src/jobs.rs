@@ -377,6 +377,11 @@ pub const DELETE_ORGANIZATION: &str = "delete_organization";
 pub struct DeleteOrganization {
     /// The organization to purge.
     pub org_id: Uuid,
+    /// The second pass, queued by the first one `Config::purge_final_pass_delay_secs` later
+    /// (15 minutes by default): it removes what jobs already running at the first pass wrote,
+    /// then the organization record.
+    #[serde(default)]
+    pub final_pass: bool,
 }
 
 impl Job for DeleteOrganization {

@@ -33,10 +33,24 @@ pub struct WebhookEndpoint {
     pub api_version: String,
     /// Failed delivery attempts since the last success, across events.
     pub consecutive_failures: u32,
+    /// When the endpoint last became `ENABLED` (creation or re-enabling); it receives the events
+    /// that occurred from then on. Absent on endpoints written before it existed: `created_at`.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub enabled_since: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
+}
+
+impl WebhookEndpoint {
+    /// Whether an event that occurred at `event_created` is for this endpoint: it is enabled and
+    /// was already enabled when the event occurred (an event of the time it was disabled is not
+    /// delivered once it is enabled again).
+    pub fn receives_at(&self, event_created: OffsetDateTime) -> bool {
+        self.status == EndpointStatus::Enabled
+            && self.enabled_since.unwrap_or(self.created_at) <= event_created
+    }
 }
 
 /// Consecutive failed attempts after which an endpoint is auto-disabled (SPEC §6.4).
@@ -74,4 +88,44 @@ pub struct DeliveryAttempt {
     pub next_retry_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    fn endpoint(status: EndpointStatus, since: Option<OffsetDateTime>) -> WebhookEndpoint {
+        WebhookEndpoint {
+            id: Uuid::nil(),
+            org_id: Uuid::nil(),
+            url: "https://hooks.example.com/".into(),
+            description: None,
+            enabled_events: vec![],
+            status,
+            sealed_secret: String::new(),
+            secret_last_four: String::new(),
+            api_version: String::new(),
+            consecutive_failures: 0,
+            enabled_since: since,
+            created_at: datetime!(2026-01-01 00:00 UTC),
+            updated_at: datetime!(2026-01-01 00:00 UTC),
+        }
+    }
+
+    #[test]
+    fn an_endpoint_receives_what_occurred_while_it_was_enabled() {
+        let before = datetime!(2026-03-01 11:59 UTC);
+        let since = datetime!(2026-03-01 12:00 UTC);
+        let after = datetime!(2026-03-01 12:01 UTC);
+        let e = endpoint(EndpointStatus::Enabled, Some(since));
+        assert!(!e.receives_at(before), "occurred while it was disabled");
+        assert!(e.receives_at(since) && e.receives_at(after));
+        assert!(!endpoint(EndpointStatus::AutoDisabled, Some(since)).receives_at(after));
+        assert!(!endpoint(EndpointStatus::Disabled, Some(since)).receives_at(after));
+        // Written before the field existed: enabled since its creation.
+        let old = endpoint(EndpointStatus::Enabled, None);
+        assert!(old.receives_at(before));
+        assert!(!old.receives_at(datetime!(2025-12-31 23:59 UTC)));
+    }
 }

@@ -528,7 +528,16 @@ pub async fn begin_deletion(
     org.state = OrgState::Deleting;
     org.updated_at = app.clock.now();
     let version = orgs::save(app.store.as_ref(), &org, previous, entry).await?;
-    if let Err(e) = crate::job::enqueue(app, &DeleteOrganization { org_id: id }, 0).await {
+    if let Err(e) = crate::job::enqueue(
+        app,
+        &DeleteOrganization {
+            org_id: id,
+            final_pass: false,
+        },
+        0,
+    )
+    .await
+    {
         // No purge is queued (a queue outage): undo the mark rather than leave the
         // organization locked out with its data kept, and answer 503 so the caller retries.
         org.state = OrgState::Active;

@@ -138,7 +138,17 @@ fn global_entries(item: &Item, org: Uuid) -> Result<Vec<(String, String)>, Store
 /// Removes every item of an organization's partition and the global items that point into it
 /// ([`global_entries`]), then the organization record itself last, so a crash half-way leaves
 /// the purge repeatable. Returns how many partition items were removed.
-pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError> {
+///
+/// With `keep_record`, the organization record stays (still `deleting`) with a
+/// `DOMAINGONE#<domain>` note per domain, written before anything is deleted: a job that was
+/// already running when the purge began may still write into a domain's partition, and the
+/// final pass, run once no such job can still be running, finds those partitions again through
+/// the notes and removes the record last.
+pub async fn purge(
+    store: &dyn ItemStore,
+    id: Uuid,
+    keep_record: bool,
+) -> Result<usize, StoreError> {
     let items = query_all(store, Query::partition(keys::org_pk(id))).await?;
     // Each domain's own partition (current domains and deleted ones not yet emptied).
     for item in &items {
@@ -151,9 +161,21 @@ pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError>
             super::domain_data::purge_partition(store, id, domain).await?;
         }
     }
+    let kept = |sk: &str| {
+        sk == keys::ORG_META || (keep_record && sk.starts_with(keys::DOMAIN_GONE_PREFIX))
+    };
+    if keep_record {
+        let notes: Vec<Item> = items
+            .iter()
+            .filter_map(|item| item.sk.strip_prefix(keys::DOMAIN_PREFIX))
+            .filter_map(|rest| Uuid::parse_str(rest).ok())
+            .map(|domain| Item::new(keys::org_pk(id), keys::domain_gone_sk(domain), Vec::new()))
+            .collect();
+        store.put_all(notes).await?;
+    }
     let mut deletes: Vec<(String, String)> = Vec::with_capacity(items.len() * 2);
     for item in &items {
-        if item.sk == keys::ORG_META {
+        if kept(&item.sk) {
             continue;
         }
         // Lookups first: once the partition item is gone, nothing finds them any more.
@@ -162,12 +184,15 @@ pub async fn purge(store: &dyn ItemStore, id: Uuid) -> Result<usize, StoreError>
     super::retention::delete_all(store, deletes).await?;
     let own: Vec<(String, String)> = items
         .iter()
-        .filter(|item| item.sk != keys::ORG_META)
+        .filter(|item| !kept(&item.sk))
         .map(|item| (item.pk.clone(), item.sk.clone()))
         .collect();
+    let removed = own.len();
     super::retention::delete_all(store, own).await?;
-    store
-        .delete(&keys::org_pk(id), keys::ORG_META, Condition::None)
-        .await?;
-    Ok(items.len())
+    if !keep_record {
+        store
+            .delete(&keys::org_pk(id), keys::ORG_META, Condition::None)
+            .await?;
+    }
+    Ok(removed)
 }

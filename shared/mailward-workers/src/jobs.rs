@@ -65,7 +65,7 @@ pub trait Work: Job {
 
 impl Work for DeleteOrganization {
     async fn run(self, state: &AppState) -> anyhow::Result<()> {
-        crate::purge::delete_organization(state, self.org_id).await
+        crate::purge::delete_organization(state, self.org_id, self.final_pass).await
     }
 }
 

@@ -13,14 +13,27 @@
 //!    organization record last;
 //! 5. its objects: support attachments, export archives, and the raw deliveries of its
 //!    reports that no organization watching the same name still needs.
+//!
+//! It runs twice. A job already running when the purge begins (a sender identification doing
+//! its reverse-DNS lookups, for one) may write after the first pass; jobs that start later see
+//! the organization `deleting` or its domains gone and write nothing. So the first pass keeps
+//! the organization record and a note per domain, and queues the final pass
+//! `Config::purge_final_pass_delay_secs` later (15 minutes: longer than any job runs), which
+//! repeats every step and removes the record last.
 
 use mailward_app::AppState;
+use mailward_app::jobs::DeleteOrganization;
 use mailward_domain::model::OrgState;
 use mailward_store::{domains, orgs, reports, retention};
 use uuid::Uuid;
 
-/// Purges an organization marked `deleting`; anything else is left alone.
-pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Result<()> {
+/// Purges an organization marked `deleting`; anything else is left alone. The first pass
+/// queues the final one.
+pub async fn delete_organization(
+    state: &AppState,
+    org_id: Uuid,
+    final_pass: bool,
+) -> anyhow::Result<()> {
     let store = state.store.as_ref();
     let Some(org) = orgs::get(store, org_id).await? else {
         return Ok(());
@@ -58,9 +71,18 @@ pub async fn delete_organization(state: &AppState, org_id: Uuid) -> anyhow::Resu
     let mut outside = retention::people_of(store, org_id).await?;
     outside.extend(retention::outbox_of(store, org_id).await?);
     retention::delete_all(store, outside).await?;
-    let items = orgs::purge(store, org_id).await?;
+    if !final_pass {
+        // Queued before anything is removed: a queue outage fails this pass, which is retried.
+        let next = DeleteOrganization {
+            org_id,
+            final_pass: true,
+        };
+        let delay = state.config.purge_final_pass_delay_secs;
+        mailward_services::job::enqueue(state, &next, delay).await?;
+    }
+    let items = orgs::purge(store, org_id, !final_pass).await?;
     let objects = remove_objects(state, org_id, raw).await?;
-    tracing::info!(org.id = %org_id, items, objects, "organization purged");
+    tracing::info!(org.id = %org_id, items, objects, final_pass, "organization purged");
     Ok(())
 }
 

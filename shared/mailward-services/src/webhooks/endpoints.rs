@@ -157,6 +157,7 @@ pub async fn create(
         secret_last_four: last_four(&secret),
         api_version: caller.version.as_str().into(),
         consecutive_failures: 0,
+        enabled_since: Some(now),
         created_at: now,
         updated_at: now,
     };
@@ -204,6 +205,9 @@ pub async fn update(
     }
     match input.status {
         Some(SettableStatus::Enabled) => {
+            if endpoint.status != EndpointStatus::Enabled {
+                endpoint.enabled_since = Some(app.clock.now());
+            }
             endpoint.status = EndpointStatus::Enabled;
             endpoint.consecutive_failures = 0;
         }

@@ -2,7 +2,6 @@
 
 use super::delivery::DeliveryJob;
 use mailward_domain::events::is_subscribed;
-use mailward_domain::webhooks::EndpointStatus;
 use mailward_services::state::AppState;
 use mailward_store::outbox::{self, OutboxEvent};
 use mailward_store::{keys, webhooks};
@@ -48,7 +47,7 @@ pub async fn publish_event(state: &AppState, event: &OutboxEvent) -> anyhow::Res
     for endpoint in endpoints {
         let wanted = is_subscribed(&endpoint.enabled_events, &event.event_type)
             || routed.contains(&endpoint.id);
-        if endpoint.status != EndpointStatus::Enabled || !wanted {
+        if !endpoint.receives_at(event.created) || !wanted {
             continue;
         }
         let job = DeliveryJob {
