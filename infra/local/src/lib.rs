@@ -768,8 +768,13 @@ async fn queue_worker(
     }
 }
 
-/// Publishes outbox events until shutdown (the local stand-in for DynamoDB Streams).
+/// Publishes outbox events until shutdown (the local stand-in for DynamoDB Streams). A drain
+/// reads every outbox shard (32 queries); while nothing comes, the wait between drains doubles
+/// from `idle` up to 100 ms (or `idle`, if longer), so an idle stack on DynamoDB (moto in the
+/// tests) is not asked 1,600 queries a second.
 async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Receiver<bool>) {
+    let longest = idle.max(Duration::from_millis(100));
+    let mut quiet: u32 = 0;
     loop {
         if *stop.borrow() {
             return;
@@ -783,10 +788,14 @@ async fn outbox_publisher(state: AppState, idle: Duration, mut stop: watch::Rece
             }
         };
         if published == 0 {
+            let wait = idle.saturating_mul(1 << quiet.min(3)).min(longest);
+            quiet = quiet.saturating_add(1);
             tokio::select! {
-                _ = tokio::time::sleep(idle) => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = stop.changed() => {}
             }
+        } else {
+            quiet = 0;
         }
     }
 }
