@@ -43,30 +43,14 @@ pub struct Shape {
 
 /// Runs the benchmark.
 pub async fn run(shape: Shape) -> anyhow::Result<()> {
-    use mailward_services::config::Scope;
-    let dns = mailward_dns_fixture::FixtureServer::start(vec![
-        mailward_dns_fixture::Zone::new("msp-bench.example")
-            .ns("@", "ns1.msp-bench.example.")
-            .mx("@", 10, "mx.msp-bench.example."),
-    ])
-    .await?;
-    let addr = dns.addr().to_string();
     let counter = Counter::default();
     let wrap_counter = counter.clone();
-    let app = TestApp::start_with(move |s| {
-        s.dns = Some(addr);
-        for scope in [Scope::Global, Scope::ApiKey] {
-            s.rate_limits
-                .push((scope, "1000000000/60".parse().expect("a limit")));
-        }
-        s.wrap_ports = Some(mailward_local_stack::PortWrapper(Arc::new(move |ports| {
-            mailward_local_stack::Ports {
-                store: Arc::new(CountingStore::new(ports.store, &wrap_counter)),
-                queue: ports.queue,
-            }
-        })));
-    })
-    .await;
+    let wrap =
+        mailward_local_stack::PortWrapper(Arc::new(move |ports| mailward_local_stack::Ports {
+            store: Arc::new(CountingStore::new(ports.store, &wrap_counter)),
+            queue: ports.queue,
+        }));
+    let (dns, app) = crate::pages::bench_stack("msp-bench.example", Some(wrap)).await?;
     let org = app.sign_up("msp@bench.example", "MSP Bench").await;
     let subscription = app.subscribe(&org, "msp").await;
     anyhow::ensure!(

@@ -35,25 +35,10 @@ pub(crate) fn report(domain: &str, day_start: i64, i: usize) -> Vec<u8> {
 /// Runs the benchmark: `domains` domains, `days` days of reports each, `requests` requests per
 /// page.
 pub async fn run(domains: usize, days: usize, requests: usize) -> anyhow::Result<()> {
-    use mailward_services::config::Scope;
     // A DNS server on loopback for the domains' zone: the domain page reads the records
     // guidance from live DNS (uncached, as `GET /domains/{id}/dns-records` does), so its figure
     // is ours plus this server's answer time, not a customer's DNS latency.
-    let dns = mailward_dns_fixture::FixtureServer::start(vec![
-        mailward_dns_fixture::Zone::new("pages-bench.example")
-            .ns("@", "ns1.pages-bench.example.")
-            .mx("@", 10, "mx.pages-bench.example."),
-    ])
-    .await?;
-    let addr = dns.addr().to_string();
-    let app = TestApp::start_with(move |s| {
-        s.dns = Some(addr);
-        for scope in [Scope::Global, Scope::ApiKey] {
-            s.rate_limits
-                .push((scope, "1000000000/60".parse().expect("a limit")));
-        }
-    })
-    .await;
+    let (_dns, app) = bench_stack("pages-bench.example", None).await?;
     let org = app.sign_up("pages@bench.example", "Pages Bench").await;
     let org_id: uuid::Uuid = org.org_id.parse()?;
     let names: Vec<String> = (0..domains)
@@ -173,6 +158,33 @@ pub async fn run(domains: usize, days: usize, requests: usize) -> anyhow::Result
         );
     }
     Ok(())
+}
+
+/// A stack for a read benchmark: the zone `apex` (NS and MX) on a loopback DNS server the stack
+/// resolves through, no rate limit in the way, and `wrap` in front of its ports. The DNS server
+/// stops when dropped.
+pub(crate) async fn bench_stack(
+    apex: &str,
+    wrap: Option<mailward_local_stack::PortWrapper>,
+) -> anyhow::Result<(mailward_dns_fixture::FixtureServer, TestApp)> {
+    use mailward_services::config::Scope;
+    let dns = mailward_dns_fixture::FixtureServer::start(vec![
+        mailward_dns_fixture::Zone::new(apex)
+            .ns("@", &format!("ns1.{apex}."))
+            .mx("@", 10, &format!("mx.{apex}.")),
+    ])
+    .await?;
+    let addr = dns.addr().to_string();
+    let app = TestApp::start_with(move |s| {
+        s.dns = Some(addr);
+        for scope in [Scope::Global, Scope::ApiKey] {
+            s.rate_limits
+                .push((scope, "1000000000/60".parse().expect("a limit")));
+        }
+        s.wrap_ports = wrap;
+    })
+    .await;
+    Ok((dns, app))
 }
 
 /// The path of a page's `i`th request.
