@@ -77,20 +77,38 @@ async fn a_jobs_batch_reports_exactly_the_job_that_failed() {
         "only the failed job is retried; the early one was sent again, the garbage discarded"
     );
 
-    // The due job ran: the organization is gone.
+    // The due job ran its first pass: the record stays (deleting) until the final pass.
     let org = s.org_id.parse().unwrap();
-    let left = mailward_store::orgs::get(lambda.state.store.as_ref(), org).await;
-    assert!(left.unwrap().is_none(), "the purge ran");
-    // The early job went back on the queue with SQS's longest delay; the garbage did not.
+    let store = lambda.state.store.as_ref();
+    let left = mailward_store::orgs::get(store, org).await.unwrap();
+    let left = left.expect("the first pass keeps the record");
+    assert_eq!(left.value.state, mailward_domain::model::OrgState::Deleting);
+    // The early job went back on the queue with SQS's longest delay, beside the purge's final
+    // pass (queued 900 s later); the garbage did not.
     assert!(lambda.drain(QueueName::Jobs).await.is_empty());
     lambda.clock.advance(time::Duration::seconds(900));
     let early: Value = serde_json::from_str(event["Records"][1]["body"].as_str().unwrap()).unwrap();
     let again = lambda.drain(QueueName::Jobs).await;
-    let again: Vec<Value> = again
+    let mut again: Vec<Value> = again
         .iter()
         .map(|body| serde_json::from_str(body).expect("only envelopes were sent"))
         .collect();
+    let last = again
+        .iter()
+        .position(|job| job["job"] == "delete_organization")
+        .expect("the final pass was queued");
+    let last = again.remove(last);
+    assert_eq!(last["data"]["final_pass"], true, "{last}");
     assert_eq!(again, vec![early]);
+
+    // The final pass, delivered in a batch of its own, removes the record.
+    let mut event = fixture("sqs-jobs-batch.json");
+    event["Records"] = json!([event["Records"][0].clone()]);
+    event["Records"][0]["body"] = json!(last.to_string());
+    let response = invoke(&lambda, &event).await;
+    assert_eq!(response, json!({"batchItemFailures": []}));
+    let left = mailward_store::orgs::get(store, org).await.unwrap();
+    assert!(left.is_none(), "the final pass removed the record");
 }
 
 #[tokio::test]
