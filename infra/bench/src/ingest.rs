@@ -307,7 +307,7 @@ async fn watched_state(
     };
     let domain =
         mailward_domain::domain::Domain::new(uuid::Uuid::new_v4(), org.id, DOMAIN.into(), now);
-    let mut ops = vec![mailward_store::orgs::create_op(&org)?];
+    let mut ops = mailward_store::orgs::create_ops(&org)?;
     ops.extend(mailward_store::domains::create_ops(&domain)?);
     state.store.transact(ops).await?;
     Ok((

@@ -19,6 +19,7 @@ pub mod dns;
 pub mod dns_connections;
 pub mod dns_providers;
 pub mod domain;
+pub mod domain_list;
 pub mod email;
 pub mod events;
 pub mod failure_reports;

@@ -12,7 +12,8 @@ use mailward_api_types::admin::{
     UpdateGroupRequest,
 };
 use mailward_domain::admin::Group;
-use mailward_domain::domain::{Domain, Policy};
+use mailward_domain::domain::Policy;
+use mailward_domain::domain_list::DomainCard;
 use mailward_domain::events::types::{GROUP_CREATED, GROUP_DELETED, GROUP_UPDATED};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, accounts, domains, groups};
@@ -52,7 +53,7 @@ fn validate_external(
 }
 
 /// The figures of a group's domains.
-fn figures(domains: &[&Domain]) -> GroupDomains {
+fn figures(domains: &[&DomainCard]) -> GroupDomains {
     let count = domains.len();
     let enforced = domains
         .iter()
@@ -73,11 +74,9 @@ fn figures(domains: &[&Domain]) -> GroupDomains {
     };
     let mut window = mailward_domain::domain::ReportFigures::default();
     for d in domains {
-        if let Some(f) = &d.report_figures {
-            window.volume += f.volume;
-            window.counted += f.counted;
-            window.dmarc_pass += f.dmarc_pass;
-        }
+        window.volume += d.volume();
+        window.counted += d.counted();
+        window.dmarc_pass += d.dmarc_pass();
     }
     GroupDomains {
         count: count as u64,
@@ -93,7 +92,7 @@ pub fn view_of(group: &Group) -> GroupView {
     view(group, None)
 }
 
-fn view(group: &Group, domains: Option<&[Domain]>) -> GroupView {
+fn view(group: &Group, domains: Option<&[DomainCard]>) -> GroupView {
     GroupView {
         id: group.id,
         name: group.name.clone(),
@@ -171,7 +170,7 @@ pub async fn list(
         all,
     )?;
     let domains = if expand {
-        Some(domains::list(app.store.as_ref(), caller.org_id).await?)
+        Some(domains::all_cards(app.store.as_ref(), caller.org_id).await?)
     } else {
         None
     };
@@ -198,7 +197,7 @@ pub async fn get(
     let expand = expands_domains(expand)?;
     let group = load(app, caller, id).await?.value;
     let domains = if expand {
-        Some(domains::list(app.store.as_ref(), caller.org_id).await?)
+        Some(domains::all_cards(app.store.as_ref(), caller.org_id).await?)
     } else {
         None
     };
@@ -403,7 +402,7 @@ async fn ungroup(
         next.group_id = None;
         next.updated_at = app.clock.now();
         match store
-            .transact(vec![domains::save_op(&next, current.version)?])
+            .transact(domains::save_ops(&next, &current.value, current.version)?)
             .await
         {
             Ok(()) => return Ok(()),

@@ -100,7 +100,7 @@ pub async fn create(
         ops.extend(invitee_ops(app, caller, &mut org, invitee, now).await?);
     }
     // The organization as decided (with any invitation failure), written in the same commit.
-    ops.insert(0, orgs::create_op(&org)?);
+    ops.splice(0..0, orgs::create_ops(&org)?);
     let key = match caller.credential {
         Credential::ApiKey { key_id, .. } => {
             let short: String = key_id.to_string().chars().take(8).collect();

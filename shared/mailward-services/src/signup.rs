@@ -134,10 +134,8 @@ pub async fn verify_account(
         None,
         now,
     );
-    let mut ops: Vec<WriteOp> = vec![
-        signups::consume_op(challenge.id, current.version),
-        orgs::create_op(&org)?,
-    ];
+    let mut ops: Vec<WriteOp> = vec![signups::consume_op(challenge.id, current.version)];
+    ops.extend(orgs::create_ops(&org)?);
     if account_is_new {
         ops.push(WriteOp::Put {
             item: accounts::account_item(&account)?,

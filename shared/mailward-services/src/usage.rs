@@ -17,6 +17,7 @@ use crate::state::AppState;
 use mailward_api_types::admin::{Usage, UsageDomain, UsageLineItem, UsageOrganization};
 use mailward_domain::billing::{BillingAccount, Entitlements, Phase, entitlements as rule};
 use mailward_domain::domain::{Domain, MonitoringStatus};
+use mailward_domain::domain_list::DomainCard;
 use mailward_domain::model::{OrgState, Organization, PricingType};
 use mailward_store::{domains, orgs};
 use time::OffsetDateTime;
@@ -61,12 +62,18 @@ impl DomainState {
 
 /// The state usage counts `domain` in.
 pub fn state_of(domain: &Domain) -> DomainState {
-    if domain.is_parked {
+    state(domain.is_parked, domain.monitoring_status)
+}
+
+/// The state usage counts a domain in, from its list card.
+fn card_state(card: &DomainCard) -> DomainState {
+    state(card.is_parked, card.monitoring_status)
+}
+
+fn state(is_parked: bool, status: MonitoringStatus) -> DomainState {
+    if is_parked {
         DomainState::Parked
-    } else if matches!(
-        domain.monitoring_status,
-        MonitoringStatus::Setup | MonitoringStatus::Drifted
-    ) {
+    } else if matches!(status, MonitoringStatus::Setup | MonitoringStatus::Drifted) {
         DomainState::Active
     } else {
         DomainState::Inactive
@@ -81,10 +88,10 @@ struct Counts {
     agent: u64,
 }
 
-fn count(org: &Organization, ent: &Entitlements, list: &[Domain]) -> Counts {
+fn count(org: &Organization, ent: &Entitlements, list: &[DomainCard]) -> Counts {
     let mut c = Counts::default();
     for d in list {
-        match state_of(d) {
+        match card_state(d) {
             DomainState::Active => {
                 c.active += 1;
                 if ent.agent_addon
@@ -133,7 +140,7 @@ pub async fn quantities_changed(app: &AppState, org: uuid::Uuid) {
 pub fn paid_tiers(
     org: &Organization,
     ent: &Entitlements,
-    list: &[Domain],
+    list: &[DomainCard],
 ) -> (u64, Vec<UsageLineItem>) {
     let c = count(org, ent, list);
     let mut left = c.active;
@@ -163,7 +170,7 @@ pub async fn billable(
         .ok_or_else(|| ServiceError::not_found("organization"))?
         .value;
     let (ent, _) = entitlements(app, org_id).await?;
-    let counts = count(&org, &ent, &domains::list(store, org_id).await?);
+    let counts = count(&org, &ent, &domains::all_cards(store, org_id).await?);
     Ok(line_items(Phase::Paid, counts, true))
 }
 
@@ -199,7 +206,7 @@ pub async fn current_line_items(
     org: &Organization,
 ) -> Result<Vec<UsageLineItem>, ServiceError> {
     let (ent, _) = entitlements(app, org.id).await?;
-    let list = domains::list(app.store.as_ref(), org.id).await?;
+    let list = domains::all_cards(app.store.as_ref(), org.id).await?;
     Ok(line_items(ent.phase, count(org, &ent, &list), false))
 }
 
@@ -243,7 +250,7 @@ fn parse_expand(values: &[String]) -> Result<Expand, ServiceError> {
 async fn aligned_this_month(
     app: &AppState,
     org: uuid::Uuid,
-    domains: &[Domain],
+    domains: &[DomainCard],
     now: OffsetDateTime,
 ) -> Result<u64, ServiceError> {
     let today = now.date();
@@ -272,7 +279,7 @@ pub async fn usage(
         .await?
         .ok_or_else(|| ServiceError::not_found("organization"))?
         .value;
-    let mut list = domains::list(store, caller.org_id).await?;
+    let mut list = domains::all_cards(store, caller.org_id).await?;
     list.sort_by(|a, b| a.url.cmp(&b.url));
     let (ent, _) = entitlements(app, caller.org_id).await?;
     let counts = count(&org, &ent, &list);
@@ -284,7 +291,11 @@ pub async fn usage(
                 continue;
             }
             let (child_ent, _) = entitlements(app, child.id).await?;
-            let c = count(&child, &child_ent, &domains::list(store, child.id).await?);
+            let c = count(
+                &child,
+                &child_ent,
+                &domains::all_cards(store, child.id).await?,
+            );
             out.push(UsageOrganization {
                 id: child.id,
                 name: child.name,
@@ -311,7 +322,7 @@ pub async fn usage(
                 .map(|d| UsageDomain {
                     id: d.id,
                     url: d.url.clone(),
-                    state: state_of(d).as_str().into(),
+                    state: card_state(d).as_str().into(),
                 })
                 .collect()
         }),

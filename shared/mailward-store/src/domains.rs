@@ -2,9 +2,18 @@
 //! (uniqueness by conditional put), and a global name index (`DOMAINNAME#<name>`, for report
 //! attribution to every organization watching a name). Removing a domain also removes its DNS
 //! snapshots.
+//!
+//! **List cards.** Beside each domain item sits its list card (`DCARD#<id>`, the few dozen
+//! bytes `GET /domains` filters and sorts on), written in the same transaction as every change
+//! of the domain that changes the card ([`save_ops`]), so a strongly consistent read of the
+//! cards is exactly the domains as committed. [`cards`] reads them with the note
+//! `DCARDS` that says every domain of the organization has one (written with the organization;
+//! for an organization from before cards, by [`build_cards`] from the daily job): without the
+//! note, readers fall back to the domains themselves.
 
 use super::{Versioned, decode, decode_versioned, encode, keys, onboarding, snapshots, tasks};
 use mailward_domain::domain::Domain;
+use mailward_domain::domain_list::DomainCard;
 use mailward_domain::store::{
     Condition, Item, ItemStore, MAX_TRANSACTION_OPS, Query, StoreError, WriteOp, query_all,
 };
@@ -27,14 +36,35 @@ fn domain_item(domain: &Domain, version: u64) -> Result<Item, StoreError> {
     })
 }
 
-/// The writes that create a domain: the item, the organization's claim on the name (fails when
-/// the organization already watches it) and the global name index entry.
+fn card_op(domain: &Domain) -> Result<WriteOp, StoreError> {
+    Ok(WriteOp::Put {
+        item: Item::new(
+            keys::org_pk(domain.org_id),
+            keys::domain_card_sk(domain.id),
+            encode(&DomainCard::of(domain))?,
+        ),
+        condition: Condition::None,
+    })
+}
+
+/// The write of the note that every domain of `org` has its list card: with a new
+/// organization (it has no domains yet), or by [`build_cards`].
+pub fn cards_ready_op(org: Uuid) -> WriteOp {
+    WriteOp::Put {
+        item: Item::new(keys::org_pk(org), keys::DOMAIN_CARDS_READY, Vec::new()),
+        condition: Condition::None,
+    }
+}
+
+/// The writes that create a domain: the item, its list card, the organization's claim on the
+/// name (fails when the organization already watches it) and the global name index entry.
 pub fn create_ops(domain: &Domain) -> Result<Vec<WriteOp>, StoreError> {
     Ok(vec![
         WriteOp::Put {
             item: domain_item(domain, 1)?,
             condition: Condition::NotExists,
         },
+        card_op(domain)?,
         WriteOp::Put {
             item: Item::new(
                 keys::org_pk(domain.org_id),
@@ -63,6 +93,11 @@ pub fn delete_ops(domain: &Domain, version: u64) -> Vec<WriteOp> {
             pk: keys::org_pk(domain.org_id),
             sk: keys::domain_sk(domain.id),
             condition: Condition::Version(version),
+        },
+        WriteOp::Delete {
+            pk: keys::org_pk(domain.org_id),
+            sk: keys::domain_card_sk(domain.id),
+            condition: Condition::None,
         },
         WriteOp::Delete {
             pk: keys::org_pk(domain.org_id),
@@ -119,12 +154,21 @@ pub async fn remove(
     Ok(())
 }
 
-/// The write that saves a changed domain if nobody changed it since `read_version`.
-pub fn save_op(domain: &Domain, read_version: u64) -> Result<WriteOp, StoreError> {
-    Ok(WriteOp::Put {
+/// The writes that save `domain`, changed from `before` (the value read at `read_version`), if
+/// nobody changed it since: the domain item and, when a listed field changed, its list card.
+pub fn save_ops(
+    domain: &Domain,
+    before: &Domain,
+    read_version: u64,
+) -> Result<Vec<WriteOp>, StoreError> {
+    let mut ops = vec![WriteOp::Put {
         item: domain_item(domain, read_version + 1)?,
         condition: Condition::Version(read_version),
-    })
+    }];
+    if DomainCard::of(domain) != DomainCard::of(before) {
+        ops.push(card_op(domain)?);
+    }
+    Ok(ops)
 }
 
 /// One domain of an organization.
@@ -181,6 +225,89 @@ pub async fn list(store: &dyn ItemStore, org: Uuid) -> Result<Vec<Domain>, Store
     .iter()
     .map(decode)
     .collect()
+}
+
+/// The list cards of every domain of an organization (strongly consistent: exactly the domains
+/// as committed), or `None` while the organization's cards are not all built yet (see the
+/// module docs): the caller then reads [`list`].
+pub async fn cards(
+    store: &dyn ItemStore,
+    org: Uuid,
+) -> Result<Option<Vec<DomainCard>>, StoreError> {
+    let items = query_all(
+        store,
+        Query::partition(keys::org_pk(org)).prefix(keys::DOMAIN_CARDS_QUERY),
+    )
+    .await?;
+    if !items.iter().any(|item| item.sk == keys::DOMAIN_CARDS_READY) {
+        return Ok(None);
+    }
+    items
+        .iter()
+        .filter(|item| item.sk.starts_with(keys::DOMAIN_CARD_PREFIX))
+        .map(decode)
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+/// The list cards of every domain of an organization: [`cards`], or made from the domains
+/// while the organization's cards are not all built yet.
+pub async fn all_cards(store: &dyn ItemStore, org: Uuid) -> Result<Vec<DomainCard>, StoreError> {
+    match cards(store, org).await? {
+        Some(cards) => Ok(cards),
+        None => Ok(list(store, org).await?.iter().map(DomainCard::of).collect()),
+    }
+}
+
+/// Builds the missing list cards of an organization created before cards existed, then writes
+/// the note that they are all there. A card a save already wrote is newer and is kept (each put
+/// is conditional on absence). Returns how many cards were written; nothing when the note is
+/// already there.
+pub async fn build_cards(store: &dyn ItemStore, org: Uuid) -> Result<usize, StoreError> {
+    if store
+        .get(&keys::org_pk(org), keys::DOMAIN_CARDS_READY, true)
+        .await?
+        .is_some()
+    {
+        return Ok(0);
+    }
+    let mut written = 0;
+    let ops = list(store, org)
+        .await?
+        .iter()
+        .map(|domain| {
+            Ok(WriteOp::Put {
+                item: Item::new(
+                    keys::org_pk(org),
+                    keys::domain_card_sk(domain.id),
+                    encode(&DomainCard::of(domain))?,
+                ),
+                condition: Condition::NotExists,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    for chunk in ops.chunks(MAX_TRANSACTION_OPS) {
+        let applied = store.write_each(chunk.to_vec()).await?;
+        written += applied.into_iter().filter(|applied| *applied).count();
+    }
+    store.transact(vec![cards_ready_op(org)]).await?;
+    Ok(written)
+}
+
+/// The organization's domains with the given ids, in that order (concurrent reads by key; a
+/// domain deleted meanwhile is left out).
+pub async fn get_many(
+    store: &dyn ItemStore,
+    org: Uuid,
+    ids: &[Uuid],
+) -> Result<Vec<Domain>, StoreError> {
+    use futures::{StreamExt, TryStreamExt};
+    let found: Vec<Option<Versioned<Domain>>> = futures::stream::iter(ids.to_vec())
+        .map(|id| get(store, org, id))
+        .buffered(16)
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().flatten().map(|d| d.value).collect())
 }
 
 /// When the longest-waiting domain of a sweep shard fell due (unix seconds), if one is due

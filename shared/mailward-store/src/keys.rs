@@ -438,6 +438,24 @@ pub fn domain_sk(id: Uuid) -> String {
 /// Prefix of domains in an organization partition.
 pub const DOMAIN_PREFIX: &str = "DOMAIN#";
 
+/// Sort key of a domain's list card (`mailward_domain::domain_list::DomainCard`), beside the
+/// domain item in the organization's partition.
+pub fn domain_card_sk(id: Uuid) -> String {
+    format!("{DOMAIN_CARD_PREFIX}{id}")
+}
+
+/// Prefix of the list cards' sort keys.
+pub const DOMAIN_CARD_PREFIX: &str = "DCARD#";
+
+/// Sort key of the note that every domain of the organization has its card (written at the
+/// organization's creation, or by the daily job once it has built the cards of an
+/// organization created before cards existed). Shares [`DOMAIN_CARDS_QUERY`] with the cards, so
+/// one query reads both.
+pub const DOMAIN_CARDS_READY: &str = "DCARDS";
+
+/// The prefix that queries the cards and the ready note together.
+pub const DOMAIN_CARDS_QUERY: &str = "DCARD";
+
 /// Sort key of an organization's claim on a domain name.
 pub fn domain_name_sk(name: &str) -> String {
     format!("DOMAINNAME#{name}")

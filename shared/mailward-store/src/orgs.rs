@@ -60,12 +60,16 @@ pub async fn get(
         .transpose()
 }
 
-/// The write that creates an organization.
-pub fn create_op(org: &Organization) -> Result<WriteOp, StoreError> {
-    Ok(WriteOp::Put {
-        item: org_item(org, 1)?,
-        condition: Condition::NotExists,
-    })
+/// The writes that create an organization: its record, and the note that all its domains (none
+/// yet) have their list cards (`domains::cards`).
+pub fn create_ops(org: &Organization) -> Result<Vec<WriteOp>, StoreError> {
+    Ok(vec![
+        WriteOp::Put {
+            item: org_item(org, 1)?,
+            condition: Condition::NotExists,
+        },
+        super::domains::cards_ready_op(org.id),
+    ])
 }
 
 /// Saves a changed organization if nobody changed it since `read_version`, together with

@@ -55,6 +55,9 @@ pub struct Removed {
     pub moved_items: usize,
     /// Items of deleted domains' partitions.
     pub gone_items: usize,
+    /// Domain list cards built for an organization from before cards
+    /// (`mailward_store::domains::build_cards`: this pass is their migration job).
+    pub cards_built: usize,
 }
 
 /// Queues every organization's pass and removes raw deliveries past their age. Returns how
@@ -95,6 +98,7 @@ pub async fn run_now(state: &AppState) -> anyhow::Result<(Removed, usize)> {
         total.activity_items += removed.activity_items;
         total.moved_items += removed.moved_items;
         total.gone_items += removed.gone_items;
+        total.cards_built += removed.cards_built;
     }
     let exports = remove_older(
         state,
@@ -121,6 +125,7 @@ pub async fn apply(state: &AppState, org: Uuid) -> anyhow::Result<Removed> {
     let window_start = now - Duration::days(ent.retention_days);
     let mut removed = Removed::default();
     removed.gone_items += domain_data::purge_gone(store, org).await?;
+    removed.cards_built += domains::build_cards(store, org).await?;
     for domain in domains::list(store, org).await? {
         removed.moved_items += domain_data::migrate_domain(store, org, domain.id).await?;
         let rows = retention::report_data_before(store, org, domain.id, keep_from).await?;

@@ -1036,10 +1036,14 @@ async fn update_with_interleaved_write(
                         let mut changed = current.value.clone();
                         intervene(&mut changed);
                         store
-                            .transact(vec![
-                                mailward_store::domains::save_op(&changed, current.version)
-                                    .unwrap(),
-                            ])
+                            .transact(
+                                mailward_store::domains::save_ops(
+                                    &changed,
+                                    &current.value,
+                                    current.version,
+                                )
+                                .unwrap(),
+                            )
                             .await
                             .unwrap();
                     });

@@ -193,3 +193,114 @@ async fn a_deleted_domains_partition_is_emptied_by_the_daily_job() {
     .unwrap();
     assert!(notes.is_empty(), "the note goes with the partition");
 }
+
+/// The organization's list cards (`DCARD#<domain>`) and whether its `DCARDS` note is there.
+async fn cards_of(store: &dyn ItemStore, org: &str) -> (Vec<Item>, bool) {
+    let items = query_all(
+        store,
+        Query::partition(format!("ORG#{org}")).prefix("DCARD"),
+    )
+    .await
+    .unwrap();
+    let ready = items.iter().any(|item| item.sk == "DCARDS");
+    (
+        items
+            .into_iter()
+            .filter(|i| i.sk.starts_with("DCARD#"))
+            .collect(),
+        ready,
+    )
+}
+
+/// `GET /domains` filters and sorts the domains' list cards, kept with every change of a listed
+/// field; an organization from before cards (none, and no `DCARDS` note) is listed from its
+/// domains until the daily job (the cards' migration job) builds them.
+#[tokio::test]
+async fn the_domain_list_reads_cards_and_an_organization_from_before_them_gets_them_daily() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("cards@layout.example", "Cards").await;
+    let mut ids = Vec::new();
+    for name in ["b.cards.example", "a.cards.example", "c.cards.example"] {
+        ids.push(
+            add_domain(&app, &s.key, name).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+        app.clock.advance(time::Duration::seconds(1));
+    }
+    let urls = |query: &'static str| {
+        let app = &app;
+        let key = s.key.clone();
+        async move {
+            let body = get_json(app, Method::GET, &format!("/domains?{query}"), &key).await;
+            let urls: Vec<String> = body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["url"].as_str().unwrap().to_owned())
+                .collect();
+            (urls, body["page_info"]["total_count"].as_u64().unwrap())
+        }
+    };
+    let store = app.stack.state.store.clone();
+    assert_eq!(cards_of(store.as_ref(), &s.org_id).await.0.len(), 3);
+    // A change of a listed field moves the domain in the list at once.
+    let (status, body) = call(
+        &app,
+        Method::POST,
+        &format!("/domains/{}", ids[2]),
+        &s.key,
+        Some(json!({"is_parked": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let parked = urls("is_parked=true").await;
+    assert_eq!(parked, (vec!["c.cards.example".to_owned()], 1));
+    let (status, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/domains/{}", ids[0]),
+        &s.key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (cards, ready) = cards_of(store.as_ref(), &s.org_id).await;
+    assert_eq!(
+        (cards.len(), ready),
+        (2, true),
+        "the deleted domain's card went with it"
+    );
+    let expected = urls("sort=url&order=asc").await;
+    assert_eq!(expected.0, ["a.cards.example", "c.cards.example"]);
+
+    // Back to the previous version's items: no cards, no note. The list reads the domains.
+    let deletes: Vec<WriteOp> = cards
+        .iter()
+        .map(|item| (item.pk.clone(), item.sk.clone()))
+        .chain([(format!("ORG#{}", s.org_id), "DCARDS".to_owned())])
+        .map(|(pk, sk)| WriteOp::Delete {
+            pk,
+            sk,
+            condition: mailward_domain::store::Condition::None,
+        })
+        .collect();
+    store.transact(deletes).await.unwrap();
+    assert_eq!(urls("sort=url&order=asc").await, expected);
+    assert_eq!(urls("is_parked=true").await, parked);
+
+    // The daily job builds the cards and the note; a second run has nothing to build.
+    let (removed, _) = mailward_workers::retention::run_now(&app.stack.state)
+        .await
+        .unwrap();
+    assert_eq!(removed.cards_built, 2, "{removed:?}");
+    let (cards, ready) = cards_of(store.as_ref(), &s.org_id).await;
+    assert_eq!((cards.len(), ready), (2, true));
+    assert_eq!(urls("sort=url&order=asc").await, expected);
+    assert_eq!(urls("is_parked=true").await, parked);
+    let (again, _) = mailward_workers::retention::run_now(&app.stack.state)
+        .await
+        .unwrap();
+    assert_eq!(again.cards_built, 0);
+}

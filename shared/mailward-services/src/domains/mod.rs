@@ -28,6 +28,7 @@ use mailward_domain::diff::previous_attributes;
 use mailward_domain::domain::{
     BimiOptions, DmarcOptions, Domain, MonitoringStatus, Policy, SpfOptions,
 };
+use mailward_domain::domain_list::{DomainCard, sort_cards};
 use mailward_domain::email::EmailAddress;
 use mailward_domain::events::types::{DOMAIN_CREATED, DOMAIN_DELETED, DOMAIN_UPDATED};
 use mailward_domain::names::domain_from_input;
@@ -36,7 +37,6 @@ use mailward_store::optimistic::{OnConflict, retry_on_conflict};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, audits, domains, groups};
 use serde::Deserialize;
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -304,143 +304,22 @@ fn parse_enum<T: for<'de> Deserialize<'de>>(
 /// The `sort` keys of `GET /domains`.
 pub use mailward_api_types::domains::SORT_KEYS;
 
-/// Reads one `is_*_managed` flag of a Domain view.
-type ManagedFlag = fn(&DomainView) -> bool;
-
-/// The `is_*_managed` filters paired with the flag of the Domain view each one tests.
-fn managed_filters(params: &ListDomainsParams) -> [(Option<bool>, ManagedFlag); 5] {
+/// The `is_*_managed` filters, in the order of [`DomainCard::managed`].
+fn managed_filters(params: &ListDomainsParams) -> [Option<bool>; 5] {
     [
-        (params.is_dmarc_managed, |v| v.is_dmarc_managed),
-        (params.is_spf_managed, |v| v.is_spf_managed),
-        (params.is_dkim_managed, |v| v.is_dkim_managed),
-        (params.is_bimi_managed, |v| v.is_bimi_managed),
-        (params.is_mta_sts_managed, |v| v.is_mta_sts_managed),
+        params.is_dmarc_managed,
+        params.is_spf_managed,
+        params.is_dkim_managed,
+        params.is_bimi_managed,
+        params.is_mta_sts_managed,
     ]
 }
 
-/// Whether the domain passes the `is_*_managed` filters. They test the flags exactly as the
-/// Domain view shows them, so a filter and the listed values never disagree.
-fn managed_match(app: &AppState, params: &ListDomainsParams, domain: &Domain) -> bool {
-    let filters = managed_filters(params);
-    if filters.iter().all(|(wanted, _)| wanted.is_none()) {
-        return true;
-    }
-    let view = app.domain_view(domain);
-    filters
-        .iter()
-        .all(|(wanted, flag)| wanted.is_none_or(|w| w == flag(&view)))
-}
-
-/// Ticket severity: (priority of the most severe open task, open task count); domains without
-/// open work have none.
-fn severity_key(domain: &Domain) -> Option<(u8, u32)> {
-    domain
-        .highest_open_task_priority
-        .map(|p| (p, domain.open_tasks_count))
-}
-
-/// `severity` ordering: ticketed domains by priority (0 critical first) then count (more first)
-/// under desc, reversed under asc; domains without tickets last under desc and first under asc.
-fn compare_severity(a: &Domain, b: &Domain, descending: bool) -> Ordering {
-    match (severity_key(a), severity_key(b)) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => {
-            if descending {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }
-        }
-        (Some(_), None) => {
-            if descending {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }
-        }
-        (Some((pa, ca)), Some((pb, cb))) => {
-            let most_severe_first = pa.cmp(&pb).then(cb.cmp(&ca));
-            if descending {
-                most_severe_first
-            } else {
-                most_severe_first.reverse()
-            }
-        }
-    }
-}
-
-fn status_rank(status: MonitoringStatus) -> u8 {
-    match status {
-        MonitoringStatus::None => 0,
-        MonitoringStatus::Pending => 1,
-        MonitoringStatus::Setup => 2,
-        MonitoringStatus::Drifted => 3,
-        MonitoringStatus::Failed => 4,
-    }
-}
-
-fn sort_domains(list: &mut [Domain], sort: &str, descending: bool) {
-    let directed = |o: Ordering| if descending { o.reverse() } else { o };
-    list.sort_by(|a, b| {
-        let primary = match sort {
-            "url" => directed(a.url.cmp(&b.url)),
-            "monitoring_status" => {
-                directed(status_rank(a.monitoring_status).cmp(&status_rank(b.monitoring_status)))
-            }
-            "dmarc_policy" => directed(a.dmarc_policy.cmp(&b.dmarc_policy)),
-            "score" => directed(a.score.cmp(&b.score)),
-            "open_tasks_count" => directed(a.open_tasks_count.cmp(&b.open_tasks_count)),
-            "last_14_days_volume" => directed(figures(a).volume.cmp(&figures(b).volume)),
-            "last_14_days_dmarc_pass_pct" => directed(pct_cmp(a, b, |f| f.dmarc_pass)),
-            "last_14_days_spf_pass_pct" => directed(pct_cmp(a, b, |f| f.spf_aligned_pass)),
-            "last_14_days_dkim_pass_pct" => directed(pct_cmp(a, b, |f| f.dkim_aligned_pass)),
-            "severity" => compare_severity(a, b, descending),
-            // Configured domains (monitoring set up) come before the ones still in monitoring or
-            // setup states, in both directions; severity orders each group.
-            "status" => {
-                let unconfigured = |d: &Domain| !d.monitoring_status.is_configured();
-                unconfigured(a)
-                    .cmp(&unconfigured(b))
-                    .then_with(|| compare_severity(a, b, descending))
-            }
-            "group" => directed(a.group_id.cmp(&b.group_id)),
-            _ => directed(a.created_at.cmp(&b.created_at)),
-        };
-        primary
-            .then_with(|| a.url.cmp(&b.url))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-}
-
-fn figures(d: &Domain) -> mailward_domain::domain::ReportFigures {
-    d.report_figures.clone().unwrap_or_default()
-}
-
-/// Orders two domains by a 14-day pass share (exact: cross-multiplied counts).
-fn pct_cmp(
-    a: &Domain,
-    b: &Domain,
-    part: impl Fn(&mailward_domain::domain::ReportFigures) -> u64,
-) -> Ordering {
-    let (fa, fb) = (figures(a), figures(b));
-    let left = u128::from(part(&fa)) * u128::from(fb.counted.max(1));
-    let right = u128::from(part(&fb)) * u128::from(fa.counted.max(1));
-    let (left, right) = (
-        if fa.counted == 0 { 0 } else { left },
-        if fb.counted == 0 { 0 } else { right },
-    );
-    left.cmp(&right)
-}
-
-/// One page of the organization's domains, filtered and sorted (in memory over the
-/// organization's partition; see ARCHITECTURE.md for where that stops scaling).
-pub async fn list(
-    app: &AppState,
-    caller: &Caller,
+/// The `monitoring_status` and `dmarc_policy` filters of `GET /domains`.
+fn parse_filters(
     params: &ListDomainsParams,
-) -> Result<DomainList, ServiceError> {
-    let expand = parse_expand(&params.expand)?;
-    let status: Option<MonitoringStatus> = params
+) -> Result<(Option<MonitoringStatus>, Option<Policy>), ServiceError> {
+    let status = params
         .monitoring_status
         .as_deref()
         .map(|s| {
@@ -451,11 +330,16 @@ pub async fn list(
             )
         })
         .transpose()?;
-    let policy: Option<Policy> = params
+    let policy = params
         .dmarc_policy
         .as_deref()
         .map(|s| parse_enum("dmarc_policy", s, "none, quarantine, reject"))
         .transpose()?;
+    Ok((status, policy))
+}
+
+/// The `sort` and `order` of `GET /domains` (whether descending).
+fn parse_order(params: &ListDomainsParams) -> Result<(&str, bool), ServiceError> {
     let sort = params.sort.as_deref().unwrap_or("created_at");
     if !SORT_KEYS.contains(&sort) {
         return Err(ServiceError::invalid(
@@ -470,23 +354,55 @@ pub async fn list(
             return Err(ServiceError::invalid("order", "order must be asc or desc"));
         }
     };
-    let mut list: Vec<Domain> = visible(app, caller)
-        .await?
-        .into_iter()
-        .filter(|d| status.is_none_or(|s| d.monitoring_status == s))
-        .filter(|d| policy.is_none_or(|p| d.dmarc_policy == p))
-        .filter(|d| params.is_parked.is_none_or(|p| d.is_parked == p))
-        .filter(|d| managed_match(app, params, d))
-        .filter(|d| params.group_id.is_none_or(|g| d.group_id == Some(g)))
-        .collect();
-    sort_domains(&mut list, sort, descending);
+    Ok((sort, descending))
+}
+
+/// One page of the organization's domains, filtered and sorted in memory over their list
+/// cards (`mailward_domain::domain_list`); only the page's domains are read.
+pub async fn list(
+    app: &AppState,
+    caller: &Caller,
+    params: &ListDomainsParams,
+) -> Result<DomainList, ServiceError> {
+    let expand = parse_expand(&params.expand)?;
+    let (status, policy) = parse_filters(params)?;
+    let (sort, descending) = parse_order(params)?;
+    let wanted = |c: &DomainCard| {
+        caller.sees_group(c.group_id)
+            && status.is_none_or(|s| c.monitoring_status == s)
+            && policy.is_none_or(|p| c.dmarc_policy == p)
+            && params.is_parked.is_none_or(|p| c.is_parked == p)
+            && managed_filters(params)
+                .iter()
+                .zip(c.managed)
+                .all(|(wanted, flag)| wanted.is_none_or(|w| w == flag))
+            && params.group_id.is_none_or(|g| c.group_id == Some(g))
+    };
+    let store = app.store.as_ref();
+    // The organization's cards, or (before the daily job built them) the domains themselves.
+    let (mut cards, mut read) = match domains::cards(store, caller.org_id).await? {
+        Some(cards) => (cards, HashMap::new()),
+        None => {
+            let all = domains::list(store, caller.org_id).await?;
+            let cards = all.iter().map(DomainCard::of).collect();
+            (cards, all.into_iter().map(|d| (d.id, d)).collect())
+        }
+    };
+    cards.retain(wanted);
+    sort_cards(&mut cards, sort, descending);
     let (page, page_info) = paginate(
         PageParams {
             page: params.page,
             per_page: params.per_page,
         },
-        list,
+        cards,
     )?;
+    let ids: Vec<Uuid> = page.iter().map(|c| c.id).collect();
+    let page: Vec<Domain> = if read.is_empty() {
+        domains::get_many(store, caller.org_id, &ids).await?
+    } else {
+        ids.iter().filter_map(|id| read.remove(id)).collect()
+    };
     let related = related(app, caller, expand).await?;
     Ok(DomainList {
         data: page
@@ -889,7 +805,8 @@ async fn save_updated(
         new_view,
         previous,
     );
-    let mut ops = vec![domains::save_op(&next, base.version)?, event.write_op()?];
+    let mut ops = domains::save_ops(&next, &base.value, base.version)?;
+    ops.push(event.write_op()?);
     ops.extend(entry);
     app.store.transact(ops).await?;
     Ok(next)
@@ -964,8 +881,8 @@ mod tests {
     }
 
     fn order(list: &[Domain], sort: &str, descending: bool) -> Vec<String> {
-        let mut list = list.to_vec();
-        sort_domains(&mut list, sort, descending);
+        let mut list: Vec<DomainCard> = list.iter().map(DomainCard::of).collect();
+        sort_cards(&mut list, sort, descending);
         list.into_iter().map(|d| d.url).collect()
     }
 

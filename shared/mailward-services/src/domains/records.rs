@@ -205,7 +205,7 @@ async fn remember_verification(
             if next == current.value {
                 return Ok(());
             }
-            let mut ops = vec![domains::save_op(&next, current.version)?];
+            let mut ops = domains::save_ops(&next, &current.value, current.version)?;
             ops.extend(crate::activity::ops(
                 app,
                 caller,

@@ -41,7 +41,7 @@ pub async fn claim(
     let mut domain = current.value.clone();
     domain.sweep_claimed_until = Some(now + Duration::seconds(CLAIM_SECS));
     match store
-        .transact(vec![domains::save_op(&domain, current.version)?])
+        .transact(domains::save_ops(&domain, &current.value, current.version)?)
         .await
     {
         Ok(()) => Ok(Ok(Claimed {

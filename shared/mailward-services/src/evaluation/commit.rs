@@ -28,7 +28,7 @@ pub async fn commit(
     let org = next.org_id;
     let before_view = serde_json::to_value(state.domain_view(&claimed.before.value))?;
     let after_view = serde_json::to_value(state.domain_view(next))?;
-    let mut ops = vec![domains::save_op(next, claimed.version)?];
+    let mut ops = domains::save_ops(next, &claimed.before.value, claimed.version)?;
     ops.extend(status_activity(&claimed.domain, next, now)?);
     for snapshot in &derived.snapshots {
         ops.extend(snapshots::record_ops(org, snapshot)?);

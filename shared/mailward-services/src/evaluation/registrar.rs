@@ -61,8 +61,8 @@ async fn save(
         next.registrar = next_state.registrar;
         next.registrar_checked_at = next_state.checked_at;
         next.registrar_tried_at = next_state.tried_at;
-        let op = mailward_store::domains::save_op(&next, current.version)?;
-        match store.transact(vec![op]).await {
+        let ops = mailward_store::domains::save_ops(&next, &current.value, current.version)?;
+        match store.transact(ops).await {
             Ok(()) => return Ok(()),
             Err(e) if e.is_conflict() => continue,
             Err(e) => return Err(e.into()),

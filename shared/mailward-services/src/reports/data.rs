@@ -8,11 +8,13 @@ use super::window::pct;
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
+use futures::{StreamExt, TryStreamExt};
 use mailward_api_types::report_data::{
     DomainReportData, DomainVolume, ReportDataDomains, ReportDataParams, ReportDataSenders,
     ReportDataSummary, ReportDataTimeseries, SenderReportData, VolumeFigures, VolumePoint,
 };
-use mailward_domain::domain::{Domain, ScoreBand};
+use mailward_domain::domain::ScoreBand;
+use mailward_domain::domain_list::DomainCard;
 use mailward_domain::reports::DayTotal;
 use mailward_domain::senders::{ConfirmationStatus, DomainSource};
 use mailward_store::reports::{day_string, day_totals_between, rows_between};
@@ -67,24 +69,73 @@ fn figures(t: &DayTotal) -> VolumeFigures {
     }
 }
 
-/// Each visible domain with its total over the window.
+/// Reads run at once per request against the store (one partition each).
+const READS_AT_ONCE: usize = 16;
+
+/// Each visible domain (its list card) with its total over the window. Only the domains that
+/// ever had a report are read (`DomainCard::has_reports`), several at a time.
 async fn domain_totals(
     app: &AppState,
     caller: &Caller,
     w: &Window,
-) -> Result<Vec<(Domain, DayTotal)>, ServiceError> {
-    let domains = crate::access::visible(app, caller).await?;
-    let mut out = Vec::with_capacity(domains.len());
-    for domain in domains {
-        let mut total = DayTotal::default();
-        for (_, day) in
-            day_totals_between(app.store.as_ref(), caller.org_id, domain.id, w.from, w.to).await?
-        {
-            total.merge(&day);
-        }
-        out.push((domain, total));
-    }
-    Ok(out)
+) -> Result<Vec<(DomainCard, DayTotal)>, ServiceError> {
+    let store = app.store.as_ref();
+    let mut cards = mailward_store::domains::all_cards(store, caller.org_id).await?;
+    cards.retain(|c| caller.sees_group(c.group_id));
+    let reads = cards
+        .iter()
+        .map(|c| (c.id, c.has_reports))
+        .collect::<Vec<_>>();
+    let totals: Vec<DayTotal> = futures::stream::iter(reads)
+        .map(|(id, has_reports)| async move {
+            let mut total = DayTotal::default();
+            if has_reports {
+                for (_, day) in day_totals_between(store, caller.org_id, id, w.from, w.to).await? {
+                    total.merge(&day);
+                }
+            }
+            Ok::<_, ServiceError>(total)
+        })
+        .buffered(READS_AT_ONCE)
+        .try_collect()
+        .await?;
+    Ok(cards.into_iter().zip(totals).collect())
+}
+
+/// The senders of the window over `cards`: (seen in it, of them known, of them waiting for a
+/// confirmation). Only domains that had reports have senders.
+async fn sender_counts(
+    app: &AppState,
+    caller: &Caller,
+    cards: &[(DomainCard, DayTotal)],
+    from: &str,
+) -> Result<(u64, u64, u64), ServiceError> {
+    let store = app.store.as_ref();
+    let ids: Vec<Uuid> = cards
+        .iter()
+        .filter(|(c, _)| c.has_reports)
+        .map(|(c, _)| c.id)
+        .collect();
+    let per_domain: Vec<(u64, u64, u64)> = futures::stream::iter(ids)
+        .map(|id| async move {
+            let mut counts = (0, 0, 0);
+            for s in mailward_store::senders::list(store, caller.org_id, id).await? {
+                if s.value.last_seen_at.as_deref().is_some_and(|d| d >= from) {
+                    counts.0 += 1;
+                    counts.1 += u64::from(s.value.is_known());
+                    counts.2 += u64::from(
+                        s.value.confirmation_status == ConfirmationStatus::RequiresConfirmation,
+                    );
+                }
+            }
+            Ok::<_, ServiceError>(counts)
+        })
+        .buffered(READS_AT_ONCE)
+        .try_collect()
+        .await?;
+    Ok(per_domain
+        .into_iter()
+        .fold((0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2)))
 }
 
 /// `GET /report-data/summary`.
@@ -96,21 +147,11 @@ pub async fn summary(
     let w = window(app, caller, params).await?;
     let mut per_domain = domain_totals(app, caller, &w).await?;
     let mut all = DayTotal::default();
-    let (mut senders, mut known, mut waiting) = (0, 0, 0);
-    let from = day_string(w.from);
-    for (domain, total) in &per_domain {
+    for (_, total) in &per_domain {
         all.merge(total);
-        for s in mailward_store::senders::list(app.store.as_ref(), caller.org_id, domain.id).await?
-        {
-            if s.value.last_seen_at.as_ref().is_some_and(|d| *d >= from) {
-                senders += 1;
-                known += u64::from(s.value.is_known());
-                waiting += u64::from(
-                    s.value.confirmation_status == ConfirmationStatus::RequiresConfirmation,
-                );
-            }
-        }
     }
+    let (senders, known, waiting) =
+        sender_counts(app, caller, &per_domain, &day_string(w.from)).await?;
     let domains_total = per_domain.len() as u64;
     per_domain.retain(|(_, t)| t.volume > 0);
     per_domain.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then(a.0.url.cmp(&b.0.url)));

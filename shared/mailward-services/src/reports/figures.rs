@@ -91,10 +91,11 @@ pub async fn update_figures(
             return Ok(());
         }
         match store
-            .transact(vec![mailward_store::domains::save_op(
+            .transact(mailward_store::domains::save_ops(
                 &next,
+                &current.value,
                 current.version,
-            )?])
+            )?)
             .await
         {
             Ok(()) => {

@@ -181,7 +181,7 @@ pub(crate) async fn reconcile_findings(
         let mut next = current.value.clone();
         (next.open_tasks_count, next.highest_open_task_priority) = writes.counters;
         // The domain item is always written so a concurrent sweep's reconciliation conflicts.
-        ops.push(domains::save_op(&next, current.version)?);
+        ops.extend(domains::save_ops(&next, &current.value, current.version)?);
         match store.transact(ops).await {
             Ok(()) => {
                 for task in &writes.moved {

@@ -68,6 +68,47 @@ async fn report_counts(
     Ok(counts)
 }
 
+/// The rows of a period, as `rows_between` gives them.
+type Rows = Vec<(String, mailward_domain::reports::SourceDay)>;
+
+/// [`summary_reads`]' answer.
+type SummaryReads = (
+    Rows,
+    Rows,
+    mailward_api_types::reports::EnforcementImpact,
+    Vec<mailward_store::Versioned<mailward_tasks::Task>>,
+    (u64, u64),
+);
+
+/// What a domain's summary reads, independent of each other and so read at once: the period's
+/// rows, the previous period's, the impact of the next policy up, the domain's tasks and the report
+/// counts.
+async fn summary_reads(
+    app: &AppState,
+    org: uuid::Uuid,
+    domain: &mailward_domain::domain::Domain,
+    (from, to): (time::Date, time::Date),
+    (prev_from, prev_to): (time::Date, time::Date),
+) -> Result<SummaryReads, ServiceError> {
+    let store = app.store.as_ref();
+    let id = domain.id;
+    // What the next policy up would stop (at reject: what reject stops now).
+    let next_policy = match domain.dmarc_policy {
+        Policy::None => "quarantine",
+        Policy::Quarantine | Policy::Reject => "reject",
+    };
+    futures::future::try_join5(
+        async { Ok::<_, ServiceError>(rows_between(store, org, id, from, to).await?) },
+        async { Ok::<_, ServiceError>(rows_between(store, org, id, prev_from, prev_to).await?) },
+        super::impact::for_domain(app, org, domain, next_policy),
+        async {
+            Ok::<_, ServiceError>(mailward_store::tasks::list_for_domain(store, org, id).await?)
+        },
+        report_counts(app, org, id, from, to),
+    )
+    .await
+}
+
 /// The DMARC summary of a domain over `period`.
 pub async fn summary(
     app: &AppState,
@@ -80,31 +121,27 @@ pub async fn summary(
     let (from, to) = org_window(app, caller.org_id, days).await?;
     let span = (to - from).whole_days() + 1;
     let (prev_to, prev_from) = (from - Duration::days(1), from - Duration::days(span));
-    let store = app.store.as_ref();
-    let rows = rows_between(store, caller.org_id, id, from, to).await?;
-    let previous_rows = rows_between(store, caller.org_id, id, prev_from, prev_to).await?;
+    let (rows, previous_rows, impact, tasks, (reports_authenticated, reports_unauthenticated)) =
+        summary_reads(
+            app,
+            caller.org_id,
+            &domain,
+            (from, to),
+            (prev_from, prev_to),
+        )
+        .await?;
     let current = figures(from, to, &rows);
     let previous = figures(prev_from, prev_to, &previous_rows);
     let totals = totals(&rows);
-    // What the next policy up would stop (at reject: what reject stops now).
-    let next_policy = match domain.dmarc_policy {
-        Policy::None => "quarantine",
-        Policy::Quarantine | Policy::Reject => "reject",
-    };
-    let impact = super::impact::for_domain(app, caller.org_id, &domain, next_policy).await?;
     let recommendation = recommend(&domain, &current, impact.legitimate_affected);
     let action = next_action(&current, &recommendation, impact.legitimate_affected);
-    let mut probes: Vec<mailward_tasks::Task> =
-        mailward_store::tasks::list_for_domain(store, caller.org_id, id)
-            .await?
-            .into_iter()
-            .map(|t| t.value)
-            .filter(|t| t.status.is_open_work() && t.task_type.is_sender_task())
-            .collect();
+    let mut probes: Vec<mailward_tasks::Task> = tasks
+        .into_iter()
+        .map(|t| t.value)
+        .filter(|t| t.status.is_open_work() && t.task_type.is_sender_task())
+        .collect();
     mailward_tasks::sort::sort(&mut probes, "priority", false);
     let f = domain.report_figures.clone().unwrap_or_default();
-    let (reports_authenticated, reports_unauthenticated) =
-        report_counts(app, caller.org_id, id, from, to).await?;
     Ok(ReportSummary {
         reports_authenticated,
         reports_unauthenticated,

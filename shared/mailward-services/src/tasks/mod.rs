@@ -439,7 +439,7 @@ async fn save_with_counters(
                 let mut d = domain.value.clone();
                 d.open_tasks_count = count;
                 d.highest_open_task_priority = highest;
-                ops.push(domains::save_op(&d, domain.version)?);
+                ops.extend(domains::save_ops(&d, &domain.value, domain.version)?);
             }
             store.transact(ops).await?;
             Ok::<_, ServiceError>(())

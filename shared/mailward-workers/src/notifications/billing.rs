@@ -57,7 +57,7 @@ pub(super) async fn due(
     };
     let trial_end = account.trial_end.unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let store = state.store.as_ref();
-    let list = domains::list(store, org.id).await?;
+    let list = domains::all_cards(store, org.id).await?;
     let (active, tiers) = mailward_services::usage::paid_tiers(org, &ent, &list);
     let candidates = candidates(trial_end, now, active, &tiers);
     let mut claimed: Vec<Notice> = Vec::new();

@@ -154,7 +154,7 @@ pub(crate) async fn save_managed(
         "bimi" => d.managed_bimi.status,
         _ => d.managed_dkim.status,
     };
-    let mut ops = vec![mailward_store::domains::save_op(&next, current.version)?];
+    let mut ops = mailward_store::domains::save_ops(&next, &current.value, current.version)?;
     let kind = match status(&next) {
         ManagedStatus::Ready => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_READY),
         ManagedStatus::Error => Some(mailward_domain::events::types::DOMAIN_HOSTED_RECORD_ERROR),

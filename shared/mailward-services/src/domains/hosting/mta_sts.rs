@@ -326,7 +326,7 @@ async fn save(
         let host = normalize(&next.url);
         let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
         let view = serde_json::to_value(state(app, &next))?;
-        let mut ops = vec![domains::save_op(&next, current.version)?];
+        let mut ops = domains::save_ops(&next, &current.value, current.version)?;
         ops.extend(served_write(
             served.as_ref(),
             &next,
@@ -598,7 +598,7 @@ async fn save_front(
             error_reason: None,
             unchecked_since: None,
         };
-        let mut ops = vec![domains::save_op(&next, fresh.version)?];
+        let mut ops = domains::save_ops(&next, &fresh.value, fresh.version)?;
         ops.extend(activity::ops(
             app,
             caller,
@@ -774,7 +774,7 @@ async fn retire(app: &AppState, domain: &Domain) -> anyhow::Result<()> {
     m.closing_fronts = close_fronts(app, &fronts).await;
     let mut next = current.value.clone();
     next.mta_sts = Some(m).filter(|m| !m.closing_fronts.is_empty());
-    let mut ops = vec![domains::save_op(&next, current.version)?];
+    let mut ops = domains::save_ops(&next, &current.value, current.version)?;
     ops.extend(served_write(served.as_ref(), &next, None, false)?);
     app.store.transact(ops).await?;
     Ok(())
@@ -1028,7 +1028,7 @@ async fn save_policy(
     let host = normalize(&next.url);
     let served = mailward_store::mta_sts::get(app.store.as_ref(), &host).await?;
     let view = serde_json::to_value(state(app, &next))?;
-    let mut ops = vec![domains::save_op(&next, current.version)?];
+    let mut ops = domains::save_ops(&next, &current.value, current.version)?;
     ops.extend(served_write(served.as_ref(), &next, Some(policy), chosen)?);
     ops.push(OutboxEvent::new(types::MTA_STS_UPDATED, next.org_id, now, view, None).write_op()?);
     ops.extend(activity::system_ops(
