@@ -285,7 +285,11 @@ async fn main() -> anyhow::Result<()> {
                 requests,
                 concurrency,
             })
-            .await
+            .await?;
+            // The stack's background loops (the sweep over 10,000 domains) keep blocking
+            // store calls running, which the runtime's shutdown would wait for: the figures
+            // are printed, so the process ends here.
+            std::process::exit(0)
         }
         Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
         Command::Ipdata { lookups, cache } => ipdata(lookups, &cache).await,
