@@ -1,5 +1,5 @@
 //! What `GET /domains` filters and sorts on (SPEC §4.1): a domain's list card, a projection
-//! of a few dozen bytes stored beside each domain (the domain item is ~4 KB), and the list's
+//! of ~250 bytes stored beside each domain (the domain item is ~4 KB), and the list's
 //! orderings over cards. Listing a 10,000-domain organization reads the cards, not the domains,
 //! and fetches only the page's domains.
 

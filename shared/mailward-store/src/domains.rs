@@ -3,7 +3,7 @@
 //! attribution to every organization watching a name). Removing a domain also removes its DNS
 //! snapshots.
 //!
-//! **List cards.** Beside each domain item sits its list card (`DCARD#<id>`, the few dozen
+//! **List cards.** Beside each domain item sits its list card (`DCARD#<id>`, the ~250
 //! bytes `GET /domains` filters and sorts on), written in the same transaction as every change
 //! of the domain that changes the card ([`save_ops`]), so a strongly consistent read of the
 //! cards is exactly the domains as committed. [`cards`] reads them with the note

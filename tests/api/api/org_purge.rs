@@ -193,12 +193,30 @@ async fn a_deleted_organization_leaves_nothing_in_the_store_or_the_bucket() {
         .unwrap();
     assert_eq!(res.status(), 202);
     // The first pass keeps the organization's record (still deleting) and a note per domain.
+    // A job already running when the purge began (a sender identification in its reverse-DNS
+    // lookups, slow on moto) may still write an item of one of those domains after the pass
+    // (its sender requirements, say): the final pass removes such stragglers, checked below.
     let org_pk = format!("ORG#{} | ", leaving.org_id);
+    let noted = |left: &[String]| -> Vec<String> {
+        left.iter()
+            .filter_map(|line| line.strip_prefix(&format!("{org_pk}DOMAINGONE#")))
+            .filter_map(|rest| rest.split(' ').next())
+            .map(str::to_owned)
+            .collect()
+    };
+    let kept = |line: &String| {
+        (line.starts_with(&format!("{org_pk}META")) && line.contains("\"state\":\"deleting\""))
+            || line.starts_with(&format!("{org_pk}DOMAINGONE#"))
+    };
     let first_pass_done = |left: &[String]| {
-        left.iter().all(|line| {
-            line.starts_with(&format!("{org_pk}META"))
-                || line.starts_with(&format!("{org_pk}DOMAINGONE#"))
-        })
+        let notes = noted(left);
+        notes.len() == 2
+            && left.iter().all(|line| {
+                kept(line)
+                    || (notes.iter().any(|d| line.contains(d.as_str()))
+                        && !line.starts_with(&format!("{org_pk}DOMAIN#"))
+                        && !line.starts_with(&format!("{org_pk}DCARD#")))
+            })
     };
     let left = left_until(&app, &needles, first_pass_done).await;
     assert!(
@@ -207,7 +225,7 @@ async fn a_deleted_organization_leaves_nothing_in_the_store_or_the_bucket() {
         left.join("\n")
     );
     assert_eq!(
-        left.len(),
+        left.iter().filter(|line| kept(line)).count(),
         3,
         "the record and two notes:\n{}",
         left.join("\n")
