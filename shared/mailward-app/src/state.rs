@@ -66,6 +66,10 @@ impl AppState {
         resolver: Arc<dyn DnsResolver>,
         config: Config,
     ) -> Self {
+        // Every write of a list card counts on the organization's card counter, so each
+        // process's copy of the cards stays exact (`mailward_store::card_cache`).
+        let store: Arc<dyn ItemStore> =
+            Arc::new(mailward_store::card_cache::CardVersions::new(store));
         Self(Arc::new(App {
             rate_counter: Arc::new(mailward_store::rate_limits::StoreRateCounter::new(
                 Arc::clone(&store),

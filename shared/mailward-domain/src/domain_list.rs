@@ -6,6 +6,8 @@
 use crate::domain::{Domain, MonitoringStatus, Policy, ReportFigures};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -189,11 +191,67 @@ fn primary(a: &DomainCard, b: &DomainCard, sort: &str, descending: bool) -> Orde
 /// Sorts cards by `sort` (SPEC §4.1), ties broken by name then id, so every order is total
 /// and a page boundary never moves between two calls over the same data.
 pub fn sort_cards(cards: &mut [DomainCard], sort: &str, descending: bool) {
-    cards.sort_by(|a, b| {
-        primary(a, b, sort, descending)
-            .then_with(|| a.url.cmp(&b.url))
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    cards.sort_by(|a, b| compare_cards(a, b, sort, descending));
+}
+
+/// The order of [`sort_cards`] between two cards.
+pub fn compare_cards(a: &DomainCard, b: &DomainCard, sort: &str, descending: bool) -> Ordering {
+    primary(a, b, sort, descending)
+        .then_with(|| a.url.cmp(&b.url))
+        .then_with(|| a.id.cmp(&b.id))
+}
+
+/// An organization's cards as read at one moment, with each ordering [`CardSet::sorted`] was
+/// asked for kept beside them: a process that keeps the set (the store's card cache) sorts
+/// 10,000 cards once per order and version, not once per request.
+#[derive(Debug, Default)]
+pub struct CardSet {
+    cards: Vec<DomainCard>,
+    orders: Mutex<HashMap<(String, bool), Order>>,
+}
+
+/// Positions into a [`CardSet`], in one sort's order.
+pub type Order = Arc<[u32]>;
+
+impl CardSet {
+    /// The set of `cards`.
+    pub fn new(cards: Vec<DomainCard>) -> Self {
+        Self {
+            cards,
+            orders: Mutex::default(),
+        }
+    }
+
+    /// The positions of the cards in the order of [`sort_cards`] (`sort` must be one of its
+    /// keys: a caller validates it first, since each distinct key is kept).
+    pub fn sorted(&self, sort: &str, descending: bool) -> Arc<[u32]> {
+        let mut orders = self.orders.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (sort.to_owned(), descending);
+        if let Some(order) = orders.get(&key) {
+            return Arc::clone(order);
+        }
+        let mut order: Vec<u32> = (0..self.cards.len())
+            .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+            .collect();
+        order.sort_by(|&a, &b| {
+            compare_cards(
+                &self.cards[a as usize],
+                &self.cards[b as usize],
+                sort,
+                descending,
+            )
+        });
+        let order: Arc<[u32]> = order.into();
+        orders.insert(key, Arc::clone(&order));
+        order
+    }
+}
+
+impl std::ops::Deref for CardSet {
+    type Target = [DomainCard];
+    fn deref(&self) -> &[DomainCard] {
+        &self.cards
+    }
 }
 
 #[cfg(test)]
@@ -253,5 +311,22 @@ mod tests {
         let mut cards = vec![b.clone(), a.clone()];
         sort_cards(&mut cards, "last_14_days_dmarc_pass_pct", true);
         assert_eq!(cards[0].id, a.id);
+    }
+
+    #[test]
+    fn a_card_sets_orders_are_the_sorts_and_each_is_kept() {
+        let cards: Vec<DomainCard> = (1..=40)
+            .map(|n| card(n, &format!("d{}.example", (n * 7) % 13)))
+            .collect();
+        let set = CardSet::new(cards.clone());
+        for (sort, descending) in [("url", false), ("score", true), ("severity", false)] {
+            let mut expected = cards.clone();
+            sort_cards(&mut expected, sort, descending);
+            let order = set.sorted(sort, descending);
+            let got: Vec<&DomainCard> = order.iter().map(|&i| &set[i as usize]).collect();
+            assert_eq!(got, expected.iter().collect::<Vec<_>>(), "{sort}");
+            assert!(Arc::ptr_eq(&order, &set.sorted(sort, descending)));
+        }
+        assert_eq!(set.len(), 40);
     }
 }

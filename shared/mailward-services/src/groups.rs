@@ -17,6 +17,7 @@ use mailward_domain::domain_list::DomainCard;
 use mailward_domain::events::types::{GROUP_CREATED, GROUP_DELETED, GROUP_UPDATED};
 use mailward_store::outbox::OutboxEvent;
 use mailward_store::{Versioned, accounts, domains, groups};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// Longest group name, in characters.
@@ -92,19 +93,14 @@ pub fn view_of(group: &Group) -> GroupView {
     view(group, None)
 }
 
-fn view(group: &Group, domains: Option<&[DomainCard]>) -> GroupView {
+/// The group as the API shows it; `domains`, when expanded, are the group's cards.
+fn view(group: &Group, domains: Option<&[&DomainCard]>) -> GroupView {
     GroupView {
         id: group.id,
         name: group.name.clone(),
         external_customer_id: group.external_customer_id.clone(),
         external_billing_entity_id: group.external_billing_entity_id.clone(),
-        domains: domains.map(|all| {
-            figures(
-                &all.iter()
-                    .filter(|d| d.group_id == Some(group.id))
-                    .collect::<Vec<_>>(),
-            )
-        }),
+        domains: domains.map(figures),
         created_at: group.created_at,
         updated_at: group.updated_at,
     }
@@ -169,13 +165,24 @@ pub async fn list(
         },
         all,
     )?;
-    let domains = if expand {
-        Some(domains::all_cards(app.store.as_ref(), caller.org_id).await?)
+    let cards = if expand {
+        Some(mailward_store::card_cache::all_cards(app.store.as_ref(), caller.org_id).await?)
     } else {
         None
     };
+    // Each group's cards, in one pass over the organization's.
+    let mut by_group: HashMap<Uuid, Vec<&DomainCard>> = HashMap::new();
+    for card in cards.iter().flat_map(|set| set.iter()) {
+        if let Some(group) = card.group_id {
+            by_group.entry(group).or_default().push(card);
+        }
+    }
+    let group_cards = |g: &Group| by_group.get(&g.id).map_or(&[][..], Vec::as_slice);
     Ok(GroupList {
-        data: page.iter().map(|g| view(g, domains.as_deref())).collect(),
+        data: page
+            .iter()
+            .map(|g| view(g, cards.as_ref().map(|_| group_cards(g))))
+            .collect(),
         page_info,
     })
 }
@@ -196,11 +203,16 @@ pub async fn get(
 ) -> Result<GroupView, ServiceError> {
     let expand = expands_domains(expand)?;
     let group = load(app, caller, id).await?.value;
-    let domains = if expand {
-        Some(domains::all_cards(app.store.as_ref(), caller.org_id).await?)
+    let cards = if expand {
+        Some(mailward_store::card_cache::all_cards(app.store.as_ref(), caller.org_id).await?)
     } else {
         None
     };
+    let domains: Option<Vec<&DomainCard>> = cards.as_ref().map(|set| {
+        set.iter()
+            .filter(|d| d.group_id == Some(group.id))
+            .collect()
+    });
     Ok(view(&group, domains.as_deref()))
 }
 

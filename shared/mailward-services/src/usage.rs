@@ -19,7 +19,7 @@ use mailward_domain::billing::{BillingAccount, Entitlements, Phase, entitlements
 use mailward_domain::domain::{Domain, MonitoringStatus};
 use mailward_domain::domain_list::DomainCard;
 use mailward_domain::model::{OrgState, Organization, PricingType};
-use mailward_store::{domains, orgs};
+use mailward_store::{card_cache, orgs};
 use time::OffsetDateTime;
 
 /// The organization's entitlements now and its billing record (the one read every gate
@@ -170,7 +170,7 @@ pub async fn billable(
         .ok_or_else(|| ServiceError::not_found("organization"))?
         .value;
     let (ent, _) = entitlements(app, org_id).await?;
-    let counts = count(&org, &ent, &domains::all_cards(store, org_id).await?);
+    let counts = count(&org, &ent, &card_cache::all_cards(store, org_id).await?);
     Ok(line_items(Phase::Paid, counts, true))
 }
 
@@ -206,7 +206,7 @@ pub async fn current_line_items(
     org: &Organization,
 ) -> Result<Vec<UsageLineItem>, ServiceError> {
     let (ent, _) = entitlements(app, org.id).await?;
-    let list = domains::all_cards(app.store.as_ref(), org.id).await?;
+    let list = card_cache::all_cards(app.store.as_ref(), org.id).await?;
     Ok(line_items(ent.phase, count(org, &ent, &list), false))
 }
 
@@ -279,7 +279,7 @@ pub async fn usage(
         .await?
         .ok_or_else(|| ServiceError::not_found("organization"))?
         .value;
-    let mut list = domains::all_cards(store, caller.org_id).await?;
+    let mut list = card_cache::all_cards(store, caller.org_id).await?.to_vec();
     list.sort_by(|a, b| a.url.cmp(&b.url));
     let (ent, _) = entitlements(app, caller.org_id).await?;
     let counts = count(&org, &ent, &list);
@@ -294,7 +294,7 @@ pub async fn usage(
             let c = count(
                 &child,
                 &child_ent,
-                &domains::all_cards(store, child.id).await?,
+                &card_cache::all_cards(store, child.id).await?,
             );
             out.push(UsageOrganization {
                 id: child.id,

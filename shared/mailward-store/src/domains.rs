@@ -250,15 +250,6 @@ pub async fn cards(
         .map(Some)
 }
 
-/// The list cards of every domain of an organization: [`cards`], or made from the domains
-/// while the organization's cards are not all built yet.
-pub async fn all_cards(store: &dyn ItemStore, org: Uuid) -> Result<Vec<DomainCard>, StoreError> {
-    match cards(store, org).await? {
-        Some(cards) => Ok(cards),
-        None => Ok(list(store, org).await?.iter().map(DomainCard::of).collect()),
-    }
-}
-
 /// Builds the missing list cards of an organization created before cards existed, then writes
 /// the note that they are all there. A card a save already wrote is newer and is kept (each put
 /// is conditional on absence). Returns how many cards were written; nothing when the note is

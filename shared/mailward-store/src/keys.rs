@@ -254,8 +254,11 @@ pub fn org_index_shard_pk(shard: u32) -> String {
 
 /// Partition of an organization's items.
 pub fn org_pk(org: Uuid) -> String {
-    format!("ORG#{org}")
+    format!("{ORG_PK_PREFIX}{org}")
 }
+
+/// Prefix of the organizations' partitions.
+pub const ORG_PK_PREFIX: &str = "ORG#";
 
 /// Partition of one domain's snapshots, reports, rows, totals, senders, TLS and failure reports
 /// (`crate::domain_data`): a key of its own per domain spreads an organization's writes.
@@ -455,6 +458,10 @@ pub const DOMAIN_CARDS_READY: &str = "DCARDS";
 
 /// The prefix that queries the cards and the ready note together.
 pub const DOMAIN_CARDS_QUERY: &str = "DCARD";
+
+/// Sort key of the organization's card counter: how many writes changed its cards
+/// (`crate::card_cache`). Outside [`DOMAIN_CARDS_QUERY`], so reading the cards does not read it.
+pub const CARDS_VERSION: &str = "CARDVER";
 
 /// Sort key of an organization's claim on a domain name.
 pub fn domain_name_sk(name: &str) -> String {

@@ -13,6 +13,7 @@ pub mod api_keys;
 pub mod audits;
 pub mod billing;
 pub mod candidates;
+pub mod card_cache;
 pub mod dkim_keys;
 pub mod dns_connections;
 pub mod domain_data;

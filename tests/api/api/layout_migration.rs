@@ -5,7 +5,7 @@
 
 use crate::common::{add_domain, call, for_org, get_json, identify_now, today_start};
 use mailward_api_tests::TestApp;
-use mailward_domain::store::{Item, ItemStore, Query, WriteOp, query_all};
+use mailward_domain::store::{Condition, Item, ItemStore, Query, WriteOp, query_all};
 use reqwest::Method;
 use serde_json::json;
 
@@ -303,4 +303,62 @@ async fn the_domain_list_reads_cards_and_an_organization_from_before_them_gets_t
         .await
         .unwrap();
     assert_eq!(again.cards_built, 0);
+}
+
+/// Each process keeps its copy of an organization's cards and reads them again only when the
+/// organization's card counter moved (every write of a card through the store counts on it):
+/// a card removed without counting (as by a process that died before its increment) is still
+/// listed from the copy, and the next count makes the list read the cards again.
+#[tokio::test]
+async fn the_process_copy_of_the_cards_is_read_again_when_the_card_counter_moves() {
+    let app = TestApp::start().await;
+    let s = app.sign_up("copy@layout.example", "Copy").await;
+    for name in ["a.copy.example", "b.copy.example"] {
+        add_domain(&app, &s.key, name).await;
+    }
+    let total = || {
+        let (app, key) = (&app, s.key.clone());
+        async move {
+            get_json(app, Method::GET, "/domains?sort=url", &key).await["page_info"]["total_count"]
+                .as_u64()
+                .unwrap()
+        }
+    };
+    // Written through the API, counted: the list follows at once.
+    assert_eq!(total().await, 2);
+    let c = add_domain(&app, &s.key, "c.copy.example").await;
+    assert_eq!(total().await, 3);
+
+    let store = app.stack.state.store.clone();
+    let pk = format!("ORG#{}", s.org_id);
+    let version = |store: std::sync::Arc<dyn ItemStore>, pk: String| async move {
+        store
+            .get(&pk, "CARDVER", true)
+            .await
+            .unwrap()
+            .and_then(|i| i.counter)
+            .unwrap()
+    };
+    let before = version(store.clone(), pk.clone()).await;
+    assert!(
+        before >= 4,
+        "the organization and three domains counted: {before}"
+    );
+    let removed = store
+        .delete(
+            &pk,
+            &format!("DCARD#{}", c["id"].as_str().unwrap()),
+            Condition::None,
+        )
+        .await
+        .unwrap();
+    assert!(removed);
+    assert_eq!(
+        version(store.clone(), pk.clone()).await,
+        before,
+        "not counted"
+    );
+    assert_eq!(total().await, 3, "served from the copy");
+    store.increment(&pk, "CARDVER", 1, None).await.unwrap();
+    assert_eq!(total().await, 2, "read again once the counter moved");
 }

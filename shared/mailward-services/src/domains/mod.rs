@@ -28,16 +28,17 @@ use mailward_domain::diff::previous_attributes;
 use mailward_domain::domain::{
     BimiOptions, DmarcOptions, Domain, MonitoringStatus, Policy, SpfOptions,
 };
-use mailward_domain::domain_list::{DomainCard, sort_cards};
+use mailward_domain::domain_list::{CardSet, DomainCard};
 use mailward_domain::email::EmailAddress;
 use mailward_domain::events::types::{DOMAIN_CREATED, DOMAIN_DELETED, DOMAIN_UPDATED};
 use mailward_domain::names::domain_from_input;
 use mailward_domain::purpose::Purpose;
 use mailward_store::optimistic::{OnConflict, retry_on_conflict};
 use mailward_store::outbox::OutboxEvent;
-use mailward_store::{Versioned, audits, domains, groups};
+use mailward_store::{Versioned, audits, card_cache, domains, groups};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -379,17 +380,22 @@ pub async fn list(
             && params.group_id.is_none_or(|g| c.group_id == Some(g))
     };
     let store = app.store.as_ref();
-    // The organization's cards, or (before the daily job built them) the domains themselves.
-    let (mut cards, mut read) = match domains::cards(store, caller.org_id).await? {
-        Some(cards) => (cards, HashMap::new()),
+    // The organization's cards (the process's copy when current, with its orderings), or
+    // (before the daily job built them) the domains themselves.
+    let (set, mut read) = match card_cache::card_set(store, caller.org_id).await? {
+        Some(set) => (set, HashMap::new()),
         None => {
             let all = domains::list(store, caller.org_id).await?;
-            let cards = all.iter().map(DomainCard::of).collect();
-            (cards, all.into_iter().map(|d| (d.id, d)).collect())
+            let set = CardSet::new(all.iter().map(DomainCard::of).collect());
+            (Arc::new(set), all.into_iter().map(|d| (d.id, d)).collect())
         }
     };
-    cards.retain(wanted);
-    sort_cards(&mut cards, sort, descending);
+    let cards: Vec<&DomainCard> = set
+        .sorted(sort, descending)
+        .iter()
+        .map(|&i| &set[i as usize])
+        .filter(|c| wanted(c))
+        .collect();
     let (page, page_info) = paginate(
         PageParams {
             page: params.page,
@@ -869,6 +875,7 @@ pub async fn delete(app: &AppState, caller: &Caller, id: Uuid) -> Result<(), Ser
 mod tests {
     use super::*;
     use mailward_domain::domain::ReportFigures;
+    use mailward_domain::domain_list::sort_cards;
 
     /// A domain `url` created `age` seconds after the epoch with the fields the sort keys read.
     fn domain(url: &str, age: i64, tasks: Option<(u8, u32)>, status: MonitoringStatus) -> Domain {

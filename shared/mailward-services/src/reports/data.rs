@@ -80,7 +80,9 @@ async fn domain_totals(
     w: &Window,
 ) -> Result<Vec<(DomainCard, DayTotal)>, ServiceError> {
     let store = app.store.as_ref();
-    let mut cards = mailward_store::domains::all_cards(store, caller.org_id).await?;
+    let mut cards = mailward_store::card_cache::all_cards(store, caller.org_id)
+        .await?
+        .to_vec();
     cards.retain(|c| caller.sees_group(c.group_id));
     let reads = cards
         .iter()

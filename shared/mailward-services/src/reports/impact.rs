@@ -45,11 +45,7 @@ pub async fn for_domain(
     let store = app.store.as_ref();
     let (from, to) = super::window::org_window(app, org, IMPACT_DAYS).await?;
     let rows = rows_between(store, org, domain.id, from, to).await?;
-    let senders: Vec<DomainSource> = mailward_store::senders::list(store, org, domain.id)
-        .await?
-        .into_iter()
-        .map(|s| s.value)
-        .collect();
+    let senders = senders_of(app, org, domain.id).await?;
     Ok(assess(
         domain,
         policy,
@@ -57,6 +53,21 @@ pub async fn for_domain(
         &rows,
         &senders,
     ))
+}
+
+/// The domain's stored senders, which the impact matches rows against.
+pub async fn senders_of(
+    app: &AppState,
+    org: Uuid,
+    domain: Uuid,
+) -> Result<Vec<DomainSource>, ServiceError> {
+    Ok(
+        mailward_store::senders::list(app.store.as_ref(), org, domain)
+            .await?
+            .into_iter()
+            .map(|s| s.value)
+            .collect(),
+    )
 }
 
 /// `GET /domains/{id}/reports/enforcement-impact`.

@@ -4,6 +4,7 @@
 //! Windows end yesterday (UTC): today's reports are still arriving. A window starts no earlier
 //! than the plan's retention allows ([`retention_days`]).
 
+use super::impact::{IMPACT_DAYS, assess, for_domain, senders_of};
 pub use super::window::retention_days;
 use super::window::{org_window, pct};
 use crate::caller::Caller;
@@ -80,6 +81,14 @@ type SummaryReads = (
     (u64, u64),
 );
 
+/// The enforcement impact as the summary reads it: over a 30-day period the impact's window is
+/// the period's, so only the senders are read and the impact is assessed on the period's rows
+/// (not read twice); over another period, the impact itself.
+enum ImpactRead {
+    Senders(Vec<mailward_domain::senders::DomainSource>),
+    Done(mailward_api_types::reports::EnforcementImpact),
+}
+
 /// What a domain's summary reads, independent of each other and so read at once: the period's
 /// rows, the previous period's, the impact of the next policy up, the domain's tasks and the report
 /// counts.
@@ -87,26 +96,46 @@ async fn summary_reads(
     app: &AppState,
     org: uuid::Uuid,
     domain: &mailward_domain::domain::Domain,
-    (from, to): (time::Date, time::Date),
+    (days, (from, to)): (i64, (time::Date, time::Date)),
     (prev_from, prev_to): (time::Date, time::Date),
 ) -> Result<SummaryReads, ServiceError> {
     let store = app.store.as_ref();
     let id = domain.id;
-    // What the next policy up would stop (at reject: what reject stops now).
-    let next_policy = match domain.dmarc_policy {
-        Policy::None => "quarantine",
-        Policy::Quarantine | Policy::Reject => "reject",
-    };
-    futures::future::try_join5(
+    let (rows, previous, impact, tasks, counts) = futures::future::try_join5(
         async { Ok::<_, ServiceError>(rows_between(store, org, id, from, to).await?) },
         async { Ok::<_, ServiceError>(rows_between(store, org, id, prev_from, prev_to).await?) },
-        super::impact::for_domain(app, org, domain, next_policy),
+        async {
+            Ok(if days == IMPACT_DAYS {
+                ImpactRead::Senders(senders_of(app, org, id).await?)
+            } else {
+                ImpactRead::Done(for_domain(app, org, domain, next_policy(domain)).await?)
+            })
+        },
         async {
             Ok::<_, ServiceError>(mailward_store::tasks::list_for_domain(store, org, id).await?)
         },
         report_counts(app, org, id, from, to),
     )
-    .await
+    .await?;
+    let impact = match impact {
+        ImpactRead::Done(impact) => impact,
+        ImpactRead::Senders(senders) => assess(
+            domain,
+            next_policy(domain),
+            (day_string(from), day_string(to)),
+            &rows,
+            &senders,
+        ),
+    };
+    Ok((rows, previous, impact, tasks, counts))
+}
+
+/// The policy whose impact the summary shows: the next one up (at reject: what reject stops now).
+fn next_policy(domain: &mailward_domain::domain::Domain) -> &'static str {
+    match domain.dmarc_policy {
+        Policy::None => "quarantine",
+        Policy::Quarantine | Policy::Reject => "reject",
+    }
 }
 
 /// The DMARC summary of a domain over `period`.
@@ -126,7 +155,7 @@ pub async fn summary(
             app,
             caller.org_id,
             &domain,
-            (from, to),
+            (days, (from, to)),
             (prev_from, prev_to),
         )
         .await?;

@@ -22,7 +22,7 @@ use super::render::Reminder;
 use mailward_api_types::admin::UsageLineItem;
 use mailward_domain::model::Organization;
 use mailward_services::state::AppState;
-use mailward_store::{domains, notifications};
+use mailward_store::{card_cache, notifications};
 use time::{Duration, OffsetDateTime};
 
 /// How long before the trial's end it is announced.
@@ -57,7 +57,7 @@ pub(super) async fn due(
     };
     let trial_end = account.trial_end.unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let store = state.store.as_ref();
-    let list = domains::all_cards(store, org.id).await?;
+    let list = card_cache::all_cards(store, org.id).await?;
     let (active, tiers) = mailward_services::usage::paid_tiers(org, &ent, &list);
     let candidates = candidates(trial_end, now, active, &tiers);
     let mut claimed: Vec<Notice> = Vec::new();
