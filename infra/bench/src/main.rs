@@ -178,6 +178,9 @@ enum Command {
         /// Clients at once.
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
+        /// Rounds of measurement over the same seeded data (the median p99 is printed too).
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
     },
     /// Init time of a Lambda bootstrap binary.
     LambdaInit {
@@ -276,6 +279,7 @@ async fn main() -> anyhow::Result<()> {
             days,
             requests,
             concurrency,
+            rounds,
         } => {
             msp::run(msp::Shape {
                 domains,
@@ -284,6 +288,7 @@ async fn main() -> anyhow::Result<()> {
                 days,
                 requests,
                 concurrency,
+                rounds,
             })
             .await?;
             // The stack's background loops (the sweep over 10,000 domains) keep blocking

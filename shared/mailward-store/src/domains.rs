@@ -9,7 +9,9 @@
 //! cards is exactly the domains as committed. [`cards`] reads them with the note
 //! `DCARDS` that says every domain of the organization has one (written with the organization;
 //! for an organization from before cards, by [`build_cards`] from the daily job): without the
-//! note, readers fall back to the domains themselves.
+//! note, readers fall back to the domains themselves. Readers go through
+//! `crate::card_cache`, which keeps each process's copy exact against the organization's card
+//! counter.
 
 use super::{Versioned, decode, decode_versioned, encode, keys, onboarding, snapshots, tasks};
 use mailward_domain::domain::Domain;

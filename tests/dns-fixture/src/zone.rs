@@ -321,21 +321,26 @@ impl Zone {
             soa.minimum,
         ));
         let mut kept: Vec<&Record> = Vec::new();
+        // The records kept so far at each owner name (a zone of 300,000 records is written in
+        // well under a second; comparing each record with every kept one took hours).
+        let mut at_name: std::collections::HashMap<Name, Vec<&Record>> =
+            std::collections::HashMap::new();
         for record in &self.records {
             if record.record_type() == HickoryType::SOA || !self.origin.zone_of(&record.name) {
                 continue;
             }
             let is_cname = record.record_type() == HickoryType::CNAME;
+            let here = at_name.entry(record.name.to_lowercase()).or_default();
             // Exact duplicates, and anything beside a CNAME (RFC 1034 §3.6.2): first one wins.
-            let clash = kept.iter().any(|k| {
-                k.name == record.name
-                    && ((k.record_type() == record.record_type() && k.data == record.data)
-                        || k.record_type() == HickoryType::CNAME
-                        || is_cname)
+            let clash = here.iter().any(|k| {
+                (k.record_type() == record.record_type() && k.data == record.data)
+                    || k.record_type() == HickoryType::CNAME
+                    || is_cname
             });
             if clash {
                 continue;
             }
+            here.push(record);
             kept.push(record);
         }
         for record in kept {
@@ -343,5 +348,34 @@ impl Zone {
             out.push('\n');
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zone_file_keeps_the_first_of_duplicates_and_nothing_beside_a_cname() {
+        let zone = Zone::new("z.test")
+            .txt("a", "one")
+            .txt("A", "one")
+            .txt("a", "two")
+            .cname("a", "elsewhere")
+            .cname("b", "target")
+            .txt("b", "beside")
+            .txt("c", "three");
+        let file = zone.zone_file(1).unwrap();
+        let lines: Vec<&str> = file.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "a.z.test. 300 IN TXT \"one\"",
+                "a.z.test. 300 IN TXT \"two\"",
+                "b.z.test. 300 IN CNAME target.z.test.",
+                "c.z.test. 300 IN TXT \"three\"",
+            ],
+            "{file}"
+        );
     }
 }
