@@ -585,7 +585,9 @@ async fn sweep(count: usize, latency_ms: u64, nsd: bool) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     dns.set_query_log(false);
     let zone_built = setup_started.elapsed();
-    for chunk in domains.chunks(30) {
+    // Four writes a domain (the item, its list card, the name claim and the name index): 25
+    // domains fill one transaction.
+    for chunk in domains.chunks(25) {
         let mut ops = Vec::new();
         for domain in chunk {
             ops.extend(mailward_store::domains::create_ops(domain)?);
