@@ -532,6 +532,8 @@ async fn sweep(count: usize, latency_ms: u64, nsd: bool) -> anyhow::Result<()> {
     .await;
     let setup_started = Instant::now();
     let org = app.sign_up("sweep@example.com", "Sweep Org").await;
+    // The MSP plan: a trial's domain cap would leave all but the first few domains unswept.
+    app.subscribe(&org, "msp").await;
     let org_id: uuid_like::Id = org.org_id.parse()?;
     let now = time::OffsetDateTime::now_utc();
     // The domains first (their ids give their report addresses), then their zones, built in one

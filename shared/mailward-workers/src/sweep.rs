@@ -174,9 +174,11 @@ async fn not_swept(state: &AppState, org: Uuid) -> anyhow::Result<Vec<Uuid>> {
     let serviced = mailward_store::orgs::get(state.store.as_ref(), org)
         .await?
         .is_some_and(|o| o.value.is_serviced());
+    // The list cards (id and creation time), not the domains: this runs for every batch, and
+    // an organization over its cap can hold 100,000 domains of ~4 KB.
     if !serviced {
-        let list = domains::list(state.store.as_ref(), org).await?;
-        return Ok(list.into_iter().map(|d| d.id).collect());
+        let cards = mailward_store::card_cache::all_cards(state.store.as_ref(), org).await?;
+        return Ok(cards.iter().map(|d| d.id).collect());
     }
     let (ent, _) = mailward_services::usage::entitlements(state, org).await?;
     let largest = mailward_domain::billing::plan_table(mailward_domain::model::PricingType::Msp).1;
@@ -185,10 +187,12 @@ async fn not_swept(state: &AppState, org: Uuid) -> anyhow::Result<Vec<Uuid>> {
     {
         return Ok(Vec::new());
     }
-    let mut list = domains::list(state.store.as_ref(), org).await?;
-    list.sort_by_key(|d| (d.created_at, d.id));
+    let cards = mailward_store::card_cache::all_cards(state.store.as_ref(), org).await?;
+    let mut list: Vec<(time::OffsetDateTime, Uuid)> =
+        cards.iter().map(|d| (d.created_at, d.id)).collect();
+    list.sort_unstable();
     let cap = usize::try_from(ent.domain_cap).unwrap_or(usize::MAX);
-    Ok(list.into_iter().skip(cap).map(|d| d.id).collect())
+    Ok(list.into_iter().skip(cap).map(|(_, id)| id).collect())
 }
 
 /// Runs one whole sweep in this process and returns when every due domain was evaluated (what
