@@ -293,12 +293,7 @@ async fn measure(
         ms(*latencies.last().unwrap_or(&Duration::ZERO)),
         if p99 < *target { "met" } else { "NOT MET" },
         calls.total_requests(),
-        calls
-            .requests
-            .iter()
-            .map(|(op, n)| format!("{op} {n}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        by_operation(&calls),
         calls.read_units(),
     );
     Ok(p99)
@@ -336,15 +331,20 @@ async fn cards_read_again(
         "msp: GET /domains?per_page=100&sort=score, the process's copy of the cards out of date | alone {:.1} ms | {} requests ({}), {:.1} RCU",
         ms(alone),
         calls.total_requests(),
-        calls
-            .requests
-            .iter()
-            .map(|(op, n)| format!("{op} {n}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        by_operation(&calls),
         calls.read_units(),
     );
     Ok(())
+}
+
+/// A call's store requests by operation (`GetItem 103, Query 1`).
+fn by_operation(calls: &mailward_api_tests::counting_store::Calls) -> String {
+    calls
+        .requests
+        .iter()
+        .map(|(op, n)| format!("{op} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Waits until the store has taken no write for two seconds (the additions' first evaluations
