@@ -17,7 +17,9 @@
 //! costs at least what is counted.
 
 use async_trait::async_trait;
-use mailward_domain::store::{Condition, Index, Item, ItemStore, Page, Query, StoreError, WriteOp};
+use mailward_domain::store::{
+    Condition, Index, Item, ItemStore, MAX_BATCH_GET_KEYS, Page, Query, StoreError, WriteOp,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -144,6 +146,25 @@ impl ItemStore for CountingStore {
     async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError> {
         let found = self.inner.get(pk, sk, consistent).await?;
         self.read("GetItem", found.as_ref().map_or(0, item_size), consistent);
+        Ok(found)
+    }
+    async fn get_many(
+        &self,
+        keys: Vec<(String, String)>,
+        consistent: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        let found = self.inner.get_many(keys, consistent).await?;
+        // One request per 100 keys; each item billed on its own size, rounded up to 4 KB.
+        self.request(
+            "BatchGetItem",
+            found.len().div_ceil(MAX_BATCH_GET_KEYS) as u64,
+        );
+        let units: u64 = found
+            .iter()
+            .map(|item| item.as_ref().map_or(0, item_size).div_ceil(4096).max(1) as u64)
+            .sum();
+        self.calls.lock().expect("counter lock").half_read_units +=
+            if consistent { units * 2 } else { units };
         Ok(found)
     }
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {

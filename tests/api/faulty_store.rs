@@ -50,6 +50,16 @@ impl ItemStore for FaultyStore {
         (self.rule)(&StoreCall::Get(pk, sk))?;
         self.inner.get(pk, sk, consistent).await
     }
+    async fn get_many(
+        &self,
+        keys: Vec<(String, String)>,
+        consistent: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        for (pk, sk) in &keys {
+            (self.rule)(&StoreCall::Get(pk, sk))?;
+        }
+        self.inner.get_many(keys, consistent).await
+    }
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
         (self.rule)(&StoreCall::Put(&item))?;
         self.inner.put(item, condition).await

@@ -240,6 +240,7 @@ pub async fn run(shape: Shape) -> anyhow::Result<()> {
             );
         }
     }
+    reports_read_again(&app, &counter, &org.key, org_id, &with_reports).await?;
     // The figures are printed and the process ends next (`main`): dropping the stack would
     // wait for its background loops (a sweep pass over 10,000 domains), which kept the process
     // busy after the last line.
@@ -334,6 +335,46 @@ async fn cards_read_again(
         by_operation(&calls),
         calls.read_units(),
     );
+    Ok(())
+}
+
+/// What the 365-day organization summary costs while reports arrive: the report counters of
+/// ten reporting domains are moved (as an ingestion of their reports does), then one call is
+/// counted; and once more after a warm call, with nothing moved.
+async fn reports_read_again(
+    app: &TestApp,
+    counter: &Counter,
+    key: &str,
+    org: uuid::Uuid,
+    with_reports: &[String],
+) -> anyhow::Result<()> {
+    let path = "/report-data/summary?period=last_365_days";
+    quiet(counter).await;
+    let store = app.stack.state.store.clone();
+    for id in with_reports.iter().take(10) {
+        let domain: uuid::Uuid = id.parse()?;
+        let shard = domain.as_bytes()[15] % 4;
+        store
+            .increment(&format!("REPVER#{org}#{shard}"), id, 1, None)
+            .await?;
+    }
+    for moved in [10, 0] {
+        counter.take();
+        counter.take_calls();
+        let alone = Instant::now();
+        let res = app.with_key(reqwest::Method::GET, path, key).send().await?;
+        anyhow::ensure!(res.status() == 200, "summary: {}", res.status());
+        res.bytes().await?;
+        let alone = alone.elapsed();
+        let calls = counter.take_calls();
+        println!(
+            "msp: GET {path}, {moved} domains' report counters moved since the last call | alone {:.1} ms | {} requests ({}), {:.1} RCU",
+            ms(alone),
+            calls.total_requests(),
+            by_operation(&calls),
+            calls.read_units(),
+        );
+    }
     Ok(())
 }
 

@@ -236,6 +236,9 @@ impl WriteOp {
     }
 }
 
+/// Keys in one `BatchGetItem` call (DynamoDB's limit).
+pub const MAX_BATCH_GET_KEYS: usize = 100;
+
 /// Maximum operations in one transaction (DynamoDB's TransactWriteItems limit).
 pub const MAX_TRANSACTION_OPS: usize = 100;
 
@@ -274,6 +277,24 @@ impl StoreError {
 pub trait ItemStore: Send + Sync {
     /// Reads one item; `consistent` asks for a strongly consistent read.
     async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError>;
+
+    /// Reads several items by key, answering in the order asked (`None` for a missing or
+    /// expired item; a key asked twice is answered twice). One round trip where the backend
+    /// allows: `DynamoStore` sends `BatchGetItem` calls of up to [`MAX_BATCH_GET_KEYS`] keys
+    /// (sending unprocessed keys again), SQLite reads them in one hop to its connection. Not a
+    /// snapshot: each item is read on its own (strongly consistent when asked). The default
+    /// reads them one by one.
+    async fn get_many(
+        &self,
+        keys: Vec<(String, String)>,
+        consistent: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        let mut found = Vec::with_capacity(keys.len());
+        for (pk, sk) in &keys {
+            found.push(self.get(pk, sk, consistent).await?);
+        }
+        Ok(found)
+    }
 
     /// Writes an item if `condition` holds.
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError>;

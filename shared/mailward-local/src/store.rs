@@ -267,6 +267,32 @@ impl ItemStore for EmbeddedStore {
             .map_err(StoreError::Unavailable)?
     }
 
+    async fn get_many(
+        &self,
+        keys: Vec<(String, String)>,
+        _consistent: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        let now = self.clock.unix();
+        self.db
+            .read(move |conn| {
+                let mut statement = conn
+                    .prepare_cached(&format!(
+                        "SELECT {COLUMNS} FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
+                    ))
+                    .map_err(unavailable)?;
+                keys.iter()
+                    .map(|(pk, sk)| {
+                        statement
+                            .query_row(params![pk, sk, now], row_to_item)
+                            .optional()
+                            .map_err(unavailable)
+                    })
+                    .collect()
+            })
+            .await
+            .map_err(StoreError::Unavailable)?
+    }
+
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
         let now = self.clock.unix();
         self.db

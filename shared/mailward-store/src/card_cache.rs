@@ -24,7 +24,7 @@
 //! Single deletes are not counted: only the organization purge and retention delete a card
 //! that way (a domain's removal is a transaction), and a purged organization has no readers.
 
-use super::{domains, keys};
+use super::{domains, keys, report_versions};
 use async_trait::async_trait;
 use mailward_domain::domain_list::{CardSet, DomainCard};
 use mailward_domain::store::{Condition, Item, ItemStore, Page, Query, StoreError, WriteOp};
@@ -146,9 +146,10 @@ pub async fn all_cards(store: &dyn ItemStore, org: Uuid) -> Result<Arc<CardSet>,
     }
 }
 
-/// The item store seen through the card counter: every write passes through unchanged, and
-/// one that wrote an organization's card or card note is followed by the increment of that
-/// organization's counter (see the module docs). Built around the store once per process
+/// The item store seen through the card and report counters: every write passes through
+/// unchanged, and one that wrote an organization's card or card note is followed by the
+/// increment of that organization's counter (see the module docs), one that wrote a domain's
+/// day total or sender by that domain's report counter ([`report_versions`]). Built around the store once per process
 /// (`AppState::new`).
 pub struct CardVersions {
     inner: Arc<dyn ItemStore>,
@@ -189,23 +190,22 @@ fn card_orgs<'a>(keys: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<String> 
     orgs
 }
 
-fn op_orgs(ops: &[WriteOp]) -> Vec<String> {
-    card_orgs(
-        ops.iter()
-            .filter(|op| !matches!(op, WriteOp::Check { .. }))
-            .map(WriteOp::key),
-    )
-}
-
 #[async_trait]
 impl ItemStore for CardVersions {
     async fn get(&self, pk: &str, sk: &str, consistent: bool) -> Result<Option<Item>, StoreError> {
         self.inner.get(pk, sk, consistent).await
     }
+    async fn get_many(
+        &self,
+        keys: Vec<(String, String)>,
+        consistent: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        self.inner.get_many(keys, consistent).await
+    }
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
-        let orgs = card_orgs(std::iter::once((item.pk.as_str(), item.sk.as_str())));
+        let changes = Changes::of(std::iter::once((item.pk.as_str(), item.sk.as_str())));
         let result = self.inner.put(item, condition).await;
-        counted(self, orgs, &result).await;
+        counted(self, changes, &result).await;
         result
     }
     async fn delete(&self, pk: &str, sk: &str, condition: Condition) -> Result<bool, StoreError> {
@@ -215,23 +215,23 @@ impl ItemStore for CardVersions {
         self.inner.query(query).await
     }
     async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
-        let orgs = op_orgs(&ops);
+        let changes = Changes::of_ops(&ops);
         let result = self.inner.transact(ops).await;
-        counted(self, orgs, &result).await;
+        counted(self, changes, &result).await;
         result
     }
     async fn put_all(&self, items: Vec<Item>) -> Result<(), StoreError> {
-        let orgs = card_orgs(items.iter().map(|i| (i.pk.as_str(), i.sk.as_str())));
+        let changes = Changes::of(items.iter().map(|i| (i.pk.as_str(), i.sk.as_str())));
         let result = self.inner.put_all(items).await;
-        counted(self, orgs, &result).await;
+        counted(self, changes, &result).await;
         result
     }
     async fn write_each(&self, ops: Vec<WriteOp>) -> Result<Vec<bool>, StoreError> {
-        let orgs = op_orgs(&ops);
+        let changes = Changes::of_ops(&ops);
         let result = self.inner.write_each(ops).await;
         match &result {
             Ok(applied) if !applied.iter().any(|a| *a) => {}
-            _ => self.bump(orgs).await,
+            _ => changes.count(self).await,
         }
         result
     }
@@ -249,13 +249,46 @@ impl ItemStore for CardVersions {
     }
 }
 
-/// Counts a write's card changes unless it certainly wrote nothing (its condition failed):
-/// a write of unknown outcome (a timeout) is counted, which costs at most one extra read.
-async fn counted<T>(store: &CardVersions, orgs: Vec<String>, result: &Result<T, StoreError>) {
-    if orgs.is_empty() || matches!(result, Err(e) if e.is_conflict()) {
+/// What a write changes that a counter follows: organizations' cards, domains' report data
+/// ([`report_versions`]).
+struct Changes {
+    card_orgs: Vec<String>,
+    report_domains: Vec<(Uuid, Uuid)>,
+}
+
+impl Changes {
+    fn of<'a>(keys: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Self {
+        Self {
+            card_orgs: card_orgs(keys.clone()),
+            report_domains: report_versions::report_domains(keys),
+        }
+    }
+
+    fn of_ops(ops: &[WriteOp]) -> Self {
+        Self::of(
+            ops.iter()
+                .filter(|op| !matches!(op, WriteOp::Check { .. }))
+                .map(WriteOp::key),
+        )
+    }
+
+    fn is_empty(&self) -> bool {
+        self.card_orgs.is_empty() && self.report_domains.is_empty()
+    }
+
+    async fn count(self, store: &CardVersions) {
+        store.bump(self.card_orgs).await;
+        report_versions::bump(store.inner.as_ref(), &self.report_domains).await;
+    }
+}
+
+/// Counts a write's changes unless it certainly wrote nothing (its condition failed): a
+/// write of unknown outcome (a timeout) is counted, which costs at most one extra read.
+async fn counted<T>(store: &CardVersions, changes: Changes, result: &Result<T, StoreError>) {
+    if changes.is_empty() || matches!(result, Err(e) if e.is_conflict()) {
         return;
     }
-    store.bump(orgs).await;
+    changes.count(store).await;
 }
 
 #[cfg(test)]

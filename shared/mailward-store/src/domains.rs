@@ -287,20 +287,25 @@ pub async fn build_cards(store: &dyn ItemStore, org: Uuid) -> Result<usize, Stor
     Ok(written)
 }
 
-/// The organization's domains with the given ids, in that order (concurrent reads by key; a
-/// domain deleted meanwhile is left out).
+/// The organization's domains with the given ids, in that order (read together by key,
+/// [`ItemStore::get_many`]: one `BatchGetItem` a hundred; a domain deleted meanwhile is left out).
 pub async fn get_many(
     store: &dyn ItemStore,
     org: Uuid,
     ids: &[Uuid],
 ) -> Result<Vec<Domain>, StoreError> {
-    use futures::{StreamExt, TryStreamExt};
-    let found: Vec<Option<Versioned<Domain>>> = futures::stream::iter(ids.to_vec())
-        .map(|id| get(store, org, id))
-        .buffered(16)
-        .try_collect()
-        .await?;
-    Ok(found.into_iter().flatten().map(|d| d.value).collect())
+    let pk = keys::org_pk(org);
+    let wanted = ids
+        .iter()
+        .map(|id| (pk.clone(), keys::domain_sk(*id)))
+        .collect();
+    store
+        .get_many(wanted, true)
+        .await?
+        .into_iter()
+        .flatten()
+        .map(|item| decode_versioned::<Domain>(&item).map(|d| d.value))
+        .collect()
 }
 
 /// When the longest-waiting domain of a sweep shard fell due (unix seconds), if one is due

@@ -611,30 +611,39 @@ pub fn ticket_message_sk(ticket: Uuid, unix_ms: i128, id: Uuid) -> String {
 
 /// Sort key of an imported report of a domain.
 pub fn report_sk(domain: Uuid, kind: &str, key: &str) -> String {
-    format!("REPORT#{domain}#{kind}#{key}")
+    format!("{REPORT_PREFIX}{domain}#{kind}#{key}")
 }
+
+/// Prefix of every imported report's sort key ([`report_sk`]).
+pub const REPORT_PREFIX: &str = "REPORT#";
+
+/// Prefix of every row chunk's sort key ([`report_day_sk`]).
+pub const REPORT_DAY_PREFIX: &str = "REPDAY#";
+
+/// Prefix of every forwarding-network note's sort key ([`forwarders_sk`]).
+pub const FORWARDERS_PREFIX: &str = "REPFWD#";
 
 /// Prefix of a domain's imported reports.
 pub fn reports_prefix(domain: Uuid) -> String {
-    format!("REPORT#{domain}#")
+    format!("{REPORT_PREFIX}{domain}#")
 }
 
 /// Sort key of one chunk of a report's rows for a domain on a day (`yyyy-mm-dd`).
 pub fn report_day_sk(domain: Uuid, day: &str, key: &str, chunk: usize) -> String {
-    format!("REPDAY#{domain}#{day}#{key}#{chunk:04}")
+    format!("{REPORT_DAY_PREFIX}{domain}#{day}#{key}#{chunk:04}")
 }
 
 /// Sort-key prefix of every row chunk of a domain.
 pub fn report_days_prefix(domain: Uuid) -> String {
-    format!("REPDAY#{domain}#")
+    format!("{REPORT_DAY_PREFIX}{domain}#")
 }
 
 /// Sort-key bounds of a domain's rows from day `from` to day `to` (both `yyyy-mm-dd`,
 /// inclusive).
 pub fn report_days_between(domain: Uuid, from: &str, to: &str) -> (String, String) {
     (
-        format!("REPDAY#{domain}#{from}#"),
-        format!("REPDAY#{domain}#{to}#~"),
+        format!("{REPORT_DAY_PREFIX}{domain}#{from}#"),
+        format!("{REPORT_DAY_PREFIX}{domain}#{to}#~"),
     )
 }
 
@@ -650,7 +659,7 @@ pub const SENDER_REQUIREMENTS_PREFIX: &str = "SENDREQ#";
 /// Sort key of the forwarding networks among a domain's source addresses (written by sender
 /// identification, read with the rows).
 pub fn forwarders_sk(domain: Uuid) -> String {
-    format!("REPFWD#{domain}")
+    format!("{FORWARDERS_PREFIX}{domain}")
 }
 
 /// Partition of reports no organization watches (counted per day, for the operator).
@@ -660,8 +669,11 @@ pub fn unattributed_pk(day: &str) -> String {
 
 /// Sort key of a domain's sender.
 pub fn sender_sk(domain: Uuid, id: Uuid) -> String {
-    format!("SENDER#{domain}#{id}")
+    format!("{SENDER_PREFIX}{domain}#{id}")
 }
+
+/// Prefix of every sender's sort key ([`sender_sk`]).
+pub const SENDER_PREFIX: &str = "SENDER#";
 
 /// Prefix of a domain's senders.
 pub fn senders_prefix(domain: Uuid) -> String {
@@ -678,7 +690,18 @@ pub const PTR_SK: &str = "PTR";
 
 /// Sort key of a domain's total of one report day.
 pub fn report_total_sk(domain: Uuid, day: &str) -> String {
-    format!("REPTOTAL#{domain}#{day}")
+    format!("{REPORT_TOTAL_PREFIX}{domain}#{day}")
+}
+
+/// Prefix of every day total's sort key ([`report_total_sk`]).
+pub const REPORT_TOTAL_PREFIX: &str = "REPTOTAL#";
+
+/// Partitions an organization's report counters are spread over (`crate::report_versions`).
+pub const REPORT_VERSION_SHARDS: u32 = 4;
+
+/// Partition of one shard of an organization's report counters (sort key: the domain id).
+pub fn report_versions_pk(org: Uuid, shard: u32) -> String {
+    format!("REPVER#{org}#{shard}")
 }
 
 /// Sort key of a domain's TLS report.

@@ -36,6 +36,7 @@ pub mod orgs;
 pub mod outbox;
 pub mod prospecting;
 pub mod rate_limits;
+pub mod report_versions;
 pub mod reports;
 pub mod retention;
 pub mod row_chunks;

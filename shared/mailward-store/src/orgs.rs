@@ -193,6 +193,8 @@ pub async fn purge(
         .collect();
     let removed = own.len();
     super::retention::delete_all(store, own).await?;
+    // After the partitions whose writes count into them.
+    super::report_versions::purge(store, id).await?;
     if !keep_record {
         store
             .delete(&keys::org_pk(id), keys::ORG_META, Condition::None)

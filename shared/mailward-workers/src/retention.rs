@@ -129,7 +129,11 @@ pub async fn apply(state: &AppState, org: Uuid) -> anyhow::Result<Removed> {
     for domain in domains::list(store, org).await? {
         removed.moved_items += domain_data::migrate_domain(store, org, domain.id).await?;
         let rows = retention::report_data_before(store, org, domain.id, keep_from).await?;
+        let changed = mailward_store::report_versions::report_domains(
+            rows.iter().map(|(pk, sk)| (pk.as_str(), sk.as_str())),
+        );
         removed.report_items += retention::delete_all(store, rows).await?;
+        mailward_store::report_versions::bump(store, &changed).await;
         let tls = retention::tls_reports_before(store, org, domain.id, keep_from).await?;
         removed.tls_reports += retention::delete_all(store, tls).await?;
         let old = retention::snapshots_before(store, org, domain.id, window_start).await?;

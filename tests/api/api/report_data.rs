@@ -286,3 +286,101 @@ async fn report_data_sums_the_visible_domains_by_period_sender_and_day() {
         (Some(0), Some(0))
     );
 }
+
+/// The organization views keep what they computed per domain at its report counter: a report
+/// ingested shows at once, a day total removed without counting is still summed from the memo,
+/// and the next count of the domain makes the view read it again.
+#[tokio::test]
+async fn the_organization_figures_follow_each_domains_report_counter() {
+    use mailward_domain::store::Condition;
+    let app = quiet_app().await;
+    let s = app.sign_up("memo@data.example", "Memo").await;
+    let a = crate::common::add_domain(&app, &s.key, "a.memo.example").await;
+    let a_id: uuid::Uuid = a["id"].as_str().unwrap().parse().unwrap();
+    let state = &app.stack.state;
+    let volume_reaches = |want: u64| {
+        let (app, key) = (&app, s.key.clone());
+        async move {
+            let mut summary = Value::Null;
+            for _ in 0..1200 {
+                summary = get(app, "/report-data/summary?period=last_30_days", &key).await;
+                if summary["volume"] == want && summary["senders"] == 2 {
+                    return summary;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("volume never reached {want}: {summary}");
+        }
+    };
+    let delivery = crate::common::for_org(&s);
+    let first = report(&app, "a.memo.example", "m1", 1, &[("192.0.2.1", 30, true)]);
+    ingest(state, &first, &delivery, &Limits::default())
+        .await
+        .unwrap();
+    app.clock.advance(time::Duration::seconds(10));
+    let mut summary = Value::Null;
+    for _ in 0..1200 {
+        summary = get(&app, "/report-data/summary?period=last_30_days", &s.key).await;
+        if summary["volume"] == 30 && summary["senders"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(summary["volume"], 30, "{summary}");
+    // A second report, two days earlier, from another source: counted, so it shows.
+    let second = report(&app, "a.memo.example", "m3", 3, &[("192.0.2.9", 12, false)]);
+    ingest(state, &second, &delivery, &Limits::default())
+        .await
+        .unwrap();
+    app.clock.advance(time::Duration::seconds(10));
+    volume_reaches(42).await;
+
+    let domain_summary = format!("/domains/{a_id}/reports/summary?period=last_30_days");
+    assert_eq!(get(&app, &domain_summary, &s.key).await["volume"], 42);
+
+    // The total and the rows of the second report's day removed behind the counter's back.
+    let store = state.store.clone();
+    let day =
+        time::OffsetDateTime::from_unix_timestamp(crate::common::today_start(&app) - 3 * 86_400)
+            .unwrap()
+            .date();
+    let removed = store
+        .delete(
+            &format!("ORG#{}#D#{a_id}", s.org_id),
+            &format!("REPTOTAL#{a_id}#{day}"),
+            Condition::None,
+        )
+        .await
+        .unwrap();
+    assert!(removed, "the day total of {day}");
+    let pk = format!("ORG#{}#D#{a_id}", s.org_id);
+    let mut rows = mailward_domain::store::Query::partition(pk.clone());
+    rows.sort = mailward_domain::store::SortKey::Prefix(format!("REPDAY#{a_id}#{day}#"));
+    let chunks = mailward_domain::store::query_all(store.as_ref(), rows)
+        .await
+        .unwrap();
+    assert!(!chunks.is_empty(), "the rows of {day}");
+    for chunk in chunks {
+        store.delete(&pk, &chunk.sk, Condition::None).await.unwrap();
+    }
+    let summary = get(&app, "/report-data/summary?period=last_30_days", &s.key).await;
+    assert_eq!(summary["volume"], 42, "served from the memo: {summary}");
+    let one = get(&app, &domain_summary, &s.key).await;
+    assert_eq!(one["volume"], 42, "served from the memo: {one}");
+    let shard = a_id.as_bytes()[15] % 4;
+    store
+        .increment(
+            &format!("REPVER#{}#{shard}", s.org_id),
+            &a_id.to_string(),
+            1,
+            None,
+        )
+        .await
+        .unwrap();
+    let summary = get(&app, "/report-data/summary?period=last_30_days", &s.key).await;
+    assert_eq!(summary["volume"], 30, "read again once counted: {summary}");
+    let lines = get(&app, "/report-data/domains?period=last_30_days", &s.key).await;
+    assert_eq!(lines["domains"][0]["volume"], 30, "{lines}");
+    let one = get(&app, &domain_summary, &s.key).await;
+    assert_eq!(one["volume"], 30, "read again once counted: {one}");
+}

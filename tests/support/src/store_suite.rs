@@ -29,6 +29,7 @@ pub async fn store_conformance(store: Arc<dyn ItemStore>, clock: Arc<ManualClock
     transaction_that_fails_changes_nothing(&*store).await;
     transaction_rejects_duplicate_keys(&*store).await;
     put_all_writes_more_than_one_batch_and_replaces(&*store).await;
+    get_many_answers_in_the_order_asked(&*store, &clock).await;
     write_each_applies_every_op_whose_condition_holds(&*store).await;
     a_single_op_transaction_keeps_the_transaction_contract(&*store).await;
     counters_are_atomic_under_concurrency(Arc::clone(&store)).await;
@@ -68,6 +69,49 @@ async fn put_all_writes_more_than_one_batch_and_replaces(store: &dyn ItemStore) 
         store.put_all(twice).await,
         Err(StoreError::Invalid(_))
     ));
+}
+
+/// `get_many` answers 230 keys (more than two DynamoDB batches of 100) in the order asked:
+/// missing, expired and empty keys as `None`, a key asked twice answered twice.
+async fn get_many_answers_in_the_order_asked(store: &dyn ItemStore, clock: &ManualClock) {
+    let pk = unique("MANY");
+    let items: Vec<Item> = (0..200)
+        .map(|i| item(&pk, &format!("S{i:03}"), &format!("v{i}")).with_version(3))
+        .collect();
+    store.put_all(items).await.unwrap();
+    store
+        .put(
+            item(&pk, "GONE", "x").expiring_at(clock.unix() + 1),
+            Condition::None,
+        )
+        .await
+        .unwrap();
+    clock.advance(Duration::seconds(2));
+    let mut keys: Vec<(String, String)> = (0..220)
+        .rev()
+        .map(|i| (pk.clone(), format!("S{i:03}")))
+        .collect();
+    keys.push((pk.clone(), "S007".into()));
+    keys.push((pk.clone(), "GONE".into()));
+    keys.push((pk.clone(), String::new()));
+    keys.extend((0..7).map(|i| (unique("NONE"), format!("S{i:03}"))));
+    let found = store.get_many(keys.clone(), true).await.unwrap();
+    assert_eq!(found.len(), keys.len());
+    for ((key_pk, sk), got) in keys.iter().zip(&found) {
+        let n: Option<usize> = sk.strip_prefix('S').and_then(|n| n.parse().ok());
+        match n.filter(|n| *key_pk == pk && *n < 200) {
+            Some(n) => {
+                let got = got.as_ref().unwrap_or_else(|| panic!("{sk} missing"));
+                assert_eq!(got.sk, *sk);
+                assert_eq!(got.data, format!("v{n}").into_bytes());
+                assert_eq!(got.version, 3);
+            }
+            None => assert!(got.is_none(), "{key_pk} {sk} found"),
+        }
+    }
+    assert!(found[220].is_some() && found[221].is_none() && found[222].is_none());
+    assert!(found[223..].iter().all(Option::is_none));
+    assert!(store.get_many(Vec::new(), false).await.unwrap().is_empty());
 }
 
 /// `write_each` skips only the ops whose condition fails and says which applied.

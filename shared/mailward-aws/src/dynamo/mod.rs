@@ -25,13 +25,17 @@ use codec::{Attrs, COUNTER, PK, TTL, VERSION, from_attrs, is_live, key, n, numbe
 use expr::Expr;
 use mailward_domain::Clock;
 use mailward_domain::store::{
-    Condition, Item, ItemStore, MAX_TRANSACTION_OPS, Page, Query, StoreError, WriteOp,
+    Condition, Item, ItemStore, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_OPS, Page, Query, StoreError,
+    WriteOp,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// How often `increment` retries when it races other writers restarting an expired counter.
 const INCREMENT_ATTEMPTS: usize = 5;
+
+/// `BatchGetItem` calls `get_many` keeps in flight.
+const BATCH_GETS_IN_FLIGHT: usize = 4;
 
 /// Conditional writes `write_each` keeps in flight.
 const WRITE_EACH_IN_FLIGHT: usize = 16;
@@ -39,10 +43,10 @@ const WRITE_EACH_IN_FLIGHT: usize = 16;
 /// Items in one `BatchWriteItem` call (DynamoDB's limit).
 const BATCH_WRITE_ITEMS: usize = 25;
 
-/// Calls `put_all` makes for one batch's unprocessed items before giving up, backing off from
-/// 50 ms doubling to 3.2 s (about 6 s in all): a partition written past its 1,000 write units a
-/// second answers with unprocessed items, and the wait lets its budget refill.
-const BATCH_WRITE_ATTEMPTS: u32 = 8;
+/// Calls `put_all` (`get_many`) makes for one batch's unprocessed items (keys) before giving
+/// up, backing off from 50 ms doubling to 3.2 s (about 6 s in all): a partition written (read)
+/// past its budget answers with unprocessed items, and the wait lets the budget refill.
+const BATCH_ATTEMPTS: u32 = 8;
 
 /// The item store on AWS: one table, keys and indexes as described in [`create_table`].
 #[derive(Debug, Clone)]
@@ -167,11 +171,8 @@ impl DynamoStore {
                 Ok(WriteRequest::builder().put_request(put).build())
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        for attempt in 0..BATCH_WRITE_ATTEMPTS {
-            if attempt > 0 {
-                let wait = std::time::Duration::from_millis(50 << (attempt - 1));
-                tokio::time::sleep(wait).await;
-            }
+        for attempt in 0..BATCH_ATTEMPTS {
+            back_off(attempt).await;
             let out = self
                 .client
                 .batch_write_item()
@@ -188,8 +189,55 @@ impl DynamoStore {
             }
         }
         Err(StoreError::Unavailable(format!(
-            "DynamoDB BatchWriteItem: {} items still unprocessed after {BATCH_WRITE_ATTEMPTS} attempts",
+            "DynamoDB BatchWriteItem: {} items still unprocessed after {BATCH_ATTEMPTS} attempts",
             pending.len()
+        )))
+    }
+
+    /// The live items among `keys` (at most [`MAX_BATCH_GET_KEYS`], distinct, valid), by one
+    /// `BatchGetItem` and its unprocessed keys sent again with backoff.
+    async fn batch_get(
+        &self,
+        keys: Vec<(String, String)>,
+        consistent: bool,
+    ) -> Result<Vec<Item>, StoreError> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let built = |e: aws_sdk_dynamodb::error::BuildError| StoreError::Invalid(e.to_string());
+        let mut pending = KeysAndAttributes::builder()
+            .set_keys(Some(keys.iter().map(|(pk, sk)| key(pk, sk)).collect()))
+            .consistent_read(consistent)
+            .build()
+            .map_err(built)?;
+        let mut found = Vec::with_capacity(keys.len());
+        let now = self.clock.unix();
+        for attempt in 0..BATCH_ATTEMPTS {
+            back_off(attempt).await;
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, pending)
+                .send()
+                .await
+                .map_err(|e| unavailable("BatchGetItem", &e))?;
+            for attrs in out
+                .responses
+                .and_then(|mut by_table| by_table.remove(&self.table))
+                .unwrap_or_default()
+            {
+                if is_live(&attrs, now)? {
+                    found.push(from_attrs(&attrs)?);
+                }
+            }
+            match out
+                .unprocessed_keys
+                .and_then(|mut by_table| by_table.remove(&self.table))
+            {
+                Some(rest) if !rest.keys.is_empty() => pending = rest,
+                _ => return Ok(found),
+            }
+        }
+        Err(StoreError::Unavailable(format!(
+            "DynamoDB BatchGetItem: keys still unprocessed after {BATCH_ATTEMPTS} attempts"
         )))
     }
 
@@ -257,6 +305,13 @@ impl DynamoStore {
 }
 
 /// Refuses empty key strings, which DynamoDB rejects with a validation error.
+/// Waits before a batch call's `attempt` (none before the first): 50 ms, doubling.
+async fn back_off(attempt: u32) {
+    if attempt > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(50 << (attempt - 1))).await;
+    }
+}
+
 fn check_key(pk: &str, sk: &str) -> Result<(), StoreError> {
     if pk.is_empty() || sk.is_empty() {
         return Err(StoreError::Invalid(format!(
@@ -339,6 +394,54 @@ impl ItemStore for DynamoStore {
             Some(attrs) if is_live(&attrs, self.clock.unix())? => Ok(Some(from_attrs(&attrs)?)),
             _ => Ok(None),
         }
+    }
+
+    async fn get_many(
+        &self,
+        keys: Vec<(String, String)>,
+        consistent: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
+        use futures::{StreamExt as _, TryStreamExt as _};
+        // Distinct, valid keys only: BatchGetItem refuses a key asked twice or an empty one.
+        let mut distinct: Vec<(String, String)> = Vec::new();
+        let mut seen = HashSet::new();
+        for (pk, sk) in &keys {
+            if check_key(pk, sk).is_ok() && seen.insert((pk.as_str(), sk.as_str())) {
+                distinct.push((pk.clone(), sk.clone()));
+            }
+        }
+        let chunks: Vec<Vec<(String, String)>> = distinct
+            .chunks(MAX_BATCH_GET_KEYS)
+            .map(<[_]>::to_vec)
+            .collect();
+        let batches: Vec<Vec<Item>> = futures::stream::iter(chunks)
+            .map(|chunk| self.batch_get(chunk, consistent))
+            .buffer_unordered(BATCH_GETS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        let mut by_key: HashMap<(String, String), Item> = batches
+            .into_iter()
+            .flatten()
+            .map(|item| ((item.pk.clone(), item.sk.clone()), item))
+            .collect();
+        let mut asks: HashMap<&(String, String), usize> = HashMap::new();
+        for k in &keys {
+            *asks.entry(k).or_default() += 1;
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for k in &keys {
+            // The last ask of a key takes the item; earlier asks clone it.
+            let left = asks.get_mut(k).map(|n| {
+                *n -= 1;
+                *n
+            });
+            out.push(if left == Some(0) {
+                by_key.remove(k)
+            } else {
+                by_key.get(k).cloned()
+            });
+        }
+        Ok(out)
     }
 
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {

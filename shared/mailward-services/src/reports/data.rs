@@ -17,8 +17,10 @@ use mailward_domain::domain::ScoreBand;
 use mailward_domain::domain_list::DomainCard;
 use mailward_domain::reports::DayTotal;
 use mailward_domain::senders::{ConfirmationStatus, DomainSource};
+use mailward_store::report_versions::{self, Memo};
 use mailward_store::reports::{day_string, day_totals_between, rows_between};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
 use time::Date;
 use uuid::Uuid;
 
@@ -72,12 +74,29 @@ fn figures(t: &DayTotal) -> VolumeFigures {
 /// Reads run at once per request against the store (one partition each).
 const READS_AT_ONCE: usize = 16;
 
+/// Entries each of the process's report memos keeps (~100 bytes each).
+const MEMO_ENTRIES: usize = 200_000;
+
+/// A domain's total over a window, as computed at its report counter (`report_versions`).
+static TOTALS: LazyLock<Memo<(Uuid, Uuid, Date, Date), DayTotal>> =
+    LazyLock::new(|| Memo::new(MEMO_ENTRIES));
+
+/// Senders seen, of them known, of them waiting for a confirmation.
+type SenderCounts = (u64, u64, u64);
+
+/// A domain's sender counts since a day, at its report counter.
+static SENDER_COUNTS: LazyLock<Memo<(Uuid, Uuid, String), SenderCounts>> =
+    LazyLock::new(|| Memo::new(MEMO_ENTRIES));
+
 /// Each visible domain (its list card) with its total over the window. Only the domains that
-/// ever had a report are read (`DomainCard::has_reports`), several at a time.
+/// ever had a report are read (`DomainCard::has_reports`), several at a time, and only when the
+/// process has not computed their total at their current report counter (`versions`, read
+/// before any data).
 async fn domain_totals(
     app: &AppState,
     caller: &Caller,
     w: &Window,
+    versions: &HashMap<Uuid, i64>,
 ) -> Result<Vec<(DomainCard, DayTotal)>, ServiceError> {
     let store = app.store.as_ref();
     let mut cards = mailward_store::card_cache::all_cards(store, caller.org_id)
@@ -91,11 +110,17 @@ async fn domain_totals(
     let totals: Vec<DayTotal> = futures::stream::iter(reads)
         .map(|(id, has_reports)| async move {
             let mut total = DayTotal::default();
-            if has_reports {
-                for (_, day) in day_totals_between(store, caller.org_id, id, w.from, w.to).await? {
-                    total.merge(&day);
-                }
+            if !has_reports {
+                return Ok(total);
             }
+            let (key, version) = ((caller.org_id, id, w.from, w.to), version_of(versions, id));
+            if let Some(total) = TOTALS.get(&key, version) {
+                return Ok(total);
+            }
+            for (_, day) in day_totals_between(store, caller.org_id, id, w.from, w.to).await? {
+                total.merge(&day);
+            }
+            TOTALS.keep(key, version, total);
             Ok::<_, ServiceError>(total)
         })
         .buffered(READS_AT_ONCE)
@@ -104,13 +129,19 @@ async fn domain_totals(
     Ok(cards.into_iter().zip(totals).collect())
 }
 
+fn version_of(versions: &HashMap<Uuid, i64>, domain: Uuid) -> i64 {
+    versions.get(&domain).copied().unwrap_or(0)
+}
+
 /// The senders of the window over `cards`: (seen in it, of them known, of them waiting for a
-/// confirmation). Only domains that had reports have senders.
+/// confirmation). Only domains that had reports have senders; a domain's counts are read again
+/// only when its report counter moved.
 async fn sender_counts(
     app: &AppState,
     caller: &Caller,
     cards: &[(DomainCard, DayTotal)],
     from: &str,
+    versions: &HashMap<Uuid, i64>,
 ) -> Result<(u64, u64, u64), ServiceError> {
     let store = app.store.as_ref();
     let ids: Vec<Uuid> = cards
@@ -120,6 +151,13 @@ async fn sender_counts(
         .collect();
     let per_domain: Vec<(u64, u64, u64)> = futures::stream::iter(ids)
         .map(|id| async move {
+            let (key, version) = (
+                (caller.org_id, id, from.to_owned()),
+                version_of(versions, id),
+            );
+            if let Some(counts) = SENDER_COUNTS.get(&key, version) {
+                return Ok(counts);
+            }
             let mut counts = (0, 0, 0);
             for s in mailward_store::senders::list(store, caller.org_id, id).await? {
                 if s.value.last_seen_at.as_deref().is_some_and(|d| d >= from) {
@@ -130,6 +168,7 @@ async fn sender_counts(
                     );
                 }
             }
+            SENDER_COUNTS.keep(key, version, counts);
             Ok::<_, ServiceError>(counts)
         })
         .buffered(READS_AT_ONCE)
@@ -147,13 +186,14 @@ pub async fn summary(
     params: &ReportDataParams,
 ) -> Result<ReportDataSummary, ServiceError> {
     let w = window(app, caller, params).await?;
-    let mut per_domain = domain_totals(app, caller, &w).await?;
+    let versions = report_versions::versions(app.store.as_ref(), caller.org_id).await?;
+    let mut per_domain = domain_totals(app, caller, &w, &versions).await?;
     let mut all = DayTotal::default();
     for (_, total) in &per_domain {
         all.merge(total);
     }
     let (senders, known, waiting) =
-        sender_counts(app, caller, &per_domain, &day_string(w.from)).await?;
+        sender_counts(app, caller, &per_domain, &day_string(w.from), &versions).await?;
     let domains_total = per_domain.len() as u64;
     per_domain.retain(|(_, t)| t.volume > 0);
     per_domain.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then(a.0.url.cmp(&b.0.url)));
@@ -187,7 +227,8 @@ pub async fn domains(
     params: &ReportDataParams,
 ) -> Result<ReportDataDomains, ServiceError> {
     let w = window(app, caller, params).await?;
-    let mut per_domain = domain_totals(app, caller, &w).await?;
+    let versions = report_versions::versions(app.store.as_ref(), caller.org_id).await?;
+    let mut per_domain = domain_totals(app, caller, &w, &versions).await?;
     per_domain.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then(a.0.url.cmp(&b.0.url)));
     let mut lines = Vec::with_capacity(per_domain.len());
     for (d, t) in per_domain {

@@ -69,17 +69,27 @@ async fn report_counts(
     Ok(counts)
 }
 
-/// The rows of a period, as `rows_between` gives them.
-type Rows = Vec<(String, mailward_domain::reports::SourceDay)>;
+/// What a domain's summary computes from its report data (rows, senders, report marks): the
+/// period's figures and totals, the previous period's figures, the impact of the next policy
+/// up and the report counts.
+#[derive(Clone)]
+struct PeriodData {
+    current: mailward_api_types::reports::PeriodFigures,
+    previous: mailward_api_types::reports::PeriodFigures,
+    totals: mailward_api_types::reports::Totals,
+    impact: mailward_api_types::reports::EnforcementImpact,
+    counts: (u64, u64),
+}
 
-/// [`summary_reads`]' answer.
-type SummaryReads = (
-    Rows,
-    Rows,
-    mailward_api_types::reports::EnforcementImpact,
-    Vec<mailward_store::Versioned<mailward_tasks::Task>>,
-    (u64, u64),
-);
+/// [`PeriodData`] by (organization, domain, domain item version, days, first and last day),
+/// each at the domain's report counter (`mailward_store::report_versions`): a domain's summary
+/// reads its rows again only after a write changed them (or its settings, which the impact
+/// depends on, changed the domain's version).
+type PeriodKey = (uuid::Uuid, uuid::Uuid, u64, i64, time::Date, time::Date);
+
+/// The process's memo of [`PeriodData`] (a few KB each).
+static PERIODS: std::sync::LazyLock<mailward_store::report_versions::Memo<PeriodKey, PeriodData>> =
+    std::sync::LazyLock::new(|| mailward_store::report_versions::Memo::new(20_000));
 
 /// The enforcement impact as the summary reads it: over a 30-day period the impact's window is
 /// the period's, so only the senders are read and the impact is assessed on the period's rows
@@ -89,19 +99,24 @@ enum ImpactRead {
     Done(mailward_api_types::reports::EnforcementImpact),
 }
 
-/// What a domain's summary reads, independent of each other and so read at once: the period's
-/// rows, the previous period's, the impact of the next policy up, the domain's tasks and the report
-/// counts.
-async fn summary_reads(
+/// The [`PeriodData`] of a domain (its item at `version`): from the process's memo when it was
+/// computed at the domain's current report counter, else read (the period's rows, the previous
+/// period's, the impact's senders or the impact, the report counts, all at once) and kept.
+async fn period_data(
     app: &AppState,
     org: uuid::Uuid,
-    domain: &mailward_domain::domain::Domain,
+    (domain, version): (&mailward_domain::domain::Domain, u64),
     (days, (from, to)): (i64, (time::Date, time::Date)),
     (prev_from, prev_to): (time::Date, time::Date),
-) -> Result<SummaryReads, ServiceError> {
+) -> Result<PeriodData, ServiceError> {
     let store = app.store.as_ref();
     let id = domain.id;
-    let (rows, previous, impact, tasks, counts) = futures::future::try_join5(
+    let counter = mailward_store::report_versions::version(store, org, id).await?;
+    let key = (org, id, version, days, from, to);
+    if let Some(data) = PERIODS.get(&key, counter) {
+        return Ok(data);
+    }
+    let (rows, previous, impact, counts) = futures::future::try_join4(
         async { Ok::<_, ServiceError>(rows_between(store, org, id, from, to).await?) },
         async { Ok::<_, ServiceError>(rows_between(store, org, id, prev_from, prev_to).await?) },
         async {
@@ -110,9 +125,6 @@ async fn summary_reads(
             } else {
                 ImpactRead::Done(for_domain(app, org, domain, next_policy(domain)).await?)
             })
-        },
-        async {
-            Ok::<_, ServiceError>(mailward_store::tasks::list_for_domain(store, org, id).await?)
         },
         report_counts(app, org, id, from, to),
     )
@@ -127,7 +139,15 @@ async fn summary_reads(
             &senders,
         ),
     };
-    Ok((rows, previous, impact, tasks, counts))
+    let data = PeriodData {
+        current: figures(from, to, &rows),
+        previous: figures(prev_from, prev_to, &previous),
+        totals: totals(&rows),
+        impact,
+        counts,
+    };
+    PERIODS.keep(key, counter, data.clone());
+    Ok(data)
 }
 
 /// The policy whose impact the summary shows: the next one up (at reject: what reject stops now).
@@ -138,6 +158,19 @@ fn next_policy(domain: &mailward_domain::domain::Domain) -> &'static str {
     }
 }
 
+/// The domain's open sender tasks (probes), highest priority first.
+fn probe_tasks(
+    tasks: Vec<mailward_store::Versioned<mailward_tasks::Task>>,
+) -> Vec<mailward_tasks::Task> {
+    let mut probes: Vec<mailward_tasks::Task> = tasks
+        .into_iter()
+        .map(|t| t.value)
+        .filter(|t| t.status.is_open_work() && t.task_type.is_sender_task())
+        .collect();
+    mailward_tasks::sort::sort(&mut probes, "priority", false);
+    probes
+}
+
 /// The DMARC summary of a domain over `period`.
 pub async fn summary(
     app: &AppState,
@@ -146,30 +179,33 @@ pub async fn summary(
     params: &SummaryParams,
 ) -> Result<ReportSummary, ServiceError> {
     let days = period_days(params.period.as_deref())?;
-    let domain = crate::access::load(app, caller, id).await?.value;
+    let loaded = crate::access::load(app, caller, id).await?;
+    let (domain, version) = (loaded.value, loaded.version);
     let (from, to) = org_window(app, caller.org_id, days).await?;
     let span = (to - from).whole_days() + 1;
-    let (prev_to, prev_from) = (from - Duration::days(1), from - Duration::days(span));
-    let (rows, previous_rows, impact, tasks, (reports_authenticated, reports_unauthenticated)) =
-        summary_reads(
+    let previous = (from - Duration::days(span), from - Duration::days(1));
+    let store = app.store.as_ref();
+    let (data, tasks) = futures::future::try_join(
+        period_data(
             app,
             caller.org_id,
-            &domain,
+            (&domain, version),
             (days, (from, to)),
-            (prev_from, prev_to),
-        )
-        .await?;
-    let current = figures(from, to, &rows);
-    let previous = figures(prev_from, prev_to, &previous_rows);
-    let totals = totals(&rows);
+            previous,
+        ),
+        async { Ok(mailward_store::tasks::list_for_domain(store, caller.org_id, id).await?) },
+    )
+    .await?;
+    let PeriodData {
+        current,
+        previous,
+        totals,
+        impact,
+        counts: (reports_authenticated, reports_unauthenticated),
+    } = data;
     let recommendation = recommend(&domain, &current, impact.legitimate_affected);
     let action = next_action(&current, &recommendation, impact.legitimate_affected);
-    let mut probes: Vec<mailward_tasks::Task> = tasks
-        .into_iter()
-        .map(|t| t.value)
-        .filter(|t| t.status.is_open_work() && t.task_type.is_sender_task())
-        .collect();
-    mailward_tasks::sort::sort(&mut probes, "priority", false);
+    let probes = probe_tasks(tasks);
     let f = domain.report_figures.clone().unwrap_or_default();
     Ok(ReportSummary {
         reports_authenticated,
