@@ -279,8 +279,9 @@ pub async fn usage(
         .await?
         .ok_or_else(|| ServiceError::not_found("organization"))?
         .value;
-    let mut list = card_cache::all_cards(store, caller.org_id).await?.to_vec();
-    list.sort_by(|a, b| a.url.cmp(&b.url));
+    // The process's copy of the cards, read in place (not copied, not sorted per call: the
+    // copy keeps its URL order once asked).
+    let list = card_cache::all_cards(store, caller.org_id).await?;
     let (ent, _) = entitlements(app, caller.org_id).await?;
     let counts = count(&org, &ent, &list);
     let now = app.clock.now();
@@ -318,7 +319,9 @@ pub async fn usage(
             .line_items
             .then(|| line_items(ent.phase, counts, false)),
         domains: expand.domains.then(|| {
-            list.iter()
+            list.sorted("url", false)
+                .iter()
+                .map(|&i| &list[i as usize])
                 .map(|d| UsageDomain {
                     id: d.id,
                     url: d.url.clone(),
