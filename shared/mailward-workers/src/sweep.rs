@@ -198,10 +198,21 @@ async fn not_swept(state: &AppState, org: Uuid) -> anyhow::Result<Vec<Uuid>> {
 /// Runs one whole sweep in this process and returns when every due domain was evaluated (what
 /// the tests do): the same index walk as [`coordinate`], but each batch runs inline instead of
 /// through the queue, so nothing else (a queue worker of a running server) can still be
-/// finishing it when this returns. Returns how many domains were due.
+/// finishing it when this returns. A domain another worker holds is waited for (up to a
+/// minute), and one that changed while being evaluated (a background job of the same process
+/// wrote it: its pass is superseded, and it stays due) is evaluated again, a few times at most.
+/// Returns how many domains were due.
 pub async fn sweep_now(state: &AppState) -> anyhow::Result<usize> {
-    let report = sweep_by_hand(state, SweepScope::Due, std::time::Duration::ZERO).await?;
-    Ok(report.domains)
+    let wait = std::time::Duration::from_secs(60);
+    let mut report = sweep_by_hand(state, SweepScope::Due, wait).await?;
+    let due = report.domains;
+    for _ in 0..5 {
+        if report.superseded == 0 {
+            break;
+        }
+        report = sweep_by_hand(state, SweepScope::Due, wait).await?;
+    }
+    Ok(due)
 }
 
 /// Which domains a sweep run by hand evaluates.
