@@ -285,7 +285,23 @@ async fn measure(
         shape.requests
     };
     let latencies = load(app, key, path.clone(), requests, shape.concurrency).await?;
+    // What the store saw during the load, per call (background jobs included): shows whether
+    // the load met copies of the cards out of date or the sweep's writes.
+    let during = counter.take_calls();
+    let during_written: u64 = counter
+        .take()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("KIND:"))
+        .map(|(_, v)| v)
+        .sum();
+    let per_call = (requests + 50) as f64;
     let p99 = ms(percentile(&latencies, 0.99));
+    println!(
+        "msp: {label} | under load, per call: {:.1} requests, {:.1} RCU, {:.2} WCU",
+        during.total_requests() as f64 / per_call,
+        during.read_units() / per_call,
+        during_written as f64 / per_call,
+    );
     println!(
         "msp: {label} | alone {:.1}; p50 {:.1} / p99 {:.1} / max {:.1} ({requests} calls) | < {target} ms {} | {} requests ({}), {:.1} RCU, {written} WCU",
         ms(alone),

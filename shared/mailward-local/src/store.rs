@@ -275,19 +275,27 @@ impl ItemStore for EmbeddedStore {
         let now = self.clock.unix();
         self.db
             .read(move |conn| {
-                let mut statement = conn
-                    .prepare_cached(&format!(
-                        "SELECT {COLUMNS} FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
-                    ))
-                    .map_err(unavailable)?;
-                keys.iter()
-                    .map(|(pk, sk)| {
-                        statement
-                            .query_row(params![pk, sk, now], row_to_item)
-                            .optional()
-                            .map_err(unavailable)
-                    })
-                    .collect()
+                // One read transaction for every key: one snapshot, and one take of the WAL
+                // read lock and check of the page cache instead of one per key (a page of 100
+                // domains cost 100 of each, and a write between two emptied the cache again).
+                let tx = conn.transaction().map_err(unavailable)?;
+                let found = {
+                    let mut statement = tx
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM items WHERE pk = ?1 AND sk = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
+                        ))
+                        .map_err(unavailable)?;
+                    keys.iter()
+                        .map(|(pk, sk)| {
+                            statement
+                                .query_row(params![pk, sk, now], row_to_item)
+                                .optional()
+                                .map_err(unavailable)
+                        })
+                        .collect::<Result<Vec<_>, _>>()?
+                };
+                tx.commit().map_err(unavailable)?;
+                Ok(found)
             })
             .await
             .map_err(StoreError::Unavailable)?

@@ -294,18 +294,27 @@ pub async fn get_many(
     org: Uuid,
     ids: &[Uuid],
 ) -> Result<Vec<Domain>, StoreError> {
-    let pk = keys::org_pk(org);
-    let wanted = ids
-        .iter()
-        .map(|id| (pk.clone(), keys::domain_sk(*id)))
-        .collect();
-    store
-        .get_many(wanted, true)
+    get_many_items(store, org, ids)
         .await?
         .into_iter()
         .flatten()
         .map(|item| decode_versioned::<Domain>(&item).map(|d| d.value))
         .collect()
+}
+
+/// The stored items of the domains `ids` of `org`, in that order (`None` for one not found),
+/// undecoded: for a reader that keeps what it made of an item's bytes.
+pub async fn get_many_items(
+    store: &dyn ItemStore,
+    org: Uuid,
+    ids: &[Uuid],
+) -> Result<Vec<Option<Item>>, StoreError> {
+    let pk = keys::org_pk(org);
+    let wanted = ids
+        .iter()
+        .map(|id| (pk.clone(), keys::domain_sk(*id)))
+        .collect();
+    store.get_many(wanted, true).await
 }
 
 /// When the longest-waiting domain of a sweep shard fell due (unix seconds), if one is due

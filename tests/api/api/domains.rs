@@ -307,6 +307,17 @@ async fn lists_filter_sort_and_page_within_the_organization() {
     );
     let expanded = list("expand[]=tasks&per_page=1").await;
     assert_eq!(expanded["data"][0]["tasks"], json!([]));
+    // The list keeps each domain's wire shape per process: a change shows at the next call.
+    let alpha = list("sort=url&order=asc&per_page=1").await["data"][0].clone();
+    assert_eq!(alpha["is_parked"], false, "{alpha}");
+    let body = json!({"is_parked": true});
+    assert_eq!(
+        update(&app, &s, alpha["id"].as_str().unwrap(), body).await,
+        200
+    );
+    let again = list("sort=url&order=asc&per_page=1").await["data"][0].clone();
+    assert_eq!(again["is_parked"], true, "{again}");
+    assert_ne!(again["updated_at"], alpha["updated_at"]);
     for sort in [
         "severity",
         "status",

@@ -12,6 +12,7 @@ pub mod preview;
 pub mod records;
 pub mod snapshots;
 pub mod spf;
+mod views;
 
 pub use crate::access::{load, visible};
 use crate::activity::{self, Change};
@@ -256,19 +257,23 @@ fn parse_expand(values: &[String]) -> Result<Expand, ServiceError> {
 
 fn expanded(app: &AppState, domain: &Domain, expand: Expand, related: &Related) -> DomainView {
     let mut view = app.domain_view(domain);
+    expand_view(&mut view, expand, related);
+    view
+}
+
+/// Adds what `expand[]` asked for to a domain's wire shape.
+fn expand_view(view: &mut DomainView, expand: Expand, related: &Related) {
     if expand.group {
         view.group = Some(
-            domain
-                .group_id
+            view.group_id
                 .and_then(|g| related.groups.get(&g))
                 .and_then(|g| serde_json::to_value(crate::groups::view_of(g)).ok())
                 .unwrap_or(serde_json::Value::Null),
         );
     }
     if expand.tasks {
-        view.tasks = Some(related.tasks.get(&domain.id).cloned().unwrap_or_default());
+        view.tasks = Some(related.tasks.get(&view.id).cloned().unwrap_or_default());
     }
-    view
 }
 
 /// What `expand[]` brings along: the groups and the open work of the organization's domains.
@@ -404,19 +409,19 @@ pub async fn list(
         cards,
     )?;
     let ids: Vec<Uuid> = page.iter().map(|c| c.id).collect();
-    let page: Vec<Domain> = if read.is_empty() {
-        domains::get_many(store, caller.org_id, &ids).await?
+    let mut data = if read.is_empty() {
+        views::page(app, caller.org_id, &ids).await?
     } else {
-        ids.iter().filter_map(|id| read.remove(id)).collect()
+        ids.iter()
+            .filter_map(|id| read.remove(id))
+            .map(|d| app.domain_view(&d))
+            .collect()
     };
     let related = related(app, caller, expand).await?;
-    Ok(DomainList {
-        data: page
-            .iter()
-            .map(|d| expanded(app, d, expand, &related))
-            .collect(),
-        page_info,
-    })
+    for view in &mut data {
+        expand_view(view, expand, &related);
+    }
+    Ok(DomainList { data, page_info })
 }
 
 /// One domain, with `expand[]` (`group`, `tasks`).
