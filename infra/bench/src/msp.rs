@@ -271,12 +271,7 @@ async fn measure(
     res.bytes().await?;
     let alone = alone.elapsed();
     let calls = counter.take_calls();
-    let written: u64 = counter
-        .take()
-        .iter()
-        .filter(|(k, _)| !k.starts_with("KIND:"))
-        .map(|(_, v)| v)
-        .sum();
+    let written = written_units(counter);
     // A route that takes over a second alone is asked fewer times (its p99 is then the
     // slowest of those), so the run ends in minutes.
     let requests = if alone > Duration::from_secs(1) {
@@ -288,12 +283,7 @@ async fn measure(
     // What the store saw during the load, per call (background jobs included): shows whether
     // the load met copies of the cards out of date or the sweep's writes.
     let during = counter.take_calls();
-    let during_written: u64 = counter
-        .take()
-        .iter()
-        .filter(|(k, _)| !k.starts_with("KIND:"))
-        .map(|(_, v)| v)
-        .sum();
+    let during_written = written_units(counter);
     let per_call = (requests + 50) as f64;
     let p99 = ms(percentile(&latencies, 0.99));
     println!(
@@ -314,6 +304,16 @@ async fn measure(
         calls.read_units(),
     );
     Ok(p99)
+}
+
+/// The write units counted since the last take, emptied.
+fn written_units(counter: &Counter) -> u64 {
+    counter
+        .take()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("KIND:"))
+        .map(|(_, v)| v)
+        .sum()
 }
 
 /// What a domain list call costs when this process's copy of the cards is out of date (after a
