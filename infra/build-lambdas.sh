@@ -6,6 +6,7 @@
 #   infra/build-lambdas.sh                   build every function -> target/lambda/<binary>/bootstrap
 #   infra/build-lambdas.sh --bin api-public  build only the named function(s) (repeatable)
 #   infra/build-lambdas.sh --sam             then stage them for `sam deploy` (-> .aws-sam/build)
+#   infra/build-lambdas.sh -- --timings      pass what follows `--` to cargo (here: a timing report)
 #
 # Tools: cargo-lambda (with the ziglang wheel for cross-linking) and the AWS SAM CLI, installed
 # from PyPI into ./.venv-deploy. They share one venv: cargo-lambda finds zig through the first
@@ -24,12 +25,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT=$PWD
 
-usage() { sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 RUN_SAM=0
 ONLY=()
+CARGO_ARGS=()
 while (($# > 0)); do
     case $1 in
+        --)
+            shift
+            CARGO_ARGS=("$@")
+            break
+            ;;
         --sam) RUN_SAM=1 ;;
         --bin)
             [[ $# -ge 2 ]] || { usage >&2; exit 2; }
@@ -89,8 +96,8 @@ BIN_ARGS=()
 for bin in "${BINARIES[@]}"; do
     BIN_ARGS+=(--bin "$bin")
 done
-echo "==> cargo lambda build --profile lambda --arm64 ${BIN_ARGS[*]}"
-cargo lambda build --profile lambda --arm64 "${BIN_ARGS[@]}"
+echo "==> cargo lambda build --profile lambda --arm64 ${BIN_ARGS[*]} ${CARGO_ARGS[*]}"
+cargo lambda build --profile lambda --arm64 "${BIN_ARGS[@]}" "${CARGO_ARGS[@]}"
 echo "==> built in $((SECONDS - start)) s:"
 # cargo-lambda writes under the cargo target directory, wherever CARGO_TARGET_DIR puts it.
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"

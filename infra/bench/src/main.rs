@@ -189,6 +189,11 @@ enum Command {
         /// Runs.
         #[arg(long, default_value_t = 20)]
         runs: usize,
+        /// A program to start the binary with, and its arguments, split on whitespace: for an
+        /// arm64 bootstrap on an x86_64 machine, `"qemu-aarch64 -L /usr/aarch64-linux-gnu"`
+        /// (emulated: the time says the binary starts, not how fast it starts on Graviton).
+        #[arg(long)]
+        runner: Option<String>,
     },
 }
 
@@ -296,7 +301,11 @@ async fn main() -> anyhow::Result<()> {
             // are printed, so the process ends here.
             std::process::exit(0)
         }
-        Command::LambdaInit { binary, runs } => lambda_init(binary, runs).await,
+        Command::LambdaInit {
+            binary,
+            runs,
+            runner,
+        } => lambda_init(binary, runs, runner.as_deref()).await,
         Command::Ipdata { lookups, cache } => ipdata(lookups, &cache).await,
     }
 }
@@ -670,14 +679,23 @@ mod uuid_like {
     }
 }
 
-async fn lambda_init(binary: PathBuf, runs: usize) -> anyhow::Result<()> {
+async fn lambda_init(binary: PathBuf, runs: usize, runner: Option<&str>) -> anyhow::Result<()> {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let runner: Vec<&str> = runner.unwrap_or_default().split_whitespace().collect();
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let started = Instant::now();
-        let mut child = tokio::process::Command::new(&binary)
+        let mut command = match runner.split_first() {
+            Some((program, args)) => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args).arg(&binary);
+                command
+            }
+            None => tokio::process::Command::new(&binary),
+        };
+        let mut child = command
             .env_clear()
             .env("AWS_LAMBDA_RUNTIME_API", addr.to_string())
             .env("AWS_LAMBDA_FUNCTION_NAME", "bench")
@@ -715,7 +733,9 @@ async fn lambda_init(binary: PathBuf, runs: usize) -> anyhow::Result<()> {
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {}", binary.display()))?;
-        let (mut socket, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+        // Emulated binaries start far slower than native ones.
+        let patience = Duration::from_secs(if runner.is_empty() { 10 } else { 60 });
+        let (mut socket, _) = tokio::time::timeout(patience, listener.accept())
             .await
             .context("the function never called the Runtime API")??;
         let mut buf = [0u8; 1024];
